@@ -1,0 +1,31 @@
+# PGXS build of pg_baton. `make && make install`, then `make installcheck`
+# against a running server (test/run-all.sh starts a throwaway one).
+EXTENSION   = pg_baton
+MODULE_big  = pg_baton
+DATA        = pg_baton--0.1.0.sql
+
+SRCS = $(sort $(wildcard src/*.cpp src/core/*.cpp src/pg/*.cpp src/api/*.cpp))
+OBJS = $(SRCS:.cpp=.o)
+
+PG_CPPFLAGS = -isystem $(includedir_server) -I$(srcdir)/src
+PG_CXXFLAGS = -std=c++17 -Wextra -Wpedantic -Wno-unused-parameter $(if $(WERROR),-Werror)
+SHLIB_LINK += -lstdc++
+
+# pg_regress: sql/NAME.sql against expected/NAME.out, in this order.
+REGRESS      = setup tenants deliveries delivery_errors authorization boundary
+REGRESS_OPTS = --inputdir=$(srcdir)
+# Isolation specs: test/isolation/specs/NAME.spec against test/isolation/expected/NAME.out.
+ISOLATION      = $(sort $(basename $(notdir $(wildcard $(srcdir)/test/isolation/specs/*.spec))))
+ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation --outputdir=output_iso
+
+# Debian's PGXS would also compile every .cpp to LLVM bitcode with its own flags.
+override with_llvm = no
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+EXTRA_CLEAN = output_iso results regression.diffs regression.out
+
+# PGXS tracks no header dependencies: rebuild every object when any header changes.
+$(OBJS): $(wildcard $(srcdir)/src/*/*.hpp)

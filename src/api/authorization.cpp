@@ -1,0 +1,91 @@
+// Authorization: bind_target and the grant_* helpers.
+//
+// No privilege on the tables goes to anyone: the functions run as the extension's
+// owner and check the caller themselves. The helpers give a role USAGE on the schema
+// and EXECUTE on the functions of its kind, nothing more.
+#include <string>
+
+#include "core/delivery.hpp"
+#include "core/error.hpp"
+#include "core/tenant.hpp"
+#include "pg/args.hpp"
+#include "pg/auth.hpp"
+#include "pg/fence.hpp"
+#include "pg/spi.hpp"
+
+namespace baton::api {
+
+namespace {
+
+pg::KeptPlan g_bind = {
+    "INSERT INTO baton.target_bindings AS b (tenant, target, role) VALUES ($1, $2, $3) "
+    "ON CONFLICT (tenant, target) DO UPDATE SET role = EXCLUDED.role",
+    3, {UUIDOID, TEXTOID, REGROLEOID}, nullptr};
+
+// What each kind of role may execute (beyond USAGE on the schema).
+constexpr const char* kProducerFunctions =
+    "baton.enqueue, baton.enqueue_batch, baton.delivery, baton.tenant_write_allowed";
+constexpr const char* kWorkerFunctions =
+    "baton.claim, baton.renew, baton.finish, baton.retry, baton.reap, baton.delivery, "
+    "baton.tenant_write_allowed";
+constexpr const char* kAdminFunctions =
+    "baton.create_tenant, baton.set_tenant_state, baton.tenant_write_allowed, baton.bind_target, "
+    "baton.enqueue, baton.enqueue_batch, baton.claim, baton.renew, baton.finish, baton.retry, "
+    "baton.reap, baton.delivery";
+constexpr const char* kAdminViews = "baton.delivery_stats";
+
+// Grants USAGE on the schema, EXECUTE on functions and SELECT on views to role.
+void grant(FunctionCallInfo fcinfo, const char* functions, const char* views) {
+    pg::require(fcinfo, 0, "role");
+    Oid role = PG_GETARG_OID(0);
+    pg::auth::require_role_exists(role);
+    const char* name = pg::guard([role] { return quote_identifier(GetUserNameFromId(role, false)); });
+    std::string to = std::string(" TO ") + name;
+    std::string usage = "GRANT USAGE ON SCHEMA baton" + to;
+    std::string execute = std::string("GRANT EXECUTE ON FUNCTION ") + functions + to;
+    std::string select = views ? std::string("GRANT SELECT ON ") + views + to : std::string();
+    pg::Spi spi;
+    spi.exec(usage.c_str());
+    spi.exec(execute.c_str());
+    if (views) spi.exec(select.c_str());
+}
+
+// baton.bind_target(tenant, target, role): only members of role may claim, renew,
+// finish or retry the target's deliveries from now on. Rebinding replaces the role.
+Datum bind_target(FunctionCallInfo fcinfo, Oid) {
+    pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
+    text* target = pg::text_arg(fcinfo, 1, "target");
+    pg::require(fcinfo, 2, "role");
+    Oid role = PG_GETARG_OID(2);
+    delivery::check_target_chars(pg::text_chars(target));
+    pg::auth::require_role_exists(role);
+    pg::fence::require_writable(tenant);
+    pg::Spi spi;
+    Datum values[3] = {UUIDPGetDatum(tenant), PointerGetDatum(target), ObjectIdGetDatum(role)};
+    spi.run(g_bind, values, nullptr);
+    PG_RETURN_VOID();
+}
+
+Datum grant_producer(FunctionCallInfo fcinfo, Oid) {
+    grant(fcinfo, kProducerFunctions, nullptr);
+    PG_RETURN_VOID();
+}
+
+Datum grant_worker(FunctionCallInfo fcinfo, Oid) {
+    grant(fcinfo, kWorkerFunctions, nullptr);
+    PG_RETURN_VOID();
+}
+
+Datum grant_admin(FunctionCallInfo fcinfo, Oid) {
+    grant(fcinfo, kAdminFunctions, kAdminViews);
+    PG_RETURN_VOID();
+}
+
+}  // namespace
+
+}  // namespace baton::api
+
+BATON_FUNCTION(baton_bind_target, baton::api::bind_target)
+BATON_FUNCTION(baton_grant_producer, baton::api::grant_producer)
+BATON_FUNCTION(baton_grant_worker, baton::api::grant_worker)
+BATON_FUNCTION(baton_grant_admin, baton::api::grant_admin)

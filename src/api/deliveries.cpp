@@ -1,0 +1,629 @@
+// Deliveries: enqueue, enqueue_batch, claim, renew, finish, retry, reap, delivery.
+//
+// Each entry point checks its arguments (22004, 22023), then the tenant's fence (DU002),
+// then the target's binding (DU005), and only then reads or writes. The common case of
+// a lease call is one fenced UPDATE; when it matches nothing, the row is read and the
+// core's state machine says what the caller is owed (DU008, DU001, DU007 or the stored
+// answer).
+#include <cstring>
+#include <string>
+
+#include "core/delivery.hpp"
+#include "core/error.hpp"
+#include "core/limits.hpp"
+#include "core/tenant.hpp"
+#include "pg/args.hpp"
+#include "pg/auth.hpp"
+#include "pg/fence.hpp"
+#include "pg/settings.hpp"
+#include "pg/spi.hpp"
+
+namespace baton::api {
+
+namespace {
+
+// The role bound to a delivery's target (NULL when unbound), as a subquery of a
+// statement over baton.deliveries d.
+#define ROLE_OF_D                                                                   \
+    "(SELECT b.role FROM baton.target_bindings b "                                  \
+    "WHERE b.tenant OPERATOR(pg_catalog.=) d.tenant AND b.target OPERATOR(pg_catalog.=) d.target)"
+#define KEY_OF_D "d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) $2"
+
+pg::KeptPlan g_run_exists = {
+    "SELECT 1 FROM baton.runs r WHERE r.tenant OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) $2",
+    2, {UUIDOID, UUIDOID}, nullptr};
+
+pg::KeptPlan g_insert = {
+    "INSERT INTO baton.deliveries AS d "
+    "(tenant, target, dedup_key, payload, binding, run_after, priority, max_attempts, run_id) "
+    "VALUES ($1, $2, $3, $4, $5, COALESCE($6, pg_catalog.now()), $7, $8, $9) "
+    "ON CONFLICT (tenant, target, dedup_key) DO NOTHING RETURNING d.id",
+    9, {UUIDOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, TIMESTAMPTZOID, INT4OID, INT4OID, UUIDOID}, nullptr};
+
+pg::KeptPlan g_existing = {
+    "SELECT d.id, (d.payload OPERATOR(pg_catalog.=) $4) AND (d.binding OPERATOR(pg_catalog.=) $5) "
+    "FROM baton.deliveries d WHERE d.tenant OPERATOR(pg_catalog.=) $1 "
+    "AND d.target OPERATOR(pg_catalog.=) $2 AND d.dedup_key OPERATOR(pg_catalog.=) $3",
+    5, {UUIDOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID}, nullptr};
+
+pg::KeptPlan g_binding_role = {
+    "SELECT b.role FROM baton.target_bindings b "
+    "WHERE b.tenant OPERATOR(pg_catalog.=) $1 AND b.target OPERATOR(pg_catalog.=) $2",
+    2, {UUIDOID, TEXTOID}, nullptr};
+
+#define CLAIM_SQL(EXTRA)                                                                          \
+    "WITH c AS (SELECT d.id FROM baton.deliveries d "                                             \
+    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.target OPERATOR(pg_catalog.=) $2 "            \
+    "AND d.status OPERATOR(pg_catalog.=) 'pending' "                                              \
+    "AND d.run_after OPERATOR(pg_catalog.<=) pg_catalog.now() " EXTRA                             \
+    "ORDER BY d.priority DESC, d.id LIMIT $3 FOR UPDATE SKIP LOCKED), "                           \
+    "u AS (UPDATE baton.deliveries d SET status = 'claimed', "                                    \
+    "generation = d.generation OPERATOR(pg_catalog.+) 1, "                                        \
+    "attempts = d.attempts OPERATOR(pg_catalog.+) 1, "                                            \
+    "lease_until = pg_catalog.now() OPERATOR(pg_catalog.+) $4 "                                   \
+    "FROM c WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) c.id "       \
+    "RETURNING d.id, d.generation, d.lease_until, d.dedup_key, d.payload, d.binding, d.attempts, " \
+    "d.run_id, d.priority) "                                                                      \
+    "SELECT u.id, u.generation, u.lease_until, u.dedup_key, u.payload, u.binding, u.attempts, "   \
+    "u.run_id FROM u ORDER BY u.priority DESC, u.id"
+
+pg::KeptPlan g_claim = {CLAIM_SQL(""), 4, {UUIDOID, TEXTOID, INT4OID, INTERVALOID}, nullptr};
+
+// With `expected`: every top-level field of $5 equals the binding's field of that name.
+pg::KeptPlan g_claim_expected = {
+    CLAIM_SQL("AND NOT EXISTS (SELECT 1 FROM pg_catalog.jsonb_each($5) e WHERE NOT COALESCE("
+              "((d.binding OPERATOR(pg_catalog.->) e.key) OPERATOR(pg_catalog.=) e.value), false)) "),
+    5, {UUIDOID, TEXTOID, INT4OID, INTERVALOID, JSONBOID}, nullptr};
+
+pg::KeptPlan g_renew = {
+    "UPDATE baton.deliveries d SET lease_until = pg_catalog.now() OPERATOR(pg_catalog.+) $4 "
+    "WHERE " KEY_OF_D " AND d.generation OPERATOR(pg_catalog.=) $3 "
+    "AND d.status OPERATOR(pg_catalog.=) 'claimed' RETURNING d.lease_until, d.target, " ROLE_OF_D,
+    4, {UUIDOID, INT8OID, INT8OID, INTERVALOID}, nullptr};
+
+pg::KeptPlan g_finish = {
+    "UPDATE baton.deliveries d SET status = $4, result = $5, lease_until = NULL, "
+    "settled_at = pg_catalog.now() "
+    "WHERE " KEY_OF_D " AND d.generation OPERATOR(pg_catalog.=) $3 "
+    "AND d.status OPERATOR(pg_catalog.=) 'claimed' RETURNING d.target, " ROLE_OF_D,
+    5, {UUIDOID, INT8OID, INT8OID, TEXTOID, JSONBOID}, nullptr};
+
+#define ROW_SQL                                                                                 \
+    "SELECT d.status, d.generation, d.attempts, d.max_attempts, d.target, " ROLE_OF_D          \
+    " FROM baton.deliveries d WHERE " KEY_OF_D
+
+pg::KeptPlan g_row = {ROW_SQL, 2, {UUIDOID, INT8OID}, nullptr};
+pg::KeptPlan g_row_for_update = {ROW_SQL " FOR UPDATE", 2, {UUIDOID, INT8OID}, nullptr};
+
+pg::KeptPlan g_retry_apply = {
+    "UPDATE baton.deliveries d SET status = $3, generation = $4, "
+    "run_after = CASE WHEN $5 IS NULL THEN d.run_after "
+    "ELSE pg_catalog.now() OPERATOR(pg_catalog.+) $5 END, "
+    "lease_until = NULL, last_error = $6, "
+    "settled_at = CASE WHEN $5 IS NULL THEN pg_catalog.now() END "
+    "WHERE " KEY_OF_D,
+    6, {UUIDOID, INT8OID, TEXTOID, INT8OID, INTERVALOID, TEXTOID}, nullptr};
+
+// The tenants among the oldest expired leases, active ones only (a fenced tenant's
+// leases must not hide everyone else's).
+pg::KeptPlan g_reap_tenants = {
+    "SELECT DISTINCT e.tenant FROM (SELECT d.tenant FROM baton.deliveries d "
+    "JOIN baton.tenants t ON t.tenant OPERATOR(pg_catalog.=) d.tenant "
+    "WHERE t.state OPERATOR(pg_catalog.=) 'active' AND d.status OPERATOR(pg_catalog.=) 'claimed' "
+    "AND d.lease_until OPERATOR(pg_catalog.<) pg_catalog.now() "
+    "ORDER BY d.lease_until LIMIT $1) e LIMIT 256",
+    1, {INT4OID}, nullptr};
+
+// Returns expired leases of the given tenants; the CASE is give_back_status() of
+// src/core/delivery.cpp, applied set-wise.
+pg::KeptPlan g_reap = {
+    "WITH c AS (SELECT d.tenant, d.id FROM baton.deliveries d "
+    "WHERE d.status OPERATOR(pg_catalog.=) 'claimed' "
+    "AND d.lease_until OPERATOR(pg_catalog.<) pg_catalog.now() "
+    "AND d.tenant OPERATOR(pg_catalog.=) ANY ($2) "
+    "ORDER BY d.lease_until LIMIT $1 FOR UPDATE SKIP LOCKED) "
+    "UPDATE baton.deliveries d SET "
+    "status = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN 'failed' ELSE 'pending' END, "
+    "generation = d.generation OPERATOR(pg_catalog.+) 1, lease_until = NULL, "
+    "last_error = 'lease expired', "
+    "settled_at = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN pg_catalog.now() END "
+    "FROM c WHERE d.tenant OPERATOR(pg_catalog.=) c.tenant AND d.id OPERATOR(pg_catalog.=) c.id",
+    2, {INT4OID, UUIDARRAYOID}, nullptr};
+
+pg::KeptPlan g_get = {"SELECT d FROM baton.deliveries d WHERE " KEY_OF_D, 2, {UUIDOID, INT8OID}, nullptr};
+
+// One delivery to enqueue, as plain Postgres values (from arguments or a batch item).
+struct Item {
+    text* target;
+    text* dedup_key;
+    Jsonb* payload;
+    Jsonb* binding;
+    bool has_run_after;
+    TimestampTz run_after;
+    std::int32_t priority;
+    std::int32_t max_attempts;
+    pg_uuid_t* run_id;  // nullptr: no run
+};
+
+// Refuses (22023) an item outside the documented limits.
+void check_item(const Item& item) {
+    delivery::check_target_chars(pg::text_chars(item.target));
+    delivery::check_dedup_key_chars(pg::text_chars(item.dedup_key));
+    pg::check_object_argument("payload", item.payload);
+    pg::check_binding(item.binding);
+    if (item.has_run_after && TIMESTAMP_NOT_FINITE(item.run_after))
+        throw_invalid_argument("run_after", "run_after is a finite timestamp, or NULL for now.");
+    delivery::check_max_attempts(item.max_attempts);
+}
+
+// Queues NOTIFY baton_enqueue {"tenant": ..., "target": ...}; Postgres sends it at commit.
+void notify_enqueued(const pg_uuid_t* tenant, const text* target) {
+    if (!settings::notify) return;
+    char* tenant_id = pg::fence::tenant_text(tenant);
+    pg::guard([tenant_id, target] {
+        StringInfoData buf;
+        initStringInfo(&buf);
+        appendStringInfoString(&buf, "{\"tenant\": \"");
+        appendStringInfoString(&buf, tenant_id);
+        appendStringInfoString(&buf, "\", \"target\": ");
+        escape_json(&buf, text_to_cstring(target));
+        appendStringInfoChar(&buf, '}');
+        Async_Notify("baton_enqueue", buf.data);
+    });
+}
+
+// Throws DU008 unless run_id names a run of the tenant.
+void require_run(pg::Spi& spi, pg_uuid_t* tenant, pg_uuid_t* run_id) {
+    Datum values[2] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id)};
+    if (spi.run(g_run_exists, values, nullptr, 1) == 0)
+        throw Error(SqlState::kNotFound, "run does not exist in this tenant",
+                    "A delivery's run_id names a run of the same tenant.");
+}
+
+struct Enqueued {
+    std::int64_t id;
+    bool inserted;
+};
+
+// Inserts the item, or finds the delivery its key already names: the same payload and
+// binding return that id (nothing changes); different ones are DU009. The fence has
+// been checked by the caller.
+Enqueued enqueue_item(pg::Spi& spi, pg_uuid_t* tenant, const Item& item) {
+    if (item.run_id != nullptr) require_run(spi, tenant, item.run_id);
+    Datum values[9] = {UUIDPGetDatum(tenant),       PointerGetDatum(item.target),
+                       PointerGetDatum(item.dedup_key), JsonbPGetDatum(item.payload),
+                       JsonbPGetDatum(item.binding),  TimestampTzGetDatum(item.run_after),
+                       Int32GetDatum(item.priority),  Int32GetDatum(item.max_attempts),
+                       UUIDPGetDatum(item.run_id)};
+    char nulls[10] = "         ";
+    if (!item.has_run_after) nulls[5] = 'n';
+    if (item.run_id == nullptr) nulls[8] = 'n';
+    // A concurrent producer's row can vanish between the insert and the look-up only if
+    // it is removed at that moment; then the insert is tried once more.
+    for (int tries = 0; tries < 3; tries++) {
+        if (spi.run(g_insert, values, nulls) == 1) {
+            Enqueued e{spi.int64_at(0, 1), true};
+            notify_enqueued(tenant, item.target);
+            return e;
+        }
+        if (spi.run(g_existing, values, nullptr) == 1) {
+            if (!spi.bool_at(0, 2))
+                throw Error(SqlState::kDedupConflict, "dedup key \"" + std::string(pg::text_view(item.dedup_key)) +
+                                                          "\" is already used with another payload or binding",
+                            "An enqueue repeated with the same key must carry the same payload and binding.",
+                            "Use a new dedup key for different work.");
+            return {spi.int64_at(0, 1), false};
+        }
+    }
+    throw Error(SqlState::kInternal, "enqueue could neither insert nor find its delivery");
+}
+
+// The role bound to (tenant, target); InvalidOid when unbound.
+Oid bound_role(pg::Spi& spi, pg_uuid_t* tenant, text* target) {
+    Datum values[2] = {UUIDPGetDatum(tenant), PointerGetDatum(target)};
+    if (spi.run(g_binding_role, values, nullptr, 1) == 0) return InvalidOid;
+    return spi.oid_at(0, 1);
+}
+
+// The lease interval argument, checked.
+Interval* lease_arg(FunctionCallInfo fcinfo, int n) {
+    Interval* lease = pg::interval_arg(fcinfo, n, "lease");
+    delivery::check_lease_usec(pg::interval_usec(lease));
+    return lease;
+}
+
+// A row read by g_row / g_row_for_update, with its target and bound role.
+struct StoredRow {
+    delivery::Row row;
+    char* target;
+    Oid role;
+};
+
+// Reads (tenant, id); DU008 when it does not exist; DU005 when the caller may not work
+// on its target.
+StoredRow read_row(pg::Spi& spi, pg::KeptPlan& plan, pg_uuid_t* tenant, std::int64_t id, Oid caller) {
+    Datum values[2] = {UUIDPGetDatum(tenant), Int64GetDatum(id)};
+    if (spi.run(plan, values, nullptr) == 0)
+        throw Error(SqlState::kNotFound, "delivery " + std::to_string(id) + " does not exist in this tenant",
+                    "Deliveries are addressed by (tenant, id).");
+    auto status = delivery::parse_status(spi.cstring_at(0, 1));
+    if (!status) throw Error(SqlState::kInternal, "delivery has an unknown status");
+    StoredRow r{{*status, spi.int64_at(0, 2), spi.int32_at(0, 3), spi.int32_at(0, 4)},
+                spi.cstring_at(0, 5), spi.oid_at(0, 6)};
+    pg::auth::require_member(caller, r.role, r.target);
+    return r;
+}
+
+// DU001 for a holder whose generation no longer holds the delivery.
+[[noreturn]] void throw_lease_lost(std::int64_t id, std::int64_t caller_gen, const delivery::Row& row) {
+    throw Error(SqlState::kLeaseLost, "lease on delivery " + std::to_string(id) + " is lost",
+                "The call carries generation " + std::to_string(caller_gen) + "; the delivery is " +
+                    delivery::status_name(row.status) + " at generation " + std::to_string(row.generation) + ".",
+                "Stop working on it: another holder, a retry or the reaper has taken it over.");
+}
+
+// Common arguments of renew, finish and retry.
+struct LeaseCall {
+    pg_uuid_t* tenant;
+    std::int64_t id;
+    std::int64_t generation;
+};
+
+LeaseCall lease_call_args(FunctionCallInfo fcinfo) {
+    return {pg::uuid_arg(fcinfo, 0, "tenant"), pg::int64_arg(fcinfo, 1, "id"),
+            pg::int64_arg(fcinfo, 2, "generation")};
+}
+
+// ---------------------------------------------------------------------------
+// Entry points
+// ---------------------------------------------------------------------------
+
+// baton.enqueue(tenant, target, dedup_key, payload, binding, run_after, priority,
+// max_attempts, run_id): adds a pending delivery, idempotent on (tenant, target,
+// dedup_key); returns its id.
+Datum enqueue(FunctionCallInfo fcinfo, Oid) {
+    pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
+    Item item{};
+    item.target = pg::text_arg(fcinfo, 1, "target");
+    item.dedup_key = pg::text_arg(fcinfo, 2, "dedup_key");
+    item.payload = pg::jsonb_arg(fcinfo, 3, "payload");
+    item.binding = pg::jsonb_arg(fcinfo, 4, "binding");
+    item.has_run_after = !PG_ARGISNULL(5);
+    item.run_after = item.has_run_after ? PG_GETARG_TIMESTAMPTZ(5) : 0;
+    item.priority = pg::int32_arg(fcinfo, 6, "priority");
+    item.max_attempts = pg::int32_arg(fcinfo, 7, "max_attempts");
+    item.run_id = PG_ARGISNULL(8) ? nullptr : PG_GETARG_UUID_P(8);
+    check_item(item);
+    pg::fence::require_writable(tenant);
+    pg::Spi spi;
+    Enqueued e = enqueue_item(spi, tenant, item);
+    PG_RETURN_INT64(e.id);
+}
+
+// One field of a batch item, as Postgres found it.
+struct Field {
+    bool present;  // present and not JSON null
+    JsonbValue value;
+};
+
+Field item_field(JsonbContainer* obj, const char* key) {
+    return pg::guard([obj, key] {
+        Field f{};
+        JsonbValue* v = getKeyJsonValueFromContainer(obj, key, static_cast<int>(strlen(key)), &f.value);
+        f.present = v != nullptr && v->type != jbvNull;
+        return f;
+    });
+}
+
+// Reads batch item i (an object) into an Item, refusing (22023) unknown keys and
+// values of the wrong kind.
+Item read_batch_item(JsonbValue* element) {
+    static const char* const kKeys[] = {"target", "dedup_key", "payload", "binding",
+                                        "run_after", "priority", "max_attempts", "run_id"};
+    if (element->type != jbvBinary || !JsonContainerIsObject(element->val.binary.data))
+        throw_invalid_argument("items", "Each item is a JSON object.");
+    JsonbContainer* obj = element->val.binary.data;
+    // Unknown keys: a typo must not silently drop a field.
+    char* unknown = pg::guard([obj] {
+        JsonbIterator* it = JsonbIteratorInit(obj);
+        JsonbValue tok;
+        JsonbIteratorToken r;
+        char* bad = nullptr;
+        while ((r = JsonbIteratorNext(&it, &tok, true)) != WJB_DONE) {
+            if (r != WJB_KEY || bad != nullptr) continue;
+            bool known = false;
+            for (const char* k : kKeys)
+                if (strlen(k) == static_cast<size_t>(tok.val.string.len) &&
+                    memcmp(k, tok.val.string.val, tok.val.string.len) == 0)
+                    known = true;
+            if (!known) bad = pnstrdup(tok.val.string.val, tok.val.string.len);
+        }
+        return bad;
+    });
+    if (unknown != nullptr)
+        throw_invalid_argument("items", "Unknown key \"" + std::string(unknown).substr(0, 64) +
+                                            "\"; an item has target, dedup_key, payload, binding, "
+                                            "run_after, priority, max_attempts and run_id.");
+
+    Item item{};
+    item.priority = 0;
+    item.max_attempts = 3;
+    auto string_field = [obj](const char* key, bool required) -> char* {
+        Field f = item_field(obj, key);
+        if (!f.present) {
+            if (required) throw_invalid_argument("items", std::string("The item has no ") + key + ".");
+            return nullptr;
+        }
+        if (f.value.type != jbvString)
+            throw_invalid_argument("items", std::string(key) + " is a JSON string.");
+        const JsonbValue v = f.value;
+        return pg::guard([v] { return pnstrdup(v.val.string.val, v.val.string.len); });
+    };
+    auto json_field = [obj](const char* key) -> Jsonb* {
+        Field f = item_field(obj, key);
+        if (!f.present) return pg::guard([] { return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum("{}"))); });
+        JsonbValue v = f.value;
+        return pg::guard([v]() mutable { return JsonbValueToJsonb(&v); });
+    };
+    auto int_field = [obj](const char* key, std::int32_t fallback) -> std::int32_t {
+        Field f = item_field(obj, key);
+        if (!f.present) return fallback;
+        if (f.value.type != jbvNumeric) throw_invalid_argument("items", std::string(key) + " is a JSON number.");
+        Numeric n = f.value.val.numeric;
+        try {
+            return pg::guard([n] { return DatumGetInt32(DirectFunctionCall1(numeric_int4, NumericGetDatum(n))); });
+        } catch (const pg::PgError&) {
+            throw_invalid_argument("items", std::string(key) + " is an integer in the range of int4.");
+        }
+    };
+    // Parses text with a type's input function, reporting its failure as 22023.
+    auto parse = [](const char* key, char* value, PGFunction in) -> Datum {
+        try {
+            return pg::guard([value, in] {
+                return DirectFunctionCall3(in, CStringGetDatum(value), ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+            });
+        } catch (const pg::PgError&) {
+            throw_invalid_argument("items", std::string(key) + " does not read as its type.");
+        }
+    };
+
+    char* target = string_field("target", true);
+    char* dedup_key = string_field("dedup_key", true);
+    item.target = DatumGetTextPP(pg::text_datum(target));
+    item.dedup_key = DatumGetTextPP(pg::text_datum(dedup_key));
+    item.payload = json_field("payload");
+    item.binding = json_field("binding");
+    if (char* ra = string_field("run_after", false)) {
+        item.has_run_after = true;
+        item.run_after = DatumGetTimestampTz(parse("run_after", ra, timestamptz_in));
+    }
+    item.priority = int_field("priority", 0);
+    item.max_attempts = int_field("max_attempts", 3);
+    if (char* run = string_field("run_id", false)) item.run_id = DatumGetUUIDP(parse("run_id", run, uuid_in));
+    check_item(item);
+    return item;
+}
+
+// baton.enqueue_batch(tenant, items): enqueues every item of a JSON array, all or
+// nothing; returns (id, inserted) per item in order.
+Datum enqueue_batch(FunctionCallInfo fcinfo, Oid) {
+    pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
+    Jsonb* items = pg::jsonb_arg(fcinfo, 1, "items");
+    if (!JB_ROOT_IS_ARRAY(items) || JB_ROOT_IS_SCALAR(items))
+        throw_invalid_argument("items", std::string("items is a JSON array of objects, not ") +
+                                            cause::kind_name(pg::jsonb_kind(items)) + ".");
+    int n = JB_ROOT_COUNT(items);
+    if (n > limits::kMaxBatchItems)
+        throw_invalid_argument("items", "A batch has at most " + std::to_string(limits::kMaxBatchItems) +
+                                            " items; this one has " + std::to_string(n) + ".");
+    // Read and check every item before the first write.
+    Item* parsed = pg::guard([n] { return static_cast<Item*>(palloc0(sizeof(Item) * (n + 1))); });
+    for (int i = 0; i < n; i++) {
+        JsonbValue* element = pg::guard([items, i] { return getIthJsonbValueFromContainer(&items->root, i); });
+        try {
+            parsed[i] = read_batch_item(element);
+        } catch (const Error& e) {
+            throw Error(e.state(), e.message(), "Item " + std::to_string(i) + ": " + e.detail(), e.hint());
+        }
+    }
+    pg::fence::require_writable(tenant);
+    ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+    pg::guard([fcinfo] { InitMaterializedSRF(fcinfo, 0); });
+    pg::Spi spi;
+    for (int i = 0; i < n; i++) {
+        Enqueued e;
+        try {
+            e = enqueue_item(spi, tenant, parsed[i]);
+        } catch (const Error& err) {
+            throw Error(err.state(), err.message(), "Item " + std::to_string(i) + ": " + err.detail(), err.hint());
+        }
+        Datum values[2] = {Int64GetDatum(e.id), BoolGetDatum(e.inserted)};
+        bool nulls[2] = {false, false};
+        pg::guard([rsinfo, &values, &nulls] {
+            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+        });
+    }
+    return static_cast<Datum>(0);
+}
+
+// baton.claim(tenant, target, lease, max_items, expected): leases up to max_items
+// pending deliveries of the target, highest priority then oldest first, skipping rows
+// other claimers hold; each gets generation + 1 and attempts + 1.
+Datum claim(FunctionCallInfo fcinfo, Oid caller) {
+    pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
+    text* target = pg::text_arg(fcinfo, 1, "target");
+    Interval* lease = lease_arg(fcinfo, 2);
+    std::int32_t max_items = pg::int32_arg(fcinfo, 3, "max_items");
+    Jsonb* expected = PG_ARGISNULL(4) ? nullptr : pg::jsonb_arg(fcinfo, 4, "expected");
+    delivery::check_target_chars(pg::text_chars(target));
+    delivery::check_max_items(max_items);
+    if (expected != nullptr) {
+        pg::check_object_argument("expected", expected);
+        if (pg::jsonb_is_empty_object(expected))
+            throw_invalid_argument("expected", "expected is NULL or an object with at least one field.");
+    }
+    pg::fence::require_writable(tenant);
+
+    ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+    pg::guard([fcinfo] { InitMaterializedSRF(fcinfo, 0); });
+    pg::Spi spi;
+    pg::auth::require_member(caller, bound_role(spi, tenant, target), pg::text_view(target));
+    Datum values[5] = {UUIDPGetDatum(tenant), PointerGetDatum(target), Int32GetDatum(max_items),
+                       IntervalPGetDatum(lease), expected ? JsonbPGetDatum(expected) : 0};
+    std::uint64_t n = spi.run(expected ? g_claim_expected : g_claim, values, nullptr);
+    for (std::uint64_t row = 0; row < n; row++) {
+        Datum out[8];
+        bool nulls[8];
+        for (int col = 0; col < 8; col++) out[col] = spi.value(row, col + 1, &nulls[col]);
+        pg::guard([rsinfo, &out, &nulls] { tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls); });
+    }
+    return static_cast<Datum>(0);
+}
+
+// baton.renew(tenant, id, generation, lease): extends the lease of the holder of that
+// generation to now() + lease; returns the new lease_until.
+Datum renew(FunctionCallInfo fcinfo, Oid caller) {
+    LeaseCall call = lease_call_args(fcinfo);
+    Interval* lease = lease_arg(fcinfo, 3);
+    pg::fence::require_writable(call.tenant);
+    pg::Spi spi;
+    Datum values[4] = {UUIDPGetDatum(call.tenant), Int64GetDatum(call.id), Int64GetDatum(call.generation),
+                       IntervalPGetDatum(lease)};
+    if (spi.run(g_renew, values, nullptr) == 1) {
+        pg::auth::require_member(caller, spi.oid_at(0, 3), spi.cstring_at(0, 2));
+        bool isnull = false;
+        PG_RETURN_TIMESTAMPTZ(DatumGetTimestampTz(spi.value(0, 1, &isnull)));
+    }
+    StoredRow r = read_row(spi, g_row, call.tenant, call.id, caller);
+    if (delivery::renew_verdict(r.row, call.generation) == delivery::Verdict::kSettled)
+        throw Error(SqlState::kInvalidState, "delivery " + std::to_string(call.id) + " is already " +
+                                                 delivery::status_name(r.row.status),
+                    "A settled delivery has no lease to renew.");
+    throw_lease_lost(call.id, call.generation, r.row);
+}
+
+// The status a settling call answers, as text in the caller's memory context (made
+// after the SPI connection has ended, whose memory goes with it).
+Datum status_text(delivery::Status status) { return pg::text_datum(delivery::status_name(status)); }
+
+// baton.finish(tenant, id, generation, outcome, result): settles the delivery as
+// finished or failed, once; the settling generation's repeats return the stored status.
+delivery::Status finish_delivery(FunctionCallInfo fcinfo, Oid caller) {
+    LeaseCall call = lease_call_args(fcinfo);
+    text* outcome_text = pg::text_arg(fcinfo, 3, "outcome");
+    Jsonb* result = PG_ARGISNULL(4) ? nullptr : pg::jsonb_arg(fcinfo, 4, "result");
+    delivery::Status outcome = delivery::parse_outcome(pg::text_view(outcome_text));
+    if (result != nullptr) pg::check_result(result);
+    pg::fence::require_writable(call.tenant);
+    pg::Spi spi;
+    Datum values[5] = {UUIDPGetDatum(call.tenant), Int64GetDatum(call.id), Int64GetDatum(call.generation),
+                       pg::text_datum(delivery::status_name(outcome)), result ? JsonbPGetDatum(result) : 0};
+    char nulls[6] = "     ";
+    if (result == nullptr) nulls[4] = 'n';
+    if (spi.run(g_finish, values, nulls) == 1) {
+        pg::auth::require_member(caller, spi.oid_at(0, 2), spi.cstring_at(0, 1));
+        return outcome;
+    }
+    StoredRow r = read_row(spi, g_row, call.tenant, call.id, caller);
+    if (delivery::settle_verdict(r.row, call.generation) != delivery::Verdict::kReturnStored)
+        throw_lease_lost(call.id, call.generation, r.row);
+    return r.row.status;
+}
+
+Datum finish(FunctionCallInfo fcinfo, Oid caller) { return status_text(finish_delivery(fcinfo, caller)); }
+
+// baton.retry(tenant, id, generation, error, delay): gives the attempt back: pending
+// after delay (NULL: exponential backoff) under generation + 1, or failed at the same
+// generation once max_attempts are spent. Returns the new status.
+delivery::Status retry_delivery(FunctionCallInfo fcinfo, Oid caller) {
+    LeaseCall call = lease_call_args(fcinfo);
+    text* error = pg::text_arg(fcinfo, 3, "error");
+    Interval* delay = PG_ARGISNULL(4) ? nullptr : PG_GETARG_INTERVAL_P(4);
+    delivery::check_error_bytes(VARSIZE_ANY_EXHDR(error));
+    if (delay != nullptr) delivery::check_delay_usec(pg::interval_usec(delay));
+    pg::fence::require_writable(call.tenant);
+    pg::Spi spi;
+    StoredRow r = read_row(spi, g_row_for_update, call.tenant, call.id, caller);
+    delivery::Verdict verdict = delivery::settle_verdict(r.row, call.generation);
+    if (verdict == delivery::Verdict::kReturnStored) return r.row.status;
+    if (verdict != delivery::Verdict::kApply) throw_lease_lost(call.id, call.generation, r.row);
+
+    delivery::Status next = delivery::give_back_status(r.row.attempts, r.row.max_attempts);
+    std::int64_t generation = r.row.generation;
+    Interval* wait = nullptr;
+    if (next == delivery::Status::kPending) {
+        generation++;
+        wait = delay;
+        if (wait == nullptr) {
+            std::int64_t usec = delivery::backoff_usec(r.row.attempts);
+            wait = pg::guard([usec] {
+                Interval* iv = static_cast<Interval*>(palloc0(sizeof(Interval)));
+                iv->time = usec;
+                return iv;
+            });
+        }
+    }
+    Datum values[6] = {UUIDPGetDatum(call.tenant), Int64GetDatum(call.id),
+                       pg::text_datum(delivery::status_name(next)), Int64GetDatum(generation),
+                       wait ? IntervalPGetDatum(wait) : 0, PointerGetDatum(error)};
+    char nulls[7] = "      ";
+    if (wait == nullptr) nulls[4] = 'n';
+    spi.run(g_retry_apply, values, nulls);
+    return next;
+}
+
+Datum retry(FunctionCallInfo fcinfo, Oid caller) { return status_text(retry_delivery(fcinfo, caller)); }
+
+// baton.reap(max_rows): returns expired leases fleet-wide, oldest expiry first, bumping
+// the generation; skips tenants that are not active or whose fence is changing.
+Datum reap(FunctionCallInfo fcinfo, Oid) {
+    std::int32_t max_rows = pg::int32_arg(fcinfo, 0, "max_rows");
+    delivery::check_reap_rows(max_rows);
+    pg::Spi spi;
+    Datum limit[1] = {Int32GetDatum(max_rows)};
+    std::uint64_t n = spi.run(g_reap_tenants, limit, nullptr);
+    if (n == 0) PG_RETURN_INT32(0);
+    Datum* allowed = pg::guard([n] { return static_cast<Datum*>(palloc(sizeof(Datum) * n)); });
+    int count = 0;
+    // Read the candidates first: try_writable runs its own SPI query.
+    pg_uuid_t** candidates = pg::guard([n] { return static_cast<pg_uuid_t**>(palloc(sizeof(pg_uuid_t*) * n)); });
+    for (std::uint64_t i = 0; i < n; i++) {
+        bool isnull = false;
+        Datum d = spi.copy_out(i, 1, &isnull);
+        candidates[i] = DatumGetUUIDP(d);
+    }
+    for (std::uint64_t i = 0; i < n; i++)
+        if (pg::fence::try_writable(candidates[i])) allowed[count++] = UUIDPGetDatum(candidates[i]);
+    if (count == 0) PG_RETURN_INT32(0);
+    ArrayType* tenants = pg::guard([allowed, count] {
+        return construct_array(allowed, count, UUIDOID, UUID_LEN, false, TYPALIGN_CHAR);
+    });
+    Datum values[2] = {Int32GetDatum(max_rows), PointerGetDatum(tenants)};
+    PG_RETURN_INT32(static_cast<std::int32_t>(spi.run(g_reap, values, nullptr)));
+}
+
+// baton.delivery(tenant, id): the delivery's row, for any tenant state; DU008 if absent.
+Datum get_delivery(FunctionCallInfo fcinfo, Oid) {
+    pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
+    std::int64_t id = pg::int64_arg(fcinfo, 1, "id");
+    pg::Spi spi;
+    Datum values[2] = {UUIDPGetDatum(tenant), Int64GetDatum(id)};
+    if (spi.run(g_get, values, nullptr) == 0)
+        throw Error(SqlState::kNotFound, "delivery " + std::to_string(id) + " does not exist in this tenant",
+                    "Deliveries are addressed by (tenant, id).");
+    bool isnull = false;
+    return spi.copy_out(0, 1, &isnull);
+}
+
+}  // namespace
+
+}  // namespace baton::api
+
+BATON_FUNCTION(baton_enqueue, baton::api::enqueue)
+BATON_FUNCTION(baton_enqueue_batch, baton::api::enqueue_batch)
+BATON_FUNCTION(baton_claim, baton::api::claim)
+BATON_FUNCTION(baton_renew, baton::api::renew)
+BATON_FUNCTION(baton_finish, baton::api::finish)
+BATON_FUNCTION(baton_retry, baton::api::retry)
+BATON_FUNCTION(baton_reap, baton::api::reap)
+BATON_FUNCTION(baton_delivery, baton::api::get_delivery)

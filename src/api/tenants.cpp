@@ -1,0 +1,77 @@
+// Tenants: create_tenant, set_tenant_state, tenant_write_allowed.
+#include <string>
+
+#include "core/error.hpp"
+#include "core/tenant.hpp"
+#include "pg/args.hpp"
+#include "pg/fence.hpp"
+#include "pg/spi.hpp"
+
+namespace baton::api {
+
+namespace {
+
+pg::KeptPlan g_insert_tenant = {
+    "INSERT INTO baton.tenants (tenant) VALUES ($1) ON CONFLICT (tenant) DO NOTHING",
+    1, {UUIDOID}, nullptr};
+
+pg::KeptPlan g_lock_tenant = {
+    "SELECT t.state FROM baton.tenants t WHERE t.tenant OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+    1, {UUIDOID}, nullptr};
+
+pg::KeptPlan g_update_state = {
+    "UPDATE baton.tenants t SET state = $2, state_changed_at = pg_catalog.now() "
+    "WHERE t.tenant OPERATOR(pg_catalog.=) $1",
+    2, {UUIDOID, TEXTOID}, nullptr};
+
+// baton.create_tenant(tenant): creates an active tenant; does nothing if it exists,
+// unless it is deleted (DU007: deleted is final).
+Datum create_tenant(FunctionCallInfo fcinfo, Oid) {
+    pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
+    Datum values[1] = {UUIDPGetDatum(tenant)};
+    pg::Spi spi;
+    if (spi.run(g_insert_tenant, values, nullptr) == 0) {
+        pg::fence::Check c = pg::fence::read(tenant);
+        if (c.access != pg::fence::Access::kMissing && c.state == tenant::State::kDeleted)
+            throw Error(SqlState::kInvalidState, "tenant " + std::string(pg::fence::tenant_text(tenant)) + " is deleted",
+                        "A deleted tenant cannot be created again.", "Use a new tenant id.");
+    }
+    PG_RETURN_VOID();
+}
+
+// baton.set_tenant_state(tenant, state): moves the tenant to a state. Takes the fence
+// exclusively first, so writers in flight commit before the change and later writers
+// see it. Unknown tenant: DU002; leaving deleted: DU007; the same state: nothing.
+Datum set_tenant_state(FunctionCallInfo fcinfo, Oid) {
+    pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
+    text* state_text = pg::text_arg(fcinfo, 1, "state");
+    tenant::State to = tenant::parse_state_argument(pg::text_view(state_text));
+
+    pg::fence::lock_exclusive(tenant);
+    pg::Spi spi;
+    Datum key[1] = {UUIDPGetDatum(tenant)};
+    if (spi.run(g_lock_tenant, key, nullptr) == 0)
+        throw Error(SqlState::kTenantFenced, "tenant " + std::string(pg::fence::tenant_text(tenant)) + " does not exist",
+                    "Only an existing tenant has a state.", "Create it with baton.create_tenant().");
+    auto from = tenant::parse_state(spi.cstring_at(0, 1));
+    if (!from) throw Error(SqlState::kInternal, "tenant has an unknown state");
+    tenant::check_move(*from, to);
+    if (*from == to) PG_RETURN_VOID();
+    Datum values[2] = {UUIDPGetDatum(tenant), pg::text_datum(tenant::state_name(to))};
+    spi.run(g_update_state, values, nullptr);
+    PG_RETURN_VOID();
+}
+
+// baton.tenant_write_allowed(tenant): true iff the tenant exists and is active.
+Datum tenant_write_allowed(FunctionCallInfo fcinfo, Oid) {
+    pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
+    PG_RETURN_BOOL(pg::fence::read(tenant).access == pg::fence::Access::kAllowed);
+}
+
+}  // namespace
+
+}  // namespace baton::api
+
+BATON_FUNCTION(baton_create_tenant, baton::api::create_tenant)
+BATON_FUNCTION(baton_set_tenant_state, baton::api::set_tenant_state)
+BATON_FUNCTION(baton_tenant_write_allowed, baton::api::tenant_write_allowed)

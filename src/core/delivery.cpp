@@ -1,0 +1,135 @@
+// Rules of the delivery state machine (see delivery.hpp).
+#include "core/delivery.hpp"
+
+#include <string>
+
+#include "core/error.hpp"
+#include "core/limits.hpp"
+
+namespace baton::delivery {
+
+namespace {
+
+// "0 s" style rendering of a microsecond count for error details.
+std::string seconds_text(std::int64_t usec) {
+    return std::to_string(usec / limits::kUsecPerSec) + " seconds";
+}
+
+}  // namespace
+
+std::optional<Status> parse_status(std::string_view text) {
+    if (text == "pending") return Status::kPending;
+    if (text == "claimed") return Status::kClaimed;
+    if (text == "finished") return Status::kFinished;
+    if (text == "failed") return Status::kFailed;
+    return std::nullopt;
+}
+
+const char* status_name(Status s) {
+    switch (s) {
+        case Status::kPending: return "pending";
+        case Status::kClaimed: return "claimed";
+        case Status::kFinished: return "finished";
+        case Status::kFailed: return "failed";
+    }
+    return "pending";
+}
+
+bool is_settled(Status s) { return s == Status::kFinished || s == Status::kFailed; }
+
+Status parse_outcome(std::string_view text) {
+    if (text == "finished") return Status::kFinished;
+    if (text == "failed") return Status::kFailed;
+    throw_invalid_argument("outcome", "The outcome must be \"finished\" or \"failed\", not \"" +
+                                          std::string(text.substr(0, 64)) + "\".");
+}
+
+Verdict settle_verdict(const Row& row, std::int64_t caller_generation) {
+    if (row.generation != caller_generation) return Verdict::kLeaseLost;
+    if (row.status == Status::kClaimed) return Verdict::kApply;
+    if (is_settled(row.status)) return Verdict::kReturnStored;
+    return Verdict::kLeaseLost;  // pending at this generation: never claimed by it
+}
+
+Verdict renew_verdict(const Row& row, std::int64_t caller_generation) {
+    if (row.generation != caller_generation) return Verdict::kLeaseLost;
+    if (row.status == Status::kClaimed) return Verdict::kApply;
+    if (is_settled(row.status)) return Verdict::kSettled;
+    return Verdict::kLeaseLost;
+}
+
+Status give_back_status(std::int32_t attempts, std::int32_t max_attempts) {
+    return attempts >= max_attempts ? Status::kFailed : Status::kPending;
+}
+
+std::int64_t backoff_usec(std::int32_t attempts) {
+    if (attempts < 1) attempts = 1;
+    // 2^12 s already exceeds the one-hour cap; stop doubling there.
+    if (attempts > 13) return limits::kBackoffCapUsec;
+    std::int64_t usec = limits::kBackoffBaseUsec << (attempts - 1);
+    return usec > limits::kBackoffCapUsec ? limits::kBackoffCapUsec : usec;
+}
+
+void check_target_chars(std::int64_t chars) {
+    if (chars < 1 || chars > limits::kTargetMaxChars)
+        throw_invalid_argument("target", "A target has 1 to " +
+                                             std::to_string(limits::kTargetMaxChars) +
+                                             " characters; this one has " + std::to_string(chars) + ".");
+}
+
+void check_dedup_key_chars(std::int64_t chars) {
+    if (chars < 1 || chars > limits::kDedupKeyMaxChars)
+        throw_invalid_argument("dedup_key", "A dedup key has 1 to " +
+                                                std::to_string(limits::kDedupKeyMaxChars) +
+                                                " characters; this one has " + std::to_string(chars) +
+                                                ".");
+}
+
+void check_max_attempts(std::int64_t max_attempts) {
+    if (max_attempts < 1 || max_attempts > limits::kMaxAttempts)
+        throw_invalid_argument("max_attempts", "max_attempts is between 1 and " +
+                                                   std::to_string(limits::kMaxAttempts) + ", not " +
+                                                   std::to_string(max_attempts) + ".");
+}
+
+void check_lease_usec(std::int64_t usec) {
+    if (usec <= 0 || usec > limits::kMaxLeaseUsec)
+        throw_invalid_argument("lease", "A lease is longer than zero and at most 365 days; got " +
+                                            seconds_text(usec) + ".");
+}
+
+void check_max_items(std::int64_t max_items) {
+    if (max_items < 1 || max_items > limits::kMaxItems)
+        throw_invalid_argument("max_items", "max_items is between 1 and " +
+                                                std::to_string(limits::kMaxItems) + ", not " +
+                                                std::to_string(max_items) + ".");
+}
+
+void check_delay_usec(std::int64_t usec) {
+    if (usec < 0 || usec > limits::kMaxDelayUsec)
+        throw_invalid_argument("delay", "A retry delay is between zero and 365 days; got " +
+                                            seconds_text(usec) + ".");
+}
+
+void check_error_bytes(std::int64_t bytes) {
+    if (bytes > limits::kMaxErrorBytes)
+        throw_invalid_argument("error", "An error text has at most " +
+                                            std::to_string(limits::kMaxErrorBytes) + " bytes; this one has " +
+                                            std::to_string(bytes) + ".");
+}
+
+void check_reap_rows(std::int64_t max_rows) {
+    if (max_rows < 1 || max_rows > limits::kMaxReapRows)
+        throw_invalid_argument("max_rows", "max_rows is between 1 and " +
+                                               std::to_string(limits::kMaxReapRows) + ", not " +
+                                               std::to_string(max_rows) + ".");
+}
+
+void check_json_bytes(const char* argument, std::int64_t bytes, std::int64_t limit) {
+    if (bytes > limit)
+        throw_invalid_argument(argument, std::string(argument) + " is " + std::to_string(bytes) +
+                                             " bytes; baton.max_payload_bytes allows " +
+                                             std::to_string(limit) + ".");
+}
+
+}  // namespace baton::delivery

@@ -1,0 +1,18 @@
+// Helpers that build the most common argument errors, so every entry point words them alike.
+#include "core/error.hpp"
+
+namespace baton {
+
+void throw_null_argument(const char* argument) {
+    throw Error(SqlState::kNullValueNotAllowed,
+                std::string("argument \"") + argument + "\" must not be null",
+                "The contract requires a value for this argument.");
+}
+
+void throw_invalid_argument(const char* argument, std::string detail) {
+    throw Error(SqlState::kInvalidParameterValue,
+                std::string("invalid value for argument \"") + argument + "\"",
+                std::move(detail));
+}
+
+}  // namespace baton

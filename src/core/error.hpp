@@ -1,0 +1,45 @@
+// baton::Error: the one exception type the core throws. It carries a SQLSTATE and the
+// three parts of a Postgres error report; the boundary (src/pg/boundary.cpp) turns it
+// into ereport(ERROR) once the C++ stack has unwound.
+#pragma once
+#ifdef POSTGRES_H
+#error "core headers are included before postgres.h (its macros rename libc functions)"
+#endif
+
+#include <exception>
+#include <string>
+#include <utility>
+
+#include "core/sqlstate.hpp"
+
+namespace baton {
+
+class Error : public std::exception {
+public:
+    Error(SqlState state, std::string message, std::string detail = {}, std::string hint = {})
+        : state_(state),
+          message_(std::move(message)),
+          detail_(std::move(detail)),
+          hint_(std::move(hint)) {}
+
+    SqlState state() const noexcept { return state_; }
+    const char* code() const noexcept { return sqlstate_code(state_); }
+    const std::string& message() const noexcept { return message_; }
+    const std::string& detail() const noexcept { return detail_; }
+    const std::string& hint() const noexcept { return hint_; }
+    const char* what() const noexcept override { return message_.c_str(); }
+
+private:
+    SqlState state_;
+    std::string message_;
+    std::string detail_;
+    std::string hint_;
+};
+
+// Throws 22004 naming the argument that must not be NULL.
+[[noreturn]] void throw_null_argument(const char* argument);
+
+// Throws 22023 with a message naming the argument and a detail saying what was expected.
+[[noreturn]] void throw_invalid_argument(const char* argument, std::string detail);
+
+}  // namespace baton

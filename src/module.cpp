@@ -1,0 +1,29 @@
+// The module: Postgres' magic block, _PG_init and the GUCs.
+#include "core/limits.hpp"
+#include "pg/postgres.hpp"
+#include "pg/settings.hpp"
+
+namespace baton::settings {
+int max_payload_bytes = limits::kDefaultMaxPayloadBytes;
+bool notify = true;
+}  // namespace baton::settings
+
+extern "C" {
+
+PG_MODULE_MAGIC;
+
+void _PG_init(void);
+
+// Defines the GUCs and reserves the "baton." prefix.
+void _PG_init(void) {
+    DefineCustomIntVariable("baton.max_payload_bytes",
+                            "Largest payload, binding or result pg_baton accepts, in bytes.", nullptr,
+                            &baton::settings::max_payload_bytes, baton::limits::kDefaultMaxPayloadBytes,
+                            1024, 64 * 1024 * 1024, PGC_SUSET, GUC_UNIT_BYTE, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable("baton.notify", "Sends NOTIFY baton_enqueue when a delivery is enqueued.",
+                             nullptr, &baton::settings::notify, true, PGC_USERSET, 0, nullptr, nullptr,
+                             nullptr);
+    MarkGUCPrefixReserved("baton");
+}
+
+}  // extern "C"

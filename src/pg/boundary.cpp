@@ -1,0 +1,87 @@
+// The boundary between Postgres and C++ (see boundary.hpp).
+#include "core/report.hpp"
+#include "pg/boundary.hpp"
+
+namespace baton::pg {
+
+namespace {
+
+// The report being raised. Static so that building it cannot fail; it is consumed by
+// ereport() (which copies the texts) before anything else can use it.
+Report g_report;
+
+// MAKE_SQLSTATE from the five-character code of the core's catalogue.
+int sqlstate_of(SqlState state) {
+    const char* c = sqlstate_code(state);
+    return MAKE_SQLSTATE(c[0], c[1], c[2], c[3], c[4]);
+}
+
+// The role that owns the baton schema: the extension's owner, whose rights the
+// functions use, as a SECURITY DEFINER function would.
+Oid extension_owner() {
+    Oid nsp = get_namespace_oid("baton", false);
+    HeapTuple tup = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(nsp));
+    if (!HeapTupleIsValid(tup)) elog(ERROR, "cache lookup failed for schema %u", nsp);
+    Oid owner = ((Form_pg_namespace)GETSTRUCT(tup))->nspowner;
+    ReleaseSysCache(tup);
+    return owner;
+}
+
+// Runs body and turns escaping exceptions into Postgres errors. When as_owner is set,
+// the body runs as the extension owner; a Postgres error that longjmps past us leaves
+// the switch to the transaction abort, which restores the user id (as for SECURITY
+// DEFINER functions in fmgr.c).
+Datum run(FunctionCallInfo fcinfo, Body body, bool as_owner) {
+    Oid saved_user = InvalidOid;
+    int saved_context = 0;
+    GetUserIdAndSecContext(&saved_user, &saved_context);
+    ErrorData* pg_error = nullptr;
+    try {
+        if (as_owner) {
+            Oid owner = guard([] { return extension_owner(); });
+            SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+        }
+        Datum result = body(fcinfo, saved_user);
+        SetUserIdAndSecContext(saved_user, saved_context);
+        return result;
+    } catch (const PgError& e) {
+        pg_error = e.data();
+    } catch (...) {
+        describe_current_exception(g_report);
+    }
+    // Outside the catch blocks: the exception object is gone, nothing C++ is alive.
+    SetUserIdAndSecContext(saved_user, saved_context);
+    if (pg_error != nullptr) ReThrowError(pg_error);
+    ereport(ERROR, (errcode(sqlstate_of(g_report.state)), errmsg_internal("%s", g_report.message),
+                    g_report.detail[0] ? errdetail_internal("%s", g_report.detail) : 0,
+                    g_report.hint[0] ? errhint("%s", g_report.hint) : 0));
+    pg_unreachable();
+}
+
+}  // namespace
+
+const char* PgError::what() const noexcept {
+    return data_ != nullptr && data_->message != nullptr ? data_->message : "postgres error";
+}
+
+ErrorData* try_postgres(void (*fn)(void*), void* arg) noexcept {
+    MemoryContext cxt = CurrentMemoryContext;
+    ErrorData* volatile error = nullptr;
+    PG_TRY();
+    { fn(arg); }
+    PG_CATCH();
+    {
+        // CopyErrorData must not run in ErrorContext, where the error left us.
+        MemoryContextSwitchTo(cxt);
+        error = CopyErrorData();
+        FlushErrorState();
+    }
+    PG_END_TRY();
+    return error;
+}
+
+Datum entry(FunctionCallInfo fcinfo, Body body) { return run(fcinfo, body, true); }
+
+Datum trigger_entry(FunctionCallInfo fcinfo, Body body) { return run(fcinfo, body, false); }
+
+}  // namespace baton::pg

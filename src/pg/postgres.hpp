@@ -1,0 +1,43 @@
+// The one place that includes Postgres' headers, inside extern "C", postgres.h first.
+// Include it after every standard and core header: Postgres' port.h renames printf,
+// snprintf and friends with macros that break C++'s standard headers.
+#pragma once
+
+extern "C" {
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_type.h"
+#include "commands/async.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+#include "utils/uuid.h"
+}
+
+// MyProc's local transaction id moved into a struct in PostgreSQL 17.
+#if PG_VERSION_NUM >= 170000
+#define BATON_MY_LXID (MyProc->vxid.lxid)
+#else
+#define BATON_MY_LXID (MyProc->lxid)
+#endif

@@ -1,0 +1,9 @@
+// The GUCs of pg_baton, defined in src/module.cpp (_PG_init).
+#pragma once
+
+namespace baton::settings {
+
+extern int max_payload_bytes;  // baton.max_payload_bytes: largest payload, binding or result
+extern bool notify;            // baton.notify: NOTIFY baton_enqueue on each inserted delivery
+
+}  // namespace baton::settings

@@ -1,0 +1,125 @@
+// SPI as RAII types (see spi.hpp).
+#include <exception>
+
+#include "core/error.hpp"
+
+#include "pg/spi.hpp"
+
+namespace baton::pg {
+
+SPIPlanPtr KeptPlan::get() {
+    if (plan != nullptr) return plan;
+    KeptPlan* self = this;
+    plan = guard([self] {
+        SPIPlanPtr p = SPI_prepare(self->sql, self->nargs, self->argtypes);
+        if (p == nullptr)
+            elog(ERROR, "pg_baton could not prepare a statement: %s", SPI_result_code_string(SPI_result));
+        if (SPI_keepplan(p) != 0) elog(ERROR, "pg_baton could not keep a prepared statement");
+        return p;
+    });
+    return plan;
+}
+
+Spi::Spi() : uncaught_(std::uncaught_exceptions()), connected_(false) {
+    int rc = guard([] { return SPI_connect(); });
+    if (rc != SPI_OK_CONNECT)
+        throw Error(SqlState::kInternal, "pg_baton could not connect to SPI", SPI_result_code_string(rc));
+    connected_ = true;
+}
+
+Spi::~Spi() {
+    if (!connected_ || std::uncaught_exceptions() > uncaught_) return;
+    // SPI_finish only fails when the SPI stack is already broken; nothing to do then.
+    (void)SPI_finish();
+}
+
+std::uint64_t Spi::run(KeptPlan& plan, const Datum* values, const char* nulls, long limit) {
+    SPIPlanPtr p = plan.get();
+    int rc = guard([p, values, nulls, limit] {
+        return SPI_execute_plan(p, const_cast<Datum*>(values), nulls, false, limit);
+    });
+    if (rc < 0) {
+        const char* sql = plan.sql;
+        guard([rc, sql] {
+            elog(ERROR, "pg_baton statement failed (%s): %s", SPI_result_code_string(rc), sql);
+        });
+    }
+    return SPI_processed;
+}
+
+std::uint64_t Spi::run_latest(KeptPlan& plan, const Datum* values, const char* nulls) {
+    SPIPlanPtr p = plan.get();
+    int rc = guard([p, values, nulls] {
+        return SPI_execute_snapshot(p, const_cast<Datum*>(values), nulls, GetLatestSnapshot(),
+                                    InvalidSnapshot, false, false, 0);
+    });
+    if (rc < 0) {
+        const char* sql = plan.sql;
+        guard([rc, sql] {
+            elog(ERROR, "pg_baton statement failed (%s): %s", SPI_result_code_string(rc), sql);
+        });
+    }
+    return SPI_processed;
+}
+
+void Spi::exec(const char* sql) {
+    int rc = guard([sql] { return SPI_execute(sql, false, 0); });
+    if (rc < 0) {
+        guard([rc, sql] {
+            elog(ERROR, "pg_baton statement failed (%s): %s", SPI_result_code_string(rc), sql);
+        });
+    }
+}
+
+Datum Spi::value(std::uint64_t row, int col, bool* isnull) const {
+    // SPI_getbinval raises no error for a valid row and column.
+    return SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, isnull);
+}
+
+bool Spi::is_null(std::uint64_t row, int col) const {
+    bool isnull = false;
+    (void)value(row, col, &isnull);
+    return isnull;
+}
+
+std::int64_t Spi::int64_at(std::uint64_t row, int col) const {
+    bool isnull = false;
+    Datum d = value(row, col, &isnull);
+    return isnull ? 0 : DatumGetInt64(d);
+}
+
+std::int32_t Spi::int32_at(std::uint64_t row, int col) const {
+    bool isnull = false;
+    Datum d = value(row, col, &isnull);
+    return isnull ? 0 : DatumGetInt32(d);
+}
+
+bool Spi::bool_at(std::uint64_t row, int col) const {
+    bool isnull = false;
+    Datum d = value(row, col, &isnull);
+    return !isnull && DatumGetBool(d);
+}
+
+Oid Spi::oid_at(std::uint64_t row, int col) const {
+    bool isnull = false;
+    Datum d = value(row, col, &isnull);
+    return isnull ? InvalidOid : DatumGetObjectId(d);
+}
+
+char* Spi::cstring_at(std::uint64_t row, int col) const {
+    bool isnull = false;
+    Datum d = value(row, col, &isnull);
+    if (isnull) return nullptr;
+    return guard([d] { return text_to_cstring(DatumGetTextPP(d)); });
+}
+
+Datum Spi::copy_out(std::uint64_t row, int col, bool* isnull) const {
+    Datum d = value(row, col, isnull);
+    if (*isnull) return d;
+    Form_pg_attribute att = TupleDescAttr(SPI_tuptable->tupdesc, col - 1);
+    bool byval = att->attbyval;
+    int16 len = att->attlen;
+    return guard([d, byval, len] { return SPI_datumTransfer(d, byval, len); });
+}
+
+}  // namespace baton::pg

@@ -1,0 +1,61 @@
+// SPI as RAII types: a connection that finishes itself, and plans prepared once per
+// backend and kept. Every call into SPI goes through guard(), so a Postgres error
+// unwinds the C++ stack as a PgError.
+#pragma once
+
+#include <cstdint>
+
+#include "pg/boundary.hpp"
+
+namespace baton::pg {
+
+// A statement prepared on first use and kept for the life of the backend. Declared as
+// a constant-initialized static (no constructor runs); every statement is schema-
+// qualified down to its operators, so no search_path can change what it means.
+struct KeptPlan {
+    const char* sql;
+    int nargs;
+    Oid argtypes[10];
+    SPIPlanPtr plan;  // null until first prepared
+
+    // The prepared plan; prepares and keeps it inside the current SPI connection.
+    SPIPlanPtr get();
+};
+
+// One SPI connection. The destructor finishes it on normal exit. While an exception
+// unwinds, it leaves the connection to the transaction (or subtransaction) abort that
+// the boundary's ERROR always causes: after a Postgres error the SPI stack may still
+// hold inner levels, and only AtEOXact_SPI unwinds them correctly.
+class Spi {
+public:
+    Spi();
+    ~Spi();
+    Spi(const Spi&) = delete;
+    Spi& operator=(const Spi&) = delete;
+
+    // Executes plan with values/nulls (nulls: ' ' or 'n' per argument); returns the row count.
+    std::uint64_t run(KeptPlan& plan, const Datum* values, const char* nulls, long limit = 0);
+    // The same, reading the latest committed data (and this transaction's own writes)
+    // rather than the statement's snapshot: for the fence, under REPEATABLE READ too.
+    std::uint64_t run_latest(KeptPlan& plan, const Datum* values, const char* nulls);
+    // Executes a one-off utility or query string (no parameters).
+    void exec(const char* sql);
+
+    // Column col (1-based) of row of the last result.
+    Datum value(std::uint64_t row, int col, bool* isnull) const;
+    bool is_null(std::uint64_t row, int col) const;
+    std::int64_t int64_at(std::uint64_t row, int col) const;
+    std::int32_t int32_at(std::uint64_t row, int col) const;
+    bool bool_at(std::uint64_t row, int col) const;
+    Oid oid_at(std::uint64_t row, int col) const;  // InvalidOid when NULL
+    // A text column as a NUL-terminated copy in SPI's memory (valid until the connection ends).
+    char* cstring_at(std::uint64_t row, int col) const;
+    // A by-reference column copied out of SPI memory, so it outlives the connection.
+    Datum copy_out(std::uint64_t row, int col, bool* isnull) const;
+
+private:
+    int uncaught_;  // exceptions in flight when connected
+    bool connected_;
+};
+
+}  // namespace baton::pg
