@@ -1,0 +1,287 @@
+#!/usr/bin/env bash
+# THE test command of pg_baton:   bash test/run-all.sh     (as root, from anywhere)
+#
+#   1. scripts/install-deps.sh          (fast no-op when everything is installed)
+#   2. make -j2 WERROR=1 && make install (PGXS)
+#   3. CMake build into build/ and ctest (GoogleTest unit tests, test/unit/*_test.cpp)
+#   4. a throwaway cluster (scripts/cluster.sh), stopped on exit
+#   5. make installcheck                 (pg_regress REGRESS, then pg_isolation_regress)
+#   6. test/fault/run.sh --short         (when it exists)
+#
+# The last line of output is always "N passed, N failed" (totals over every kind; a stage
+# that errored without reporting tests counts as one failure). Exit status is non-zero
+# when anything failed.
+#
+# Environment (all optional):
+#   BATON_SANITIZE=1            unit tests built with ASan + UBSan
+#   BATON_TEST_PORT=N           first port to try for the cluster (default 54329)
+#   BATON_EXTRA_CONF=$'a=1\nb=2' extra postgresql.conf lines for the cluster
+#   BATON_INSTALLCHECK_TIMEOUT  seconds (default 900); BATON_FAULT_TIMEOUT (default 900)
+#   BATON_DIFF_LINES            lines of each diff file printed on failure (default 4000)
+#   BATON_KEEP_LOGS=1           keep the per-stage logs directory
+set -euo pipefail
+exec 2>&1 # one ordered stream: the summary stays the last line whatever CI captures
+
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+# shellcheck source-path=SCRIPTDIR/.. source=scripts/cluster.sh
+source "$ROOT/scripts/cluster.sh"
+
+JOBS=$(nproc 2>/dev/null || echo 2)
+LOGDIR=$(mktemp -d /tmp/pg_baton-run.XXXXXX)
+CLUSTER=""
+BUILD_OK=0
+START_SECONDS=$SECONDS
+
+# --- results ---------------------------------------------------------------------------
+KINDS=()
+declare -A K_PASS=() K_FAIL=() K_NOTE=()
+STAGE_ERRORS=()
+
+# add_result KIND PASSED FAILED [NOTE]
+add_result() {
+    local kind=$1
+    if [[ -z ${K_PASS[$kind]+x} ]]; then
+        KINDS+=("$kind")
+        K_PASS[$kind]=0
+        K_FAIL[$kind]=0
+        K_NOTE[$kind]=""
+    fi
+    K_PASS[$kind]=$((K_PASS[$kind] + $2))
+    K_FAIL[$kind]=$((K_FAIL[$kind] + $3))
+    if [[ -n ${4:-} ]]; then
+        K_NOTE[$kind]="${K_NOTE[$kind]:+${K_NOTE[$kind]}; }$4"
+    fi
+}
+
+stage_error() {
+    STAGE_ERRORS+=("$1")
+    echo "run-all: STAGE ERROR: $1"
+}
+
+banner() {
+    printf '\n===== %s (t+%ds) =====\n' "$*" $((SECONDS - START_SECONDS))
+}
+
+# shellcheck disable=SC2317  # (called from the EXIT trap)
+print_summary() {
+    local kind total_pass=0 total_fail=0
+    echo
+    echo "===== summary ($((SECONDS - START_SECONDS)) s) ====="
+    for kind in "${KINDS[@]}"; do
+        printf '  %-10s %4d passed, %4d failed%s\n' "$kind:" "${K_PASS[$kind]}" \
+            "${K_FAIL[$kind]}" "${K_NOTE[$kind]:+  (${K_NOTE[$kind]})}"
+        total_pass=$((total_pass + K_PASS[$kind]))
+        total_fail=$((total_fail + K_FAIL[$kind]))
+    done
+    if ((${#STAGE_ERRORS[@]} > 0)); then
+        local e
+        for e in "${STAGE_ERRORS[@]}"; do
+            printf '  %-10s %s\n' "error:" "$e"
+        done
+        total_fail=$((total_fail + ${#STAGE_ERRORS[@]}))
+    fi
+    TOTAL_FAIL=$total_fail
+    printf '%d passed, %d failed\n' "$total_pass" "$total_fail"
+}
+
+# shellcheck disable=SC2317
+on_exit() {
+    local rc=$?
+    trap - EXIT
+    set +e
+    if [[ -n $CLUSTER && -d $CLUSTER ]]; then
+        cluster_stop "$CLUSTER" || echo "run-all: could not remove cluster $CLUSTER"
+    fi
+    if [[ ${BATON_KEEP_LOGS:-0} == 1 ]]; then
+        echo "run-all: logs kept in $LOGDIR"
+    else
+        rm -rf -- "$LOGDIR"
+    fi
+    if ((rc != 0 && ${#STAGE_ERRORS[@]} == 0)); then
+        stage_error "run-all.sh stopped unexpectedly (exit $rc)"
+    fi
+    TOTAL_FAIL=0
+    print_summary
+    if ((TOTAL_FAIL > 0)); then
+        exit 1
+    fi
+    exit "$rc"
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# print_file FILE: a diff or log file, capped, for the CI log.
+print_file() {
+    local f=$1 max=${BATON_DIFF_LINES:-4000} n
+    [[ -s $f ]] || return 0
+    n=$(wc -l <"$f")
+    echo "----- $f ($n lines) -----"
+    head -n "$max" "$f"
+    if ((n > max)); then
+        echo "----- ($((n - max)) more lines in $f) -----"
+    fi
+}
+
+# count_pg_regress LOG: per-test lines of pg_regress / pg_isolation_regress (PG 15):
+#   "test NAME   ... ok        12 ms"   or, in a parallel group, "     NAME   ... FAILED   3 ms"
+# A line is attributed to the suite whose "+++ regress|isolation install-check" banner
+# (printed by PGXS before each run) came last. Prints "SUITE PASSED FAILED IGNORED NAMES".
+count_pg_regress() {
+    awk '
+        /^\+\+\+ regress install-check/   { mode = "regress";   next }
+        /^\+\+\+ isolation install-check/ { mode = "isolation"; next }
+        mode != "" && match($0, /^(test |     )[^ ]+ +\.\.\. /) {
+            name = ($1 == "test") ? $2 : $1
+            rest = substr($0, RSTART + RLENGTH)
+            seen[mode] = 1
+            if (rest ~ /^ok/)                      pass[mode]++
+            else if (rest ~ /^failed \(ignored\)/) ign[mode]++
+            else if (rest ~ /^FAILED/)           { fail[mode]++; names[mode] = names[mode] " " name }
+            else                                 { fail[mode]++; names[mode] = names[mode] " " name "(?)" }
+        }
+        END {
+            n = split("regress isolation", order, " ")
+            for (i = 1; i <= n; i++) {
+                m = order[i]
+                if (seen[m]) printf "%s %d %d %d%s\n", m, pass[m], fail[m], ign[m], names[m]
+            }
+        }' "$1"
+}
+
+[[ $(id -u) -eq 0 ]] || echo "run-all: WARNING: not root; make install and the cluster need root"
+
+# --- 1. dependencies -------------------------------------------------------------------
+banner "dependencies"
+if ! bash scripts/install-deps.sh; then
+    stage_error "scripts/install-deps.sh failed"
+    exit 1
+fi
+
+# --- 2. PGXS build and install ---------------------------------------------------------
+banner "PGXS build (make -j2 WERROR=1) and install"
+# PGXS tracks no header dependencies: rebuild from scratch when a header is newer than the
+# oldest object file.
+oldest_obj=$(find src -name '*.o' -printf '%T@ %p\n' 2>/dev/null | sort -n | head -n 1 \
+    | cut -d' ' -f2- || true)
+if [[ -n $oldest_obj ]] && [[ -n $(find src \( -name '*.h' -o -name '*.hpp' \) \
+    -newer "$oldest_obj" -print -quit) ]]; then
+    echo "run-all: headers changed since the last build: make clean"
+    make clean >/dev/null
+fi
+if make -j2 WERROR=1 && make install; then
+    BUILD_OK=1
+else
+    stage_error "PGXS build or install failed"
+fi
+
+# --- 3. CMake build and unit tests -----------------------------------------------------
+banner "CMake build and unit tests (ctest)"
+cmake_args=(-S . -B build -DBATON_WERROR=ON)
+if [[ ${BATON_SANITIZE:-0} == 1 ]]; then
+    cmake_args+=(-DBATON_SANITIZE=ON)
+else
+    cmake_args+=(-DBATON_SANITIZE=OFF)
+fi
+if cmake "${cmake_args[@]}" && cmake --build build -j "$JOBS"; then
+    rc=0
+    ctest --test-dir build --output-on-failure -j "$JOBS" 2>&1 | tee "$LOGDIR/ctest.log" || rc=$?
+    line=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' \
+        "$LOGDIR/ctest.log" | tail -n 1 || true)
+    if [[ $line =~ ([0-9]+)\ tests?\ failed\ out\ of\ ([0-9]+) ]]; then
+        failed=${BASH_REMATCH[1]}
+        add_result unit $((BASH_REMATCH[2] - failed)) "$failed"
+        if ((rc != 0 && failed == 0)); then
+            stage_error "ctest exited $rc"
+        fi
+    elif grep -q 'No tests were found' "$LOGDIR/ctest.log"; then
+        add_result unit 0 0 "no unit tests"
+        ((rc == 0)) || stage_error "ctest exited $rc"
+    else
+        stage_error "ctest exited $rc without a summary"
+    fi
+else
+    stage_error "CMake configure or build failed"
+fi
+
+if ((BUILD_OK == 0)); then
+    echo "run-all: the extension did not build; skipping the server tests"
+    exit 1
+fi
+
+# --- 4. throwaway cluster --------------------------------------------------------------
+banner "throwaway cluster"
+extra_conf=()
+if [[ -n ${BATON_EXTRA_CONF:-} ]]; then
+    mapfile -t extra_conf <<<"$BATON_EXTRA_CONF"
+fi
+CLUSTER=$(mktemp -d /tmp/pg_baton-test.XXXXXX)
+port=$(cluster_free_port "${BATON_TEST_PORT:-54329}")
+if ! cluster_start "$CLUSTER" "$port" "${extra_conf[@]}"; then
+    stage_error "could not start a cluster"
+    exit 1
+fi
+export BATON_REPO_ROOT=$ROOT
+psql -X -q -At -c 'select version()'
+
+# --- 5. make installcheck (REGRESS, then ISOLATION) -----------------------------------
+banner "make installcheck (pg_regress, pg_isolation_regress)"
+rm -rf results output_iso regression.diffs regression.out
+ic_log=$LOGDIR/installcheck.log
+ic_timeout=${BATON_INSTALLCHECK_TIMEOUT:-900}
+rc=0
+timeout -k 10 "$ic_timeout" make installcheck 2>&1 | tee "$ic_log" || rc=$?
+# PGXS skips the isolation tests once the regression tests fail; run them anyway so the
+# log shows both.
+if ((rc != 0)) && compgen -G 'test/isolation/specs/*.spec' >/dev/null \
+    && ! grep -q '^+++ isolation install-check' "$ic_log"; then
+    echo "run-all: installcheck stopped before the isolation tests; running them alone"
+    timeout -k 10 "$ic_timeout" make installcheck REGRESS= 2>&1 | tee -a "$ic_log" || true
+fi
+((rc != 124)) || echo "run-all: make installcheck timed out after ${ic_timeout}s"
+
+ic_failed=0
+ic_seen=0
+while read -r suite passed failed ignored names; do
+    note=""
+    ((ignored == 0)) || note="$ignored ignored"
+    [[ -z $names ]] || note="${note:+$note; }FAILED:$names"
+    add_result "$suite" "$passed" "$failed" "$note"
+    ic_failed=$((ic_failed + failed))
+    ic_seen=$((ic_seen + passed + failed + ignored))
+done < <(count_pg_regress "$ic_log")
+if ((ic_seen == 0)); then
+    stage_error "make installcheck ran no tests (exit $rc)"
+elif ((rc != 0 && ic_failed == 0)); then
+    stage_error "make installcheck exited $rc without a failing test"
+fi
+if ((rc != 0 || ic_failed > 0)); then
+    banner "installcheck failure details"
+    print_file regression.diffs
+    print_file output_iso/regression.diffs
+    echo "----- last lines of the server log ($CLUSTER_LOG) -----"
+    tail -n 80 "$CLUSTER_LOG" || true
+fi
+
+# --- 6. later suites -------------------------------------------------------------------
+if [[ -f test/fault/run.sh ]]; then
+    banner "fault suite (test/fault/run.sh --short)"
+    rc=0
+    timeout -k 10 "${BATON_FAULT_TIMEOUT:-900}" bash test/fault/run.sh --short 2>&1 \
+        | tee "$LOGDIR/fault.log" | sed -u 's/^/[fault] /' || rc=$?
+    # Its own closing "N passed, N failed" line, if any; else one result by exit status.
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$LOGDIR/fault.log" | tail -n 1 || true)
+    if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+        add_result fault "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+        if ((rc != 0 && BASH_REMATCH[2] == 0)); then
+            stage_error "test/fault/run.sh exited $rc"
+        fi
+    elif ((rc == 0)); then
+        add_result fault 1 0 "no count reported"
+    else
+        add_result fault 0 1 "exit $rc, no count reported"
+    fi
+fi
+
+exit 0

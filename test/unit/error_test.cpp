@@ -1,0 +1,126 @@
+// Unit tests for baton::Error, its helpers and the SQLSTATE codes (src/core/error.*,
+// src/core/sqlstate.hpp).
+#include "core/error.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <exception>
+#include <set>
+#include <string>
+
+#include "core/sqlstate.hpp"
+#include "state_of.hpp"
+
+namespace baton {
+namespace {
+
+using baton::test::error_of;
+
+constexpr int kStateCount = static_cast<int>(SqlState::kInternal) + 1;
+
+// ---------------------------------------------------------------- sqlstate_code
+
+TEST(SqlStateCode, EveryStateHasAFiveCharacterCode) {
+    for (int i = 0; i < kStateCount; ++i) {
+        const char* code = sqlstate_code(static_cast<SqlState>(i));
+        ASSERT_NE(code, nullptr) << "enumerator " << i;
+        ASSERT_EQ(std::strlen(code), 5u) << "enumerator " << i << ": " << code;
+        for (int k = 0; k < 5; ++k)
+            EXPECT_TRUE((code[k] >= '0' && code[k] <= '9') || (code[k] >= 'A' && code[k] <= 'Z'))
+                << "enumerator " << i << ": " << code;
+    }
+}
+
+TEST(SqlStateCode, CodesAreDistinct) {
+    std::set<std::string> seen;
+    for (int i = 0; i < kStateCount; ++i)
+        EXPECT_TRUE(seen.insert(sqlstate_code(static_cast<SqlState>(i))).second)
+            << "duplicate " << sqlstate_code(static_cast<SqlState>(i));
+}
+
+// The table in API.md, "Errors".
+TEST(SqlStateCode, DuClassMatchesTheContract) {
+    EXPECT_STREQ(sqlstate_code(SqlState::kLeaseLost), "DU001");
+    EXPECT_STREQ(sqlstate_code(SqlState::kTenantFenced), "DU002");
+    EXPECT_STREQ(sqlstate_code(SqlState::kTransitionNotAllowed), "DU003");
+    EXPECT_STREQ(sqlstate_code(SqlState::kCorruptHistory), "DU004");
+    EXPECT_STREQ(sqlstate_code(SqlState::kTargetNotAuthorized), "DU005");
+    EXPECT_STREQ(sqlstate_code(SqlState::kDigestMismatch), "DU006");
+    EXPECT_STREQ(sqlstate_code(SqlState::kInvalidState), "DU007");
+    EXPECT_STREQ(sqlstate_code(SqlState::kNotFound), "DU008");
+    EXPECT_STREQ(sqlstate_code(SqlState::kDedupConflict), "DU009");
+}
+
+TEST(SqlStateCode, StandardCodes) {
+    EXPECT_STREQ(sqlstate_code(SqlState::kNullValueNotAllowed), "22004");
+    EXPECT_STREQ(sqlstate_code(SqlState::kInvalidParameterValue), "22023");
+    EXPECT_STREQ(sqlstate_code(SqlState::kInsufficientPrivilege), "42501");
+    EXPECT_STREQ(sqlstate_code(SqlState::kOutOfMemory), "53200");
+    EXPECT_STREQ(sqlstate_code(SqlState::kInternal), "XX000");
+}
+
+TEST(SqlStateCode, OutOfRangeValueIsInternal) {
+    EXPECT_STREQ(sqlstate_code(static_cast<SqlState>(kStateCount + 100)), "XX000");
+}
+
+TEST(SqlStateCode, UsableAtCompileTime) {
+    constexpr const char* code = sqlstate_code(SqlState::kLeaseLost);
+    static_assert(code[0] == 'D' && code[4] == '1' && code[5] == '\0');
+    SUCCEED();
+}
+
+// ---------------------------------------------------------------- Error
+
+TEST(Error, KeepsStateAndTexts) {
+    const Error e(SqlState::kDigestMismatch, "digest differs", "expected abc", "recompute it");
+    EXPECT_EQ(e.state(), SqlState::kDigestMismatch);
+    EXPECT_STREQ(e.code(), "DU006");
+    EXPECT_EQ(e.message(), "digest differs");
+    EXPECT_EQ(e.detail(), "expected abc");
+    EXPECT_EQ(e.hint(), "recompute it");
+    EXPECT_STREQ(e.what(), "digest differs");
+}
+
+TEST(Error, DetailAndHintDefaultToEmpty) {
+    const Error e(SqlState::kNotFound, "no such run");
+    EXPECT_EQ(e.detail(), "");
+    EXPECT_EQ(e.hint(), "");
+}
+
+TEST(Error, CodeFollowsStateForEveryEnumerator) {
+    for (int i = 0; i < kStateCount; ++i) {
+        const auto s = static_cast<SqlState>(i);
+        EXPECT_STREQ(Error(s, "x").code(), sqlstate_code(s));
+    }
+}
+
+TEST(Error, IsAStdException) {
+    try {
+        throw Error(SqlState::kTenantFenced, "tenant is fenced");
+    } catch (const std::exception& e) {
+        EXPECT_STREQ(e.what(), "tenant is fenced");
+        return;
+    }
+    FAIL() << "baton::Error was not caught as std::exception";
+}
+
+TEST(Error, ThrowNullArgumentIs22004NamingTheArgument) {
+    auto e = error_of([] { throw_null_argument("dedup_key"); });
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->state(), SqlState::kNullValueNotAllowed);
+    EXPECT_STREQ(e->code(), "22004");
+    EXPECT_NE(e->message().find("\"dedup_key\""), std::string::npos) << e->message();
+}
+
+TEST(Error, ThrowInvalidArgumentIs22023WithTheDetail) {
+    auto e = error_of([] { throw_invalid_argument("lease", "A lease is longer than zero."); });
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->state(), SqlState::kInvalidParameterValue);
+    EXPECT_STREQ(e->code(), "22023");
+    EXPECT_NE(e->message().find("\"lease\""), std::string::npos) << e->message();
+    EXPECT_EQ(e->detail(), "A lease is longer than zero.");
+}
+
+}  // namespace
+}  // namespace baton
