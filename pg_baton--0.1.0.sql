@@ -25,7 +25,18 @@ CREATE TABLE baton.target_bindings (
     PRIMARY KEY (tenant, target)
 );
 
--- Runs of workflows. The workflow engine fills these; deliveries may name a run.
+-- Workflow definitions: global (not per tenant), immutable per version. On Citus a
+-- reference table.
+CREATE TABLE baton.workflows (
+    name       text         NOT NULL,
+    version    integer      NOT NULL CHECK (version >= 1),
+    definition jsonb        NOT NULL,
+    decide     regprocedure,
+    created_at timestamptz  NOT NULL DEFAULT now(),
+    PRIMARY KEY (name, version)
+);
+
+-- Runs of workflows, owned through a lease fenced by generation.
 CREATE TABLE baton.runs (
     tenant          uuid        NOT NULL,
     id              uuid        NOT NULL DEFAULT gen_random_uuid(),
@@ -40,10 +51,53 @@ CREATE TABLE baton.runs (
     generation      bigint      NOT NULL DEFAULT 0,
     lease_until     timestamptz,
     idempotency_key text,
+    approved_by     text,
+    approved_at     timestamptz,
+    reason          text,
     created_at      timestamptz NOT NULL DEFAULT now(),
+    finished_at     timestamptz,
     PRIMARY KEY (tenant, id),
     UNIQUE (tenant, workflow, idempotency_key)
 );
+
+-- What acquire_next_run scans: runnable runs of one workflow, oldest first.
+CREATE INDEX runs_runnable ON baton.runs (tenant, workflow, created_at)
+    WHERE status IN ('approved', 'running');
+
+-- Step entries (stages of runs, and entries of enter_step) share one id space per
+-- tenant, so that any entry's id is a valid marker entry_id.
+CREATE SEQUENCE baton.entry_id_seq AS bigint;
+
+-- Stages: each entry of a run into one stage of its workflow, chained by predecessor_id.
+CREATE TABLE baton.stages (
+    tenant         uuid        NOT NULL,
+    id             bigint      NOT NULL DEFAULT nextval('baton.entry_id_seq'),
+    run_id         uuid        NOT NULL,
+    stage          text        NOT NULL,
+    entry_seq      integer     NOT NULL CHECK (entry_seq >= 1),
+    predecessor_id bigint,
+    is_current     boolean     NOT NULL DEFAULT true,
+    status         text        NOT NULL DEFAULT 'pending'
+                   CHECK (status IN ('pending', 'running', 'completed', 'failed')),
+    attempt        integer     NOT NULL DEFAULT 0,
+    max_attempts   integer     NOT NULL DEFAULT 3,
+    retry_delay    interval    NOT NULL DEFAULT '30 seconds',
+    inputs         jsonb       NOT NULL DEFAULT '{}',
+    result         jsonb,
+    error          text,
+    retry_at       timestamptz,
+    transition     jsonb,
+    created_at     timestamptz NOT NULL DEFAULT now(),
+    started_at     timestamptz,
+    completed_at   timestamptz,
+    PRIMARY KEY (tenant, id),
+    UNIQUE (tenant, run_id, stage, entry_seq),
+    FOREIGN KEY (tenant, run_id) REFERENCES baton.runs (tenant, id) ON DELETE CASCADE
+);
+
+-- At most one current stage per run: the transition finds it in one index probe, and
+-- a second current stage cannot be written by any path.
+CREATE UNIQUE INDEX stages_current ON baton.stages (tenant, run_id) WHERE is_current;
 
 -- Deliveries: one unit of work for one target, leased under a fencing generation.
 CREATE TABLE baton.deliveries (
@@ -98,11 +152,15 @@ CREATE TRIGGER fence BEFORE INSERT OR UPDATE OR DELETE ON baton.runs
     FOR EACH ROW EXECUTE FUNCTION baton.fence_row();
 CREATE TRIGGER fence BEFORE INSERT OR UPDATE OR DELETE ON baton.target_bindings
     FOR EACH ROW EXECUTE FUNCTION baton.fence_row();
+CREATE TRIGGER fence BEFORE INSERT OR UPDATE OR DELETE ON baton.stages
+    FOR EACH ROW EXECUTE FUNCTION baton.fence_row();
 CREATE TRIGGER fence_truncate BEFORE TRUNCATE ON baton.deliveries
     FOR EACH STATEMENT EXECUTE FUNCTION baton.refuse_truncate();
 CREATE TRIGGER fence_truncate BEFORE TRUNCATE ON baton.runs
     FOR EACH STATEMENT EXECUTE FUNCTION baton.refuse_truncate();
 CREATE TRIGGER fence_truncate BEFORE TRUNCATE ON baton.target_bindings
+    FOR EACH STATEMENT EXECUTE FUNCTION baton.refuse_truncate();
+CREATE TRIGGER fence_truncate BEFORE TRUNCATE ON baton.stages
     FOR EACH STATEMENT EXECUTE FUNCTION baton.refuse_truncate();
 CREATE TRIGGER state_guard BEFORE UPDATE OR DELETE ON baton.tenants
     FOR EACH ROW EXECUTE FUNCTION baton.tenant_state_guard();
@@ -160,6 +218,50 @@ CREATE FUNCTION baton.reap(max_rows int DEFAULT 1000) RETURNS integer
 
 CREATE FUNCTION baton.delivery(tenant uuid, id bigint) RETURNS baton.deliveries
     LANGUAGE C STABLE AS 'MODULE_PATHNAME', 'baton_delivery';
+
+-- ---------------------------------------------------------------------------
+-- Workflows and runs.
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION baton.define_workflow(name text, definition jsonb) RETURNS integer
+    LANGUAGE C AS 'MODULE_PATHNAME', 'baton_define_workflow';
+CREATE FUNCTION baton.submit(tenant uuid, workflow text, inputs jsonb DEFAULT '{}',
+                             idempotency_key text DEFAULT NULL) RETURNS uuid
+    LANGUAGE C AS 'MODULE_PATHNAME', 'baton_submit';
+CREATE FUNCTION baton.inputs_digest(tenant uuid, run_id uuid) RETURNS text
+    LANGUAGE C STABLE AS 'MODULE_PATHNAME', 'baton_inputs_digest';
+CREATE FUNCTION baton.approve(tenant uuid, run_id uuid, approver text, digest text) RETURNS void
+    LANGUAGE C AS 'MODULE_PATHNAME', 'baton_approve';
+CREATE FUNCTION baton.cancel(tenant uuid, run_id uuid, reason text) RETURNS void
+    LANGUAGE C AS 'MODULE_PATHNAME', 'baton_cancel';
+CREATE FUNCTION baton.acquire_run(tenant uuid, run_id uuid, owner text, lease interval) RETURNS bigint
+    LANGUAGE C AS 'MODULE_PATHNAME', 'baton_acquire_run';
+CREATE FUNCTION baton.acquire_next_run(tenant uuid, workflow text, owner text, lease interval)
+    RETURNS TABLE(run_id uuid, generation bigint)
+    LANGUAGE C ROWS 1 AS 'MODULE_PATHNAME', 'baton_acquire_next_run';
+CREATE FUNCTION baton.renew_run(tenant uuid, run_id uuid, generation bigint, lease interval)
+    RETURNS timestamptz
+    LANGUAGE C AS 'MODULE_PATHNAME', 'baton_renew_run';
+CREATE FUNCTION baton.release_run(tenant uuid, run_id uuid, generation bigint) RETURNS void
+    LANGUAGE C AS 'MODULE_PATHNAME', 'baton_release_run';
+CREATE FUNCTION baton.transition_stage(tenant uuid, run_id uuid, generation bigint,
+                                       previous_stage_id bigint DEFAULT NULL)
+    RETURNS TABLE(kind text, stage_id bigint, stage text, entry_seq int, inputs jsonb,
+                  attempt int, wait_until timestamptz, run_status text)
+    LANGUAGE C ROWS 1 AS 'MODULE_PATHNAME', 'baton_transition_stage';
+CREATE FUNCTION baton.start_stage(tenant uuid, run_id uuid, generation bigint, stage_id bigint)
+    RETURNS jsonb
+    LANGUAGE C AS 'MODULE_PATHNAME', 'baton_start_stage';
+CREATE FUNCTION baton.complete_stage(tenant uuid, run_id uuid, generation bigint, stage_id bigint,
+                                     result jsonb DEFAULT '{}') RETURNS void
+    LANGUAGE C AS 'MODULE_PATHNAME', 'baton_complete_stage';
+CREATE FUNCTION baton.fail_stage(tenant uuid, run_id uuid, generation bigint, stage_id bigint,
+                                 error text, retry_in interval DEFAULT NULL) RETURNS timestamptz
+    LANGUAGE C AS 'MODULE_PATHNAME', 'baton_fail_stage';
+CREATE FUNCTION baton.run(tenant uuid, run_id uuid) RETURNS baton.runs
+    LANGUAGE C STABLE AS 'MODULE_PATHNAME', 'baton_run';
+CREATE FUNCTION baton.run_history(tenant uuid, run_id uuid) RETURNS SETOF baton.stages
+    LANGUAGE C STABLE ROWS 20 AS 'MODULE_PATHNAME', 'baton_run_history';
 
 -- Per tenant and target: counts by status, the oldest pending age, expired leases.
 CREATE VIEW baton.delivery_stats AS

@@ -1,5 +1,7 @@
 // The module: Postgres' magic block, _PG_init and the GUCs.
 #include "core/limits.hpp"
+#include "core/tenant.hpp"
+#include "pg/fence.hpp"
 #include "pg/postgres.hpp"
 #include "pg/settings.hpp"
 
@@ -24,6 +26,7 @@ void _PG_init(void) {
                              nullptr, &baton::settings::notify, true, PGC_USERSET, 0, nullptr, nullptr,
                              nullptr);
     MarkGUCPrefixReserved("baton");
+    baton::pg::fence::init();
 }
 
 }  // extern "C"

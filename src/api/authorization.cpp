@@ -22,29 +22,42 @@ pg::KeptPlan g_bind = {
     "ON CONFLICT (tenant, target) DO UPDATE SET role = EXCLUDED.role",
     3, {UUIDOID, TEXTOID, REGROLEOID}, nullptr};
 
-// What each kind of role may execute (beyond USAGE on the schema).
+// What producers and workers may execute (beyond USAGE on the schema). Admins may
+// execute every function but the grant_* helpers and the trigger functions.
 constexpr const char* kProducerFunctions =
-    "baton.enqueue, baton.enqueue_batch, baton.delivery, baton.tenant_write_allowed";
+    "baton.enqueue, baton.enqueue_batch, baton.delivery, baton.tenant_write_allowed, "
+    "baton.submit, baton.inputs_digest, baton.run, baton.run_history";
 constexpr const char* kWorkerFunctions =
     "baton.claim, baton.renew, baton.finish, baton.retry, baton.reap, baton.delivery, "
-    "baton.tenant_write_allowed";
+    "baton.tenant_write_allowed, baton.acquire_run, baton.acquire_next_run, baton.renew_run, "
+    "baton.release_run, baton.transition_stage, baton.start_stage, baton.complete_stage, "
+    "baton.fail_stage, baton.run, baton.run_history";
+// Every function of the schema an admin gets, read from the catalog so that a function
+// added later cannot be forgotten.
 constexpr const char* kAdminFunctions =
-    "baton.create_tenant, baton.set_tenant_state, baton.tenant_write_allowed, baton.bind_target, "
-    "baton.enqueue, baton.enqueue_batch, baton.claim, baton.renew, baton.finish, baton.retry, "
-    "baton.reap, baton.delivery";
+    "SELECT pg_catalog.string_agg(p.oid::pg_catalog.regprocedure::pg_catalog.text, ', ') "
+    "FROM pg_catalog.pg_proc p WHERE p.pronamespace OPERATOR(pg_catalog.=) "
+    "'baton'::pg_catalog.regnamespace "
+    "AND p.prorettype OPERATOR(pg_catalog.<>) 'pg_catalog.trigger'::pg_catalog.regtype "
+    "AND NOT p.proname OPERATOR(pg_catalog.~~) 'grant\\_%'";
 constexpr const char* kAdminViews = "baton.delivery_stats";
 
 // Grants USAGE on the schema, EXECUTE on functions and SELECT on views to role.
-void grant(FunctionCallInfo fcinfo, const char* functions, const char* views) {
+// `functions` is a list, or (for admins) a query that returns one.
+void grant(FunctionCallInfo fcinfo, const char* functions, bool list_is_query, const char* views) {
     pg::require(fcinfo, 0, "role");
     Oid role = PG_GETARG_OID(0);
     pg::auth::require_role_exists(role);
     const char* name = pg::guard([role] { return quote_identifier(GetUserNameFromId(role, false)); });
     std::string to = std::string(" TO ") + name;
+    pg::Spi spi;
+    if (list_is_query) {
+        spi.exec(functions);
+        functions = spi.cstring_at(0, 1);
+    }
     std::string usage = "GRANT USAGE ON SCHEMA baton" + to;
     std::string execute = std::string("GRANT EXECUTE ON FUNCTION ") + functions + to;
     std::string select = views ? std::string("GRANT SELECT ON ") + views + to : std::string();
-    pg::Spi spi;
     spi.exec(usage.c_str());
     spi.exec(execute.c_str());
     if (views) spi.exec(select.c_str());
@@ -67,17 +80,17 @@ Datum bind_target(FunctionCallInfo fcinfo, Oid) {
 }
 
 Datum grant_producer(FunctionCallInfo fcinfo, Oid) {
-    grant(fcinfo, kProducerFunctions, nullptr);
+    grant(fcinfo, kProducerFunctions, false, nullptr);
     PG_RETURN_VOID();
 }
 
 Datum grant_worker(FunctionCallInfo fcinfo, Oid) {
-    grant(fcinfo, kWorkerFunctions, nullptr);
+    grant(fcinfo, kWorkerFunctions, false, nullptr);
     PG_RETURN_VOID();
 }
 
 Datum grant_admin(FunctionCallInfo fcinfo, Oid) {
-    grant(fcinfo, kAdminFunctions, kAdminViews);
+    grant(fcinfo, kAdminFunctions, true, kAdminViews);
     PG_RETURN_VOID();
 }
 

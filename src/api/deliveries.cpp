@@ -6,10 +6,12 @@
 // core's state machine says what the caller is owed (DU008, DU001, DU007 or the stored
 // answer).
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "core/delivery.hpp"
 #include "core/error.hpp"
+#include "core/json.hpp"
 #include "core/limits.hpp"
 #include "core/tenant.hpp"
 #include "pg/args.hpp"
@@ -225,13 +227,6 @@ Oid bound_role(pg::Spi& spi, pg_uuid_t* tenant, text* target) {
     return spi.oid_at(0, 1);
 }
 
-// The lease interval argument, checked.
-Interval* lease_arg(FunctionCallInfo fcinfo, int n) {
-    Interval* lease = pg::interval_arg(fcinfo, n, "lease");
-    delivery::check_lease_usec(pg::interval_usec(lease));
-    return lease;
-}
-
 // A row read by g_row / g_row_for_update, with its target and bound role.
 struct StoredRow {
     delivery::Row row;
@@ -370,11 +365,11 @@ Item read_batch_item(JsonbValue* element) {
         if (!f.present) return fallback;
         if (f.value.type != jbvNumeric) throw_invalid_argument("items", std::string(key) + " is a JSON number.");
         Numeric n = f.value.val.numeric;
-        try {
-            return pg::guard([n] { return DatumGetInt32(DirectFunctionCall1(numeric_int4, NumericGetDatum(n))); });
-        } catch (const pg::PgError&) {
+        char* digits = pg::guard([n] { return DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(n))); });
+        std::optional<std::int64_t> v = json::as_int64(json::make_number(digits));
+        if (!v || *v < INT32_MIN || *v > INT32_MAX)
             throw_invalid_argument("items", std::string(key) + " is an integer in the range of int4.");
-        }
+        return static_cast<std::int32_t>(*v);
     };
     // Parses text with a type's input function, reporting its failure as 22023.
     auto parse = [](const char* key, char* value, PGFunction in) -> Datum {
@@ -452,10 +447,11 @@ Datum enqueue_batch(FunctionCallInfo fcinfo, Oid) {
 Datum claim(FunctionCallInfo fcinfo, Oid caller) {
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     text* target = pg::text_arg(fcinfo, 1, "target");
-    Interval* lease = lease_arg(fcinfo, 2);
+    Interval* lease = pg::interval_arg(fcinfo, 2, "lease");
     std::int32_t max_items = pg::int32_arg(fcinfo, 3, "max_items");
     Jsonb* expected = PG_ARGISNULL(4) ? nullptr : pg::jsonb_arg(fcinfo, 4, "expected");
     delivery::check_target_chars(pg::text_chars(target));
+    delivery::check_lease_usec(pg::interval_usec(lease));
     delivery::check_max_items(max_items);
     if (expected != nullptr) {
         pg::check_object_argument("expected", expected);
@@ -484,7 +480,8 @@ Datum claim(FunctionCallInfo fcinfo, Oid caller) {
 // generation to now() + lease; returns the new lease_until.
 Datum renew(FunctionCallInfo fcinfo, Oid caller) {
     LeaseCall call = lease_call_args(fcinfo);
-    Interval* lease = lease_arg(fcinfo, 3);
+    Interval* lease = pg::interval_arg(fcinfo, 3, "lease");
+    delivery::check_lease_usec(pg::interval_usec(lease));
     pg::fence::require_writable(call.tenant);
     pg::Spi spi;
     Datum values[4] = {UUIDPGetDatum(call.tenant), Int64GetDatum(call.id), Int64GetDatum(call.generation),

@@ -1,5 +1,5 @@
 // Tenant states and the moves between them, free of Postgres.
-// active <-> quiescing <-> fenced, any -> deleted; deleted is final.
+// Any state may move to any other, except that deleted is final.
 #pragma once
 #ifdef POSTGRES_H
 #error "core headers are included before postgres.h (its macros rename libc functions)"

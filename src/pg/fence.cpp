@@ -49,8 +49,15 @@ const Check* cached(const pg_uuid_t* tenant) {
 }
 
 void remember(const pg_uuid_t* tenant, Check check) {
-    CacheEntry& e = g_cache[g_cache_next];
-    g_cache_next = (g_cache_next + 1) % kCacheSize;
+    // Overwrite this tenant's entry if there is one, so no older read can outlive it.
+    CacheEntry* slot = nullptr;
+    for (CacheEntry& e : g_cache)
+        if (std::memcmp(&e.tenant, tenant, sizeof *tenant) == 0) slot = &e;
+    if (slot == nullptr) {
+        slot = &g_cache[g_cache_next];
+        g_cache_next = (g_cache_next + 1) % kCacheSize;
+    }
+    CacheEntry& e = *slot;
     e.tenant = *tenant;
     e.lxid = BATON_MY_LXID;
     e.epoch = g_epoch;
@@ -84,7 +91,15 @@ Check share_lock_and_read(const pg_uuid_t* tenant, bool wait) {
     return check;
 }
 
+// A subtransaction that aborts may have changed a tenant's state (rolled back now) or
+// read one under a lock it has now released: forget every cached read.
+void forget_on_subabort(SubXactEvent event, SubTransactionId, SubTransactionId, void*) {
+    if (event == SUBXACT_EVENT_ABORT_SUB) g_epoch++;
+}
+
 }  // namespace
+
+void init() { RegisterSubXactCallback(forget_on_subabort, nullptr); }
 
 char* tenant_text(const pg_uuid_t* tenant) {
     return guard([tenant] {

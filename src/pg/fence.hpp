@@ -37,6 +37,8 @@ bool try_writable(const pg_uuid_t* tenant);
 void lock_exclusive(const pg_uuid_t* tenant);
 // The tenant's state as this transaction's snapshot sees it (no lock); kMissing if absent.
 Check read(const pg_uuid_t* tenant);
+// Registers the callback that keeps the cache of reads honest (from _PG_init).
+void init();
 // The tenant as text, for messages (palloc'd).
 char* tenant_text(const pg_uuid_t* tenant);
 

@@ -13,11 +13,13 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "commands/async.h"
 #include "commands/trigger.h"
+#include "common/hashfn.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "parser/parse_func.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
@@ -28,6 +30,7 @@ extern "C" {
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/regproc.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
@@ -40,4 +43,11 @@ extern "C" {
 #define BATON_MY_LXID (MyProc->vxid.lxid)
 #else
 #define BATON_MY_LXID (MyProc->lxid)
+#endif
+
+// stringToQualifiedNameList gained a soft-error argument in PostgreSQL 16.
+#if PG_VERSION_NUM >= 160000
+#define BATON_QUALIFIED_NAME_LIST(s) stringToQualifiedNameList((s), nullptr)
+#else
+#define BATON_QUALIFIED_NAME_LIST(s) stringToQualifiedNameList(s)
 #endif

@@ -1,0 +1,127 @@
+// Workflow definitions: define_workflow.
+#include <string>
+
+#include "core/definition.hpp"
+#include "core/delivery.hpp"
+#include "core/error.hpp"
+#include "core/json.hpp"
+#include "core/run.hpp"
+#include "pg/args.hpp"
+#include "pg/workflow_store.hpp"
+
+namespace baton::api {
+
+namespace {
+
+// The third key of the advisory lock that serializes definitions of one name.
+constexpr uint16 kDefineLockKey = 0x0BA8;
+
+pg::KeptPlan g_latest_definition = {
+    "SELECT w.version, w.definition OPERATOR(pg_catalog.=) $2 FROM baton.workflows w "
+    "WHERE w.name OPERATOR(pg_catalog.=) $1 ORDER BY w.version DESC LIMIT 1",
+    2, {TEXTOID, JSONBOID}, nullptr};
+
+pg::KeptPlan g_insert_definition = {
+    "INSERT INTO baton.workflows (name, version, definition, decide) VALUES ($1, $2, $3, $4)",
+    4, {TEXTOID, INT4OID, JSONBOID, REGPROCEDUREOID}, nullptr};
+
+// Refuses (22023) what only the server can judge: each retry_delay reads as an interval
+// of zero to 365 days, and each `when` as a jsonpath.
+void check_with_server(const definition::Definition& def) {
+    for (const definition::StageDef& stage : def.stages) {
+        const char* delay = stage.retry_delay.c_str();
+        std::int64_t usec = -1;
+        try {
+            usec = pg::guard([delay] {
+                Datum iv = DirectFunctionCall3(interval_in, CStringGetDatum(delay), ObjectIdGetDatum(InvalidOid),
+                                               Int32GetDatum(-1));
+                return pg::interval_usec(DatumGetIntervalP(iv));
+            });
+        } catch (const pg::PgError&) {
+        }
+        try {
+            delivery::check_delay_usec(usec);
+        } catch (const Error&) {
+            throw Error(SqlState::kInvalidParameterValue, "invalid workflow definition",
+                        "Stage \"" + stage.name + "\" has retry_delay \"" + json::excerpt(stage.retry_delay) +
+                            "\"; it must read as an interval of zero to 365 days.");
+        }
+        for (const definition::NextEntry& entry : stage.next) {
+            if (entry.when.empty()) continue;
+            const char* path = entry.when.c_str();
+            try {
+                pg::guard([path] { (void)DirectFunctionCall1(jsonpath_in, CStringGetDatum(path)); });
+            } catch (const pg::PgError& e) {
+                throw Error(SqlState::kInvalidParameterValue, "invalid workflow definition",
+                            "Stage \"" + stage.name + "\" has a `when` that is not a jsonpath: " +
+                                json::excerpt(entry.when) + " (" + e.what() + ").");
+            }
+        }
+    }
+}
+
+// The function a definition's decide names: it must exist as name(jsonb) RETURNS jsonb.
+Oid resolve_decide(const std::string& name) {
+    const char* cname = name.c_str();
+    Oid fn = InvalidOid;
+    try {
+        fn = pg::guard([cname] {
+            List* names = BATON_QUALIFIED_NAME_LIST(cname);
+            Oid argtypes[1] = {JSONBOID};
+            return LookupFuncName(names, 1, argtypes, true);
+        });
+    } catch (const pg::PgError&) {
+        fn = InvalidOid;
+    }
+    if (fn == InvalidOid)
+        throw Error(SqlState::kInvalidParameterValue, "invalid workflow definition",
+                    "decide names \"" + json::excerpt(name) + "\", but no function " + json::excerpt(name) +
+                        "(jsonb) exists.");
+    Oid rettype = pg::guard([fn] { return get_func_rettype(fn); });
+    bool retset = pg::guard([fn] { return get_func_retset(fn); });
+    if (rettype != JSONBOID || retset)
+        throw Error(SqlState::kInvalidParameterValue, "invalid workflow definition",
+                    "decide function \"" + json::excerpt(name) + "\" must return a single jsonb.");
+    return fn;
+}
+
+// baton.define_workflow(name, definition): validates the definition and stores it as
+// the workflow's next version; an identical definition returns the latest version.
+Datum define_workflow(FunctionCallInfo fcinfo, Oid) {
+    text* name = pg::text_arg(fcinfo, 0, "name");
+    Jsonb* definition = pg::jsonb_arg(fcinfo, 1, "definition");
+    run::check_name("name", pg::text_chars(name));
+    pg::check_object_argument("definition", definition);
+    definition::Definition def = definition::parse_definition(pg::jsonb_value(definition));
+    check_with_server(def);
+    Oid decide = def.decide.empty() ? InvalidOid : resolve_decide(def.decide);
+
+    // One definer of a name at a time, so two new versions never collide.
+    std::string_view n = pg::text_view(name);
+    uint32 hash = pg::guard([n] { return static_cast<uint32>(hash_bytes(reinterpret_cast<const unsigned char*>(n.data()), static_cast<int>(n.size()))); });
+    pg::guard([hash] {
+        LOCKTAG tag;
+        SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, hash, 0, kDefineLockKey);
+        (void)LockAcquire(&tag, ExclusiveLock, false, false);
+    });
+
+    pg::Spi spi;
+    Datum values[4] = {PointerGetDatum(name), JsonbPGetDatum(definition), 0, ObjectIdGetDatum(decide)};
+    int version = 1;
+    if (spi.run(g_latest_definition, values, nullptr) == 1) {
+        if (spi.bool_at(0, 2)) PG_RETURN_INT32(spi.int32_at(0, 1));
+        version = spi.int32_at(0, 1) + 1;
+    }
+    Datum insert[4] = {PointerGetDatum(name), Int32GetDatum(version), JsonbPGetDatum(definition),
+                       ObjectIdGetDatum(decide)};
+    char nulls[5] = "    ";
+    if (decide == InvalidOid) nulls[3] = 'n';
+    spi.run(g_insert_definition, insert, nulls);
+    PG_RETURN_INT32(version);
+}
+
+}  // namespace
+
+}  // namespace baton::api
+
+BATON_FUNCTION(baton_define_workflow, baton::api::define_workflow)

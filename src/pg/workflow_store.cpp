@@ -1,0 +1,54 @@
+// Workflow definitions (see workflow_store.hpp).
+#include <string>
+
+#include "core/definition.hpp"
+#include "core/error.hpp"
+#include "core/json.hpp"
+#include "pg/args.hpp"
+#include "pg/workflow_store.hpp"
+
+namespace baton::pg {
+
+namespace {
+
+KeptPlan g_latest = {
+    "SELECT w.version, w.definition, w.decide FROM baton.workflows w "
+    "WHERE w.name OPERATOR(pg_catalog.=) $1 ORDER BY w.version DESC LIMIT 1",
+    1, {TEXTOID}, nullptr};
+
+KeptPlan g_version = {
+    "SELECT w.version, w.definition, w.decide FROM baton.workflows w "
+    "WHERE w.name OPERATOR(pg_catalog.=) $1 AND w.version OPERATOR(pg_catalog.=) $2",
+    2, {TEXTOID, INT4OID}, nullptr};
+
+}  // namespace
+
+char* jsonb_text(const Jsonb* jb) {
+    return guard([jb] {
+        return JsonbToCString(nullptr, const_cast<JsonbContainer*>(&jb->root), VARSIZE(jb));
+    });
+}
+
+json::Value jsonb_value(const Jsonb* jb) { return json::parse(jsonb_text(jb)); }
+
+Datum jsonb_datum(const std::string& text) {
+    const char* s = text.c_str();
+    return guard([s] { return DirectFunctionCall1(jsonb_in, CStringGetDatum(s)); });
+}
+
+Workflow load_workflow(Spi& spi, text* name, int version) {
+    Datum values[2] = {PointerGetDatum(name), Int32GetDatum(version)};
+    std::uint64_t n = version == 0 ? spi.run(g_latest, values, nullptr) : spi.run(g_version, values, nullptr);
+    if (n == 0)
+        throw Error(SqlState::kNotFound, "workflow \"" + std::string(text_view(name)) + "\" does not exist",
+                    version == 0 ? "No version of it has been defined."
+                                 : "Version " + std::to_string(version) + " of it has not been defined.",
+                    "Define it with baton.define_workflow().");
+    bool isnull = false;
+    Datum def = spi.value(0, 2, &isnull);
+    Jsonb* jb = guard([def] { return DatumGetJsonbP(def); });
+    Workflow wf{spi.int32_at(0, 1), definition::parse_definition(jsonb_value(jb)), spi.oid_at(0, 3)};
+    return wf;
+}
+
+}  // namespace baton::pg
