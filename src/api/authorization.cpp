@@ -54,6 +54,7 @@ void grant(FunctionCallInfo fcinfo, const char* functions, bool list_is_query, c
     if (list_is_query) {
         spi.exec(functions);
         functions = spi.cstring_at(0, 1);
+        if (functions == nullptr) throw Error(SqlState::kInternal, "pg_baton found none of its functions");
     }
     std::string usage = "GRANT USAGE ON SCHEMA baton" + to;
     std::string execute = std::string("GRANT EXECUTE ON FUNCTION ") + functions + to;
