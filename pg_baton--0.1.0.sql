@@ -95,6 +95,45 @@ CREATE TABLE baton.stages (
     FOREIGN KEY (tenant, run_id) REFERENCES baton.runs (tenant, id) ON DELETE CASCADE
 );
 
+-- Step entries outside the workflow engine: the n-th entry of a subject into a step.
+CREATE TABLE baton.step_entries (
+    tenant     uuid        NOT NULL,
+    id         bigint      NOT NULL DEFAULT nextval('baton.entry_id_seq'),
+    subject    text        NOT NULL,
+    step       text        NOT NULL,
+    entry_seq  integer     NOT NULL CHECK (entry_seq >= 1),
+    digest     text        NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (tenant, id),
+    UNIQUE (tenant, subject, step, entry_seq)
+);
+
+-- At-most-once markers: one row per action (position) run on one step entry. A marker
+-- of a stage records its run and the owner's generation when it was claimed, so a
+-- takeover can find the actions left in doubt.
+CREATE TABLE baton.markers (
+    tenant              uuid        NOT NULL,
+    entry_id            bigint      NOT NULL,
+    "position"          integer     NOT NULL CHECK ("position" >= 0),
+    kind                text        NOT NULL,
+    operation_id        text,
+    state               text        NOT NULL DEFAULT 'in_progress'
+                        CHECK (state IN ('in_progress', 'done', 'failed', 'retry')),
+    error               text,
+    run_id              uuid,
+    generation          bigint,
+    claims              integer     NOT NULL DEFAULT 1,
+    resolved_generation bigint,
+    claimed_at          timestamptz NOT NULL DEFAULT now(),
+    completed_at        timestamptz,
+    PRIMARY KEY (tenant, entry_id, "position"),
+    FOREIGN KEY (tenant, run_id) REFERENCES baton.runs (tenant, id) ON DELETE CASCADE
+);
+
+-- What markers_in_doubt scans: the markers of one run still in progress.
+CREATE INDEX markers_in_progress ON baton.markers (tenant, run_id)
+    WHERE state = 'in_progress' AND run_id IS NOT NULL;
+
 -- At most one current stage per run: the transition finds it in one index probe, and
 -- a second current stage cannot be written by any path.
 CREATE UNIQUE INDEX stages_current ON baton.stages (tenant, run_id) WHERE is_current;
@@ -154,6 +193,10 @@ CREATE TRIGGER fence BEFORE INSERT OR UPDATE OR DELETE ON baton.target_bindings
     FOR EACH ROW EXECUTE FUNCTION baton.fence_row();
 CREATE TRIGGER fence BEFORE INSERT OR UPDATE OR DELETE ON baton.stages
     FOR EACH ROW EXECUTE FUNCTION baton.fence_row();
+CREATE TRIGGER fence BEFORE INSERT OR UPDATE OR DELETE ON baton.markers
+    FOR EACH ROW EXECUTE FUNCTION baton.fence_row();
+CREATE TRIGGER fence BEFORE INSERT OR UPDATE OR DELETE ON baton.step_entries
+    FOR EACH ROW EXECUTE FUNCTION baton.fence_row();
 CREATE TRIGGER fence_truncate BEFORE TRUNCATE ON baton.deliveries
     FOR EACH STATEMENT EXECUTE FUNCTION baton.refuse_truncate();
 CREATE TRIGGER fence_truncate BEFORE TRUNCATE ON baton.runs
@@ -161,6 +204,10 @@ CREATE TRIGGER fence_truncate BEFORE TRUNCATE ON baton.runs
 CREATE TRIGGER fence_truncate BEFORE TRUNCATE ON baton.target_bindings
     FOR EACH STATEMENT EXECUTE FUNCTION baton.refuse_truncate();
 CREATE TRIGGER fence_truncate BEFORE TRUNCATE ON baton.stages
+    FOR EACH STATEMENT EXECUTE FUNCTION baton.refuse_truncate();
+CREATE TRIGGER fence_truncate BEFORE TRUNCATE ON baton.markers
+    FOR EACH STATEMENT EXECUTE FUNCTION baton.refuse_truncate();
+CREATE TRIGGER fence_truncate BEFORE TRUNCATE ON baton.step_entries
     FOR EACH STATEMENT EXECUTE FUNCTION baton.refuse_truncate();
 CREATE TRIGGER state_guard BEFORE UPDATE OR DELETE ON baton.tenants
     FOR EACH ROW EXECUTE FUNCTION baton.tenant_state_guard();
@@ -262,6 +309,31 @@ CREATE FUNCTION baton.run(tenant uuid, run_id uuid) RETURNS baton.runs
     LANGUAGE C STABLE AS 'MODULE_PATHNAME', 'baton_run';
 CREATE FUNCTION baton.run_history(tenant uuid, run_id uuid) RETURNS SETOF baton.stages
     LANGUAGE C STABLE ROWS 20 AS 'MODULE_PATHNAME', 'baton_run_history';
+
+-- ---------------------------------------------------------------------------
+-- Step entries and at-most-once markers.
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION baton.enter_step(tenant uuid, subject text, step text, digest text)
+    RETURNS TABLE(entry_id bigint, entry_seq int)
+    LANGUAGE C ROWS 1 AS 'MODULE_PATHNAME', 'baton_enter_step';
+CREATE FUNCTION baton.claim_marker(tenant uuid, entry_id bigint, "position" int, kind text,
+                                   operation_id text DEFAULT NULL) RETURNS boolean
+    LANGUAGE C AS 'MODULE_PATHNAME', 'baton_claim_marker';
+CREATE FUNCTION baton.complete_marker(tenant uuid, entry_id bigint, "position" int, state text,
+                                      error text DEFAULT NULL) RETURNS boolean
+    LANGUAGE C AS 'MODULE_PATHNAME', 'baton_complete_marker';
+CREATE FUNCTION baton.marker(tenant uuid, entry_id bigint, "position" int)
+    RETURNS TABLE(state text, error text, kind text, operation_id text,
+                  claimed_at timestamptz, completed_at timestamptz)
+    LANGUAGE C STABLE ROWS 1 AS 'MODULE_PATHNAME', 'baton_marker';
+CREATE FUNCTION baton.markers_in_doubt(tenant uuid, run_id uuid)
+    RETURNS TABLE(entry_id bigint, "position" int, stage text, kind text, operation_id text,
+                  generation bigint, claimed_at timestamptz)
+    LANGUAGE C STABLE ROWS 10 AS 'MODULE_PATHNAME', 'baton_markers_in_doubt';
+CREATE FUNCTION baton.resolve_marker(tenant uuid, entry_id bigint, "position" int,
+                                     generation bigint, outcome text) RETURNS void
+    LANGUAGE C AS 'MODULE_PATHNAME', 'baton_resolve_marker';
 
 -- Per tenant and target: counts by status, the oldest pending age, expired leases.
 CREATE VIEW baton.delivery_stats AS

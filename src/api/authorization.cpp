@@ -31,7 +31,8 @@ constexpr const char* kWorkerFunctions =
     "baton.claim, baton.renew, baton.finish, baton.retry, baton.reap, baton.delivery, "
     "baton.tenant_write_allowed, baton.acquire_run, baton.acquire_next_run, baton.renew_run, "
     "baton.release_run, baton.transition_stage, baton.start_stage, baton.complete_stage, "
-    "baton.fail_stage, baton.run, baton.run_history";
+    "baton.fail_stage, baton.run, baton.run_history, baton.enter_step, baton.claim_marker, "
+    "baton.complete_marker, baton.marker, baton.markers_in_doubt, baton.resolve_marker";
 // Every function of the schema an admin gets, read from the catalog so that a function
 // added later cannot be forgotten.
 constexpr const char* kAdminFunctions =

@@ -132,7 +132,7 @@ struct Acquirer {
 
 Acquirer acquirer_args(FunctionCallInfo fcinfo, int owner_arg, int lease_arg) {
     Acquirer a{pg::text_arg(fcinfo, owner_arg, "owner"), pg::interval_arg(fcinfo, lease_arg, "lease")};
-    run::check_name("owner", pg::text_chars(a.owner));
+    check_label("owner", pg::text_chars(a.owner));
     delivery::check_lease_usec(pg::interval_usec(a.lease));
     return a;
 }
@@ -150,7 +150,7 @@ Datum submit(FunctionCallInfo fcinfo, Oid) {
     Jsonb* inputs = pg::jsonb_arg(fcinfo, 2, "inputs");
     text* key = PG_ARGISNULL(3) ? nullptr : PG_GETARG_TEXT_PP(3);
     pg::check_object_argument("inputs", inputs);
-    if (key != nullptr) run::check_name("idempotency_key", pg::text_chars(key));
+    if (key != nullptr) check_label("idempotency_key", pg::text_chars(key));
     pg::fence::require_writable(tenant);
     pg::Spi spi;
     pg::Workflow wf = pg::load_workflow(spi, workflow, 0);
@@ -197,7 +197,7 @@ Datum approve(FunctionCallInfo fcinfo, Oid) {
     pg_uuid_t* run_id = pg::uuid_arg(fcinfo, 1, "run_id");
     text* approver = pg::text_arg(fcinfo, 2, "approver");
     text* digest = pg::text_arg(fcinfo, 3, "digest");
-    run::check_name("approver", pg::text_chars(approver));
+    check_label("approver", pg::text_chars(approver));
     pg::fence::require_writable(tenant);
     pg::Spi spi;
     Datum key[3] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id), PointerGetDatum(approver)};

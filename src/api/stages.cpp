@@ -225,7 +225,7 @@ const definition::StageDef& stage_def(const definition::Definition& def, const c
     const definition::StageDef* s = def.stage(name);
     if (s == nullptr)
         throw Error(SqlState::kCorruptHistory, "history of run is corrupt",
-                    "The current stage \"" + json::excerpt(name) + "\" is not a stage of the run's workflow version.");
+                    "The current stage " + json::excerpt(name) + " is not a stage of the run's workflow version.");
     return *s;
 }
 
@@ -295,6 +295,9 @@ Outcome decide_and_switch(pg::Spi& spi, const OwnerCall& call, const LockedRun& 
     if (wf.decide != InvalidOid) {
         Jsonb* returned = call_decide(wf.decide, caller, context);
         has_value = returned != nullptr;
+        if (has_value && pg::jsonb_bytes(returned) > pg::max_payload_bytes())
+            throw Error(SqlState::kTransitionNotAllowed, "decision for stage \"" + from_name + "\" is malformed",
+                        "The decision is larger than baton.max_payload_bytes.");
         if (has_value) {
             try {
                 decision_value = pg::jsonb_value(returned);

@@ -43,8 +43,8 @@ void check_with_server(const definition::Definition& def) {
             delivery::check_delay_usec(usec);
         } catch (const Error&) {
             throw Error(SqlState::kInvalidParameterValue, "invalid workflow definition",
-                        "Stage \"" + stage.name + "\" has retry_delay \"" + json::excerpt(stage.retry_delay) +
-                            "\"; it must read as an interval of zero to 365 days.");
+                        "Stage \"" + stage.name + "\" has retry_delay " + json::excerpt(stage.retry_delay) +
+                            "; it must read as an interval of zero to 365 days.");
         }
         for (const definition::NextEntry& entry : stage.next) {
             if (entry.when.empty()) continue;
@@ -75,13 +75,13 @@ Oid resolve_decide(const std::string& name) {
     }
     if (fn == InvalidOid)
         throw Error(SqlState::kInvalidParameterValue, "invalid workflow definition",
-                    "decide names \"" + json::excerpt(name) + "\", but no function " + json::excerpt(name) +
+                    "decide names " + json::excerpt(name) + ", but no function " + json::excerpt(name) +
                         "(jsonb) exists.");
     Oid rettype = pg::guard([fn] { return get_func_rettype(fn); });
     bool retset = pg::guard([fn] { return get_func_retset(fn); });
     if (rettype != JSONBOID || retset)
         throw Error(SqlState::kInvalidParameterValue, "invalid workflow definition",
-                    "decide function \"" + json::excerpt(name) + "\" must return a single jsonb.");
+                    "decide function " + json::excerpt(name) + " must return a single jsonb.");
     return fn;
 }
 
@@ -90,7 +90,7 @@ Oid resolve_decide(const std::string& name) {
 Datum define_workflow(FunctionCallInfo fcinfo, Oid) {
     text* name = pg::text_arg(fcinfo, 0, "name");
     Jsonb* definition = pg::jsonb_arg(fcinfo, 1, "definition");
-    run::check_name("name", pg::text_chars(name));
+    check_label("name", pg::text_chars(name));
     pg::check_object_argument("definition", definition);
     definition::Definition def = definition::parse_definition(pg::jsonb_value(definition));
     check_with_server(def);

@@ -15,4 +15,10 @@ void throw_invalid_argument(const char* argument, std::string detail) {
                 std::move(detail));
 }
 
+void check_label(const char* argument, std::int64_t chars) {
+    if (chars < 1 || chars > 200)
+        throw_invalid_argument(argument, std::string(argument) + " has 1 to 200 characters; this one has " +
+                                             std::to_string(chars) + ".");
+}
+
 }  // namespace baton

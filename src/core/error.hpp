@@ -6,6 +6,7 @@
 #error "core headers are included before postgres.h (its macros rename libc functions)"
 #endif
 
+#include <cstdint>
 #include <exception>
 #include <string>
 #include <utility>
@@ -41,5 +42,9 @@ private:
 
 // Throws 22023 with a message naming the argument and a detail saying what was expected.
 [[noreturn]] void throw_invalid_argument(const char* argument, std::string detail);
+
+// Throws 22023 unless a name-like argument (a workflow, owner, approver, subject, step,
+// kind, key...) has 1 to 200 characters.
+void check_label(const char* argument, std::int64_t chars);
 
 }  // namespace baton

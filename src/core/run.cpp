@@ -123,10 +123,5 @@ void check_settle(Status run, StageStatus stage, bool is_current, const char* ca
                     std::string(call) + " applies to a running stage; start it with baton.start_stage().");
 }
 
-void check_name(const char* argument, long long chars) {
-    if (chars < 1 || chars > 200)
-        throw_invalid_argument(argument, std::string(argument) + " has 1 to 200 characters; this one has " +
-                                             std::to_string(chars) + ".");
-}
 
 }  // namespace baton::run

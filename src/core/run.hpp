@@ -55,7 +55,5 @@ void check_start(Status run, StageStatus stage, bool is_current, bool before_ret
 // otherwise. (A repeated complete_stage with the same result is handled by the caller.)
 void check_settle(Status run, StageStatus stage, bool is_current, const char* call);
 
-// Owner names and approvers: 1 to 200 characters.
-void check_name(const char* argument, long long chars);
 
 }  // namespace baton::run

@@ -51,7 +51,7 @@ std::uint64_t Spi::run_latest(KeptPlan& plan, const Datum* values, const char* n
     SPIPlanPtr p = plan.get();
     int rc = guard([p, values, nulls] {
         return SPI_execute_snapshot(p, const_cast<Datum*>(values), nulls, GetLatestSnapshot(),
-                                    InvalidSnapshot, false, false, 0);
+                                    InvalidSnapshot, false, true, 0);
     });
     if (rc < 0) {
         const char* sql = plan.sql;

@@ -36,7 +36,8 @@ public:
     // Executes plan with values/nulls (nulls: ' ' or 'n' per argument); returns the row count.
     std::uint64_t run(KeptPlan& plan, const Datum* values, const char* nulls, long limit = 0);
     // The same, reading the latest committed data (and this transaction's own writes)
-    // rather than the statement's snapshot: for the fence, under REPEATABLE READ too.
+    // rather than the transaction's snapshot: for the fence and for numbering entries
+    // under a lock, under REPEATABLE READ too. Triggers fire as usual.
     std::uint64_t run_latest(KeptPlan& plan, const Datum* values, const char* nulls);
     // Executes a one-off utility or query string (no parameters).
     void exec(const char* sql);

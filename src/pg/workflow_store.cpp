@@ -1,4 +1,5 @@
 // Workflow definitions (see workflow_store.hpp).
+#include <cstring>
 #include <string>
 
 #include "core/definition.hpp"
@@ -29,7 +30,12 @@ char* jsonb_text(const Jsonb* jb) {
     });
 }
 
-json::Value jsonb_value(const Jsonb* jb) { return json::parse(jsonb_text(jb)); }
+json::Value jsonb_value(const Jsonb* jb) {
+    // The core reads UTF-8; convert from the server encoding (a no-op in UTF8 databases).
+    char* text = jsonb_text(jb);
+    char* utf8 = guard([text] { return pg_server_to_any(text, static_cast<int>(strlen(text)), PG_UTF8); });
+    return json::parse(utf8);
+}
 
 Datum jsonb_datum(const std::string& text) {
     const char* s = text.c_str();

@@ -1,0 +1,68 @@
+// Rules of at-most-once markers (see marker.hpp).
+#include "core/marker.hpp"
+
+#include <string>
+
+#include "core/error.hpp"
+
+namespace baton::marker {
+
+std::optional<State> parse_state(std::string_view text) {
+    if (text == "in_progress") return State::kInProgress;
+    if (text == "done") return State::kDone;
+    if (text == "failed") return State::kFailed;
+    if (text == "retry") return State::kRetry;
+    return std::nullopt;
+}
+
+const char* state_name(State s) {
+    switch (s) {
+        case State::kInProgress: return "in_progress";
+        case State::kDone: return "done";
+        case State::kFailed: return "failed";
+        case State::kRetry: return "retry";
+    }
+    return "in_progress";
+}
+
+State parse_completion(std::string_view text) {
+    if (text == "done") return State::kDone;
+    if (text == "failed") return State::kFailed;
+    throw_invalid_argument("state", "A marker completes as \"done\" or \"failed\", not \"" +
+                                        std::string(text.substr(0, 64)) + "\".");
+}
+
+State parse_resolution(std::string_view text) {
+    if (text == "done") return State::kDone;
+    if (text == "failed") return State::kFailed;
+    if (text == "retry") return State::kRetry;
+    throw_invalid_argument("outcome", "A marker in doubt resolves as \"done\", \"failed\" or \"retry\", not \"" +
+                                          std::string(text.substr(0, 64)) + "\".");
+}
+
+bool in_doubt(State state, std::int64_t claimed_generation, std::int64_t run_generation) {
+    return state == State::kInProgress && claimed_generation < run_generation;
+}
+
+void check_resolve(State state, std::int64_t claimed_generation, std::int64_t run_generation,
+                   std::int64_t caller_generation) {
+    if (caller_generation != run_generation)
+        throw Error(SqlState::kLeaseLost, "lease on run is lost",
+                    "The call carries generation " + std::to_string(caller_generation) +
+                        "; the run is at generation " + std::to_string(run_generation) + ".",
+                    "Only the run's current owner resolves its markers.");
+    if (state != State::kInProgress)
+        throw Error(SqlState::kInvalidState, std::string("marker is ") + state_name(state),
+                    "Only a marker still in progress can be in doubt.");
+    if (!in_doubt(state, claimed_generation, run_generation))
+        throw Error(SqlState::kInvalidState, "marker is not in doubt",
+                    "It was claimed under the current generation; complete it with baton.complete_marker().");
+}
+
+
+void check_position(std::int64_t position) {
+    if (position < 0)
+        throw_invalid_argument("position", "A position is zero or more, not " + std::to_string(position) + ".");
+}
+
+}  // namespace baton::marker
