@@ -53,17 +53,21 @@ pg::KeptPlan g_binding_role = {
     "WHERE b.tenant OPERATOR(pg_catalog.=) $1 AND b.target OPERATOR(pg_catalog.=) $2",
     2, {UUIDOID, TEXTOID}, nullptr};
 
+// The rows to claim are chosen and locked by the ARRAY() subquery, then updated by
+// primary key: with a kept (generic) plan the planner cannot know $3, and a join
+// against a CTE would be planned for thousands of rows (a hash join over the whole
+// table); `id = ANY(ARRAY(...))` is an index probe per claimed row, whatever $3 is.
 #define CLAIM_SQL(EXTRA)                                                                          \
-    "WITH c AS (SELECT d.id FROM baton.deliveries d "                                             \
-    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.target OPERATOR(pg_catalog.=) $2 "            \
-    "AND d.status OPERATOR(pg_catalog.=) 'pending' "                                              \
-    "AND d.run_after OPERATOR(pg_catalog.<=) pg_catalog.now() " EXTRA                             \
-    "ORDER BY d.priority DESC, d.id LIMIT $3 FOR UPDATE SKIP LOCKED), "                           \
-    "u AS (UPDATE baton.deliveries d SET status = 'claimed', "                                    \
+    "WITH u AS (UPDATE baton.deliveries d SET status = 'claimed', "                               \
     "generation = d.generation OPERATOR(pg_catalog.+) 1, "                                        \
     "attempts = d.attempts OPERATOR(pg_catalog.+) 1, "                                            \
     "lease_until = pg_catalog.now() OPERATOR(pg_catalog.+) $4 "                                   \
-    "FROM c WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) c.id "       \
+    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) ANY (ARRAY("        \
+    "SELECT c.id FROM baton.deliveries c "                                                        \
+    "WHERE c.tenant OPERATOR(pg_catalog.=) $1 AND c.target OPERATOR(pg_catalog.=) $2 "            \
+    "AND c.status OPERATOR(pg_catalog.=) 'pending' "                                              \
+    "AND c.run_after OPERATOR(pg_catalog.<=) pg_catalog.now() " EXTRA                             \
+    "ORDER BY c.priority DESC, c.id LIMIT $3 FOR UPDATE SKIP LOCKED)) "                           \
     "RETURNING d.id, d.generation, d.lease_until, d.dedup_key, d.payload, d.binding, d.attempts, " \
     "d.run_id, d.priority) "                                                                      \
     "SELECT u.id, u.generation, u.lease_until, u.dedup_key, u.payload, u.binding, u.attempts, "   \
@@ -74,7 +78,7 @@ pg::KeptPlan g_claim = {CLAIM_SQL(""), 4, {UUIDOID, TEXTOID, INT4OID, INTERVALOI
 // With `expected`: every top-level field of $5 equals the binding's field of that name.
 pg::KeptPlan g_claim_expected = {
     CLAIM_SQL("AND NOT EXISTS (SELECT 1 FROM pg_catalog.jsonb_each($5) e WHERE NOT COALESCE("
-              "((d.binding OPERATOR(pg_catalog.->) e.key) OPERATOR(pg_catalog.=) e.value), false)) "),
+              "((c.binding OPERATOR(pg_catalog.->) e.key) OPERATOR(pg_catalog.=) e.value), false)) "),
     5, {UUIDOID, TEXTOID, INT4OID, INTERVALOID, JSONBOID}, nullptr};
 
 pg::KeptPlan g_renew = {
@@ -116,21 +120,19 @@ pg::KeptPlan g_reap_tenants = {
     "ORDER BY d.lease_until LIMIT $1) e LIMIT 256",
     1, {INT4OID}, nullptr};
 
-// Returns expired leases of the given tenants; the CASE is give_back_status() of
-// src/core/delivery.cpp, applied set-wise.
+// Returns up to $2 expired leases of one tenant, oldest expiry first, skipping rows
+// others hold. The CASE is give_back_status() of src/core/delivery.cpp, set-wise.
 pg::KeptPlan g_reap = {
-    "WITH c AS (SELECT d.tenant, d.id FROM baton.deliveries d "
-    "WHERE d.status OPERATOR(pg_catalog.=) 'claimed' "
-    "AND d.lease_until OPERATOR(pg_catalog.<) pg_catalog.now() "
-    "AND d.tenant OPERATOR(pg_catalog.=) ANY ($2) "
-    "ORDER BY d.lease_until LIMIT $1 FOR UPDATE SKIP LOCKED) "
     "UPDATE baton.deliveries d SET "
     "status = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN 'failed' ELSE 'pending' END, "
     "generation = d.generation OPERATOR(pg_catalog.+) 1, lease_until = NULL, "
     "last_error = 'lease expired', "
     "settled_at = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN pg_catalog.now() END "
-    "FROM c WHERE d.tenant OPERATOR(pg_catalog.=) c.tenant AND d.id OPERATOR(pg_catalog.=) c.id",
-    2, {INT4OID, UUIDARRAYOID}, nullptr};
+    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) ANY (ARRAY("
+    "SELECT c.id FROM baton.deliveries c WHERE c.tenant OPERATOR(pg_catalog.=) $1 "
+    "AND c.status OPERATOR(pg_catalog.=) 'claimed' AND c.lease_until OPERATOR(pg_catalog.<) pg_catalog.now() "
+    "ORDER BY c.lease_until LIMIT $2 FOR UPDATE SKIP LOCKED))",
+    2, {UUIDOID, INT4OID}, nullptr};
 
 pg::KeptPlan g_get = {"SELECT d FROM baton.deliveries d WHERE " KEY_OF_D, 2, {UUIDOID, INT8OID}, nullptr};
 
@@ -572,31 +574,27 @@ delivery::Status retry_delivery(FunctionCallInfo fcinfo, Oid caller) {
 Datum retry(FunctionCallInfo fcinfo, Oid caller) { return status_text(retry_delivery(fcinfo, caller)); }
 
 // baton.reap(max_rows): returns expired leases fleet-wide, oldest expiry first, bumping
-// the generation; skips tenants that are not active or whose fence is changing.
+// the generation; skips tenants that are not active or whose fence is changing. Each
+// tenant's rows are reaped by a statement of their own (on Citus, on its node).
 Datum reap(FunctionCallInfo fcinfo, Oid) {
     std::int32_t max_rows = pg::int32_arg(fcinfo, 0, "max_rows");
     delivery::check_reap_rows(max_rows);
     pg::Spi spi;
     Datum limit[1] = {Int32GetDatum(max_rows)};
     std::uint64_t n = spi.run(g_reap_tenants, limit, nullptr);
-    if (n == 0) PG_RETURN_INT32(0);
-    Datum* allowed = pg::guard([n] { return static_cast<Datum*>(palloc(sizeof(Datum) * n)); });
-    int count = 0;
-    // Read the candidates first: try_writable runs its own SPI query.
-    pg_uuid_t** candidates = pg::guard([n] { return static_cast<pg_uuid_t**>(palloc(sizeof(pg_uuid_t*) * n)); });
+    // Copy the candidates out first: try_writable runs queries of its own.
+    pg_uuid_t** candidates = pg::guard([n] { return static_cast<pg_uuid_t**>(palloc(sizeof(pg_uuid_t*) * (n + 1))); });
     for (std::uint64_t i = 0; i < n; i++) {
         bool isnull = false;
-        Datum d = spi.copy_out(i, 1, &isnull);
-        candidates[i] = DatumGetUUIDP(d);
+        candidates[i] = DatumGetUUIDP(spi.copy_out(i, 1, &isnull));
     }
-    for (std::uint64_t i = 0; i < n; i++)
-        if (pg::fence::try_writable(candidates[i])) allowed[count++] = UUIDPGetDatum(candidates[i]);
-    if (count == 0) PG_RETURN_INT32(0);
-    ArrayType* tenants = pg::guard([allowed, count] {
-        return construct_array(allowed, count, UUIDOID, UUID_LEN, false, TYPALIGN_CHAR);
-    });
-    Datum values[2] = {Int32GetDatum(max_rows), PointerGetDatum(tenants)};
-    PG_RETURN_INT32(static_cast<std::int32_t>(spi.run(g_reap, values, nullptr)));
+    std::int32_t reaped = 0;
+    for (std::uint64_t i = 0; i < n && reaped < max_rows; i++) {
+        if (!pg::fence::try_writable(candidates[i])) continue;
+        Datum values[2] = {UUIDPGetDatum(candidates[i]), Int32GetDatum(max_rows - reaped)};
+        reaped += static_cast<std::int32_t>(spi.run(g_reap, values, nullptr));
+    }
+    PG_RETURN_INT32(reaped);
 }
 
 // baton.delivery(tenant, id): the delivery's row, for any tenant state; DU008 if absent.

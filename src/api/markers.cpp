@@ -84,7 +84,7 @@ pg::KeptPlan g_in_doubt = {
 // The marker and its run, both locked: a takeover cannot slip between the check of the
 // generation and the resolution.
 pg::KeptPlan g_lock_marker = {
-    "SELECT m.state, m.generation, r.generation FROM baton.markers m JOIN baton.runs r "
+    "SELECT m.state, m.generation, r.generation, r.owner IS NOT NULL FROM baton.markers m JOIN baton.runs r "
     "ON r.tenant OPERATOR(pg_catalog.=) m.tenant AND r.id OPERATOR(pg_catalog.=) m.run_id "
     "WHERE " KEY_OF_M " FOR UPDATE OF m FOR NO KEY UPDATE OF r",
     3, {UUIDOID, INT8OID, INT4OID}, nullptr};
@@ -254,7 +254,7 @@ Datum resolve_marker(FunctionCallInfo fcinfo, Oid) {
     }
     auto state = marker::parse_state(spi.cstring_at(0, 1));
     if (!state) throw Error(SqlState::kInternal, "marker has an unknown state");
-    marker::check_resolve(*state, spi.int64_at(0, 2), spi.int64_at(0, 3), generation);
+    marker::check_resolve(*state, spi.int64_at(0, 2), spi.int64_at(0, 3), spi.bool_at(0, 4), generation);
     spi.run(g_resolve, values, nullptr);
     PG_RETURN_VOID();
 }

@@ -9,6 +9,7 @@
 #include "core/delivery.hpp"
 #include "core/error.hpp"
 #include "core/json.hpp"
+#include "core/limits.hpp"
 #include "core/run.hpp"
 #include "core/tenant.hpp"
 #include "pg/args.hpp"
@@ -80,7 +81,7 @@ pg::KeptPlan g_acquire_next = {
 
 pg::KeptPlan g_renew_run = {
     "UPDATE baton.runs r SET lease_until = pg_catalog.now() OPERATOR(pg_catalog.+) $4 "
-    "WHERE " KEY_OF_R " AND r.generation OPERATOR(pg_catalog.=) $3 "
+    "WHERE " KEY_OF_R " AND r.generation OPERATOR(pg_catalog.=) $3 AND r.owner IS NOT NULL "
     "AND NOT (r.status OPERATOR(pg_catalog.=) ANY ('{completed,failed,cancelled}'::pg_catalog.text[])) "
     "RETURNING r.lease_until",
     4, {UUIDOID, UUIDOID, INT8OID, INTERVALOID}, nullptr};
@@ -88,10 +89,10 @@ pg::KeptPlan g_renew_run = {
 pg::KeptPlan g_release_run = {
     "UPDATE baton.runs r SET owner = NULL, lease_until = NULL, "
     "generation = r.generation OPERATOR(pg_catalog.+) 1 "
-    "WHERE " KEY_OF_R " AND r.generation OPERATOR(pg_catalog.=) $3",
+    "WHERE " KEY_OF_R " AND r.generation OPERATOR(pg_catalog.=) $3 AND r.owner IS NOT NULL",
     3, {UUIDOID, UUIDOID, INT8OID}, nullptr};
 
-pg::KeptPlan g_run_row = {"SELECT r.status, r.generation FROM baton.runs r WHERE " KEY_OF_R, 2,
+pg::KeptPlan g_run_row = {"SELECT r.status, r.generation, r.owner IS NOT NULL FROM baton.runs r WHERE " KEY_OF_R, 2,
                           {UUIDOID, UUIDOID}, nullptr};
 
 pg::KeptPlan g_get_run = {"SELECT r FROM baton.runs r WHERE " KEY_OF_R, 2, {UUIDOID, UUIDOID}, nullptr};
@@ -105,6 +106,7 @@ pg::KeptPlan g_get_run = {"SELECT r FROM baton.runs r WHERE " KEY_OF_R, 2, {UUID
 struct RunRow {
     run::Status status;
     std::int64_t generation;
+    bool owned;  // a lease holder exists: without one, no generation holds the run
 };
 
 RunRow read_run(pg::Spi& spi, pg_uuid_t* tenant, pg_uuid_t* run_id) {
@@ -112,14 +114,14 @@ RunRow read_run(pg::Spi& spi, pg_uuid_t* tenant, pg_uuid_t* run_id) {
     if (spi.run(g_run_row, key, nullptr) == 0) throw_run_not_found();
     auto status = run::parse_status(spi.cstring_at(0, 1));
     if (!status) throw Error(SqlState::kCorruptHistory, "run has an unknown status");
-    return {*status, spi.int64_at(0, 2)};
+    return {*status, spi.int64_at(0, 2), spi.bool_at(0, 3)};
 }
 
 // DU001 for an owner call whose generation no longer holds the run.
-[[noreturn]] void throw_run_lease_lost(std::int64_t caller, std::int64_t stored) {
+[[noreturn]] void throw_run_lease_lost(std::int64_t caller, const RunRow& r) {
     throw Error(SqlState::kLeaseLost, "lease on run is lost",
                 "The call carries generation " + std::to_string(caller) + "; the run is at generation " +
-                    std::to_string(stored) + ".",
+                    std::to_string(r.generation) + (r.owned ? "." : " and nobody holds its lease."),
                 "Another owner acquired the run, or the lease was released; stop working on it.");
 }
 
@@ -149,6 +151,7 @@ Datum submit(FunctionCallInfo fcinfo, Oid) {
     text* workflow = pg::text_arg(fcinfo, 1, "workflow");
     Jsonb* inputs = pg::jsonb_arg(fcinfo, 2, "inputs");
     text* key = PG_ARGISNULL(3) ? nullptr : PG_GETARG_TEXT_PP(3);
+    check_label("workflow", pg::text_chars(workflow));
     pg::check_object_argument("inputs", inputs);
     if (key != nullptr) check_label("idempotency_key", pg::text_chars(key));
     pg::fence::require_writable(tenant);
@@ -218,7 +221,9 @@ Datum cancel(FunctionCallInfo fcinfo, Oid) {
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     pg_uuid_t* run_id = pg::uuid_arg(fcinfo, 1, "run_id");
     text* reason = pg::text_arg(fcinfo, 2, "reason");
-    delivery::check_error_bytes(VARSIZE_ANY_EXHDR(reason));
+    if (VARSIZE_ANY_EXHDR(reason) > limits::kMaxErrorBytes)
+        throw_invalid_argument("reason", "A reason has at most " + std::to_string(limits::kMaxErrorBytes) +
+                                             " bytes; this one has " + std::to_string(VARSIZE_ANY_EXHDR(reason)) + ".");
     pg::fence::require_writable(tenant);
     pg::Spi spi;
     Datum key[3] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id), PointerGetDatum(reason)};
@@ -257,6 +262,7 @@ Datum acquire_next_run(FunctionCallInfo fcinfo, Oid) {
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     text* workflow = pg::text_arg(fcinfo, 1, "workflow");
     auto [owner, lease] = acquirer_args(fcinfo, 2, 3);
+    check_label("workflow", pg::text_chars(workflow));
     pg::fence::require_writable(tenant);
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     pg::guard([fcinfo] { InitMaterializedSRF(fcinfo, 0); });
@@ -291,7 +297,7 @@ Datum renew_run(FunctionCallInfo fcinfo, Oid) {
         PG_RETURN_TIMESTAMPTZ(DatumGetTimestampTz(spi.value(0, 1, &isnull)));
     }
     RunRow r = read_run(spi, tenant, run_id);
-    if (r.generation != generation) throw_run_lease_lost(generation, r.generation);
+    if (r.generation != generation || !r.owned) throw_run_lease_lost(generation, r);
     throw Error(SqlState::kInvalidState, std::string("run is ") + run::status_name(r.status),
                 "An ended run has no lease to renew.");
 }
@@ -307,7 +313,7 @@ Datum release_run(FunctionCallInfo fcinfo, Oid) {
     Datum values[3] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id), Int64GetDatum(generation)};
     if (spi.run(g_release_run, values, nullptr) == 1) PG_RETURN_VOID();
     RunRow r = read_run(spi, tenant, run_id);
-    throw_run_lease_lost(generation, r.generation);
+    throw_run_lease_lost(generation, r);
 }
 
 // baton.run(tenant, run_id): the run's row, for any tenant state; DU008 if absent.

@@ -30,7 +30,7 @@ namespace {
 #define KEY_OF_R "r.tenant OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) $2"
 
 pg::KeptPlan g_lock_run = {
-    "SELECT r.status, r.generation, r.workflow, r.version FROM baton.runs r WHERE " KEY_OF_R
+    "SELECT r.status, r.generation, r.workflow, r.version, r.owner IS NOT NULL FROM baton.runs r WHERE " KEY_OF_R
     " FOR NO KEY UPDATE",
     2, {UUIDOID, UUIDOID}, nullptr};
 
@@ -151,10 +151,11 @@ LockedRun lock_run(pg::Spi& spi, const OwnerCall& call) {
     if (spi.run(g_lock_run, key, nullptr) == 0)
         throw Error(SqlState::kNotFound, "run does not exist in this tenant", "Runs are addressed by (tenant, run_id).");
     std::int64_t stored = spi.int64_at(0, 2);
-    if (stored != call.generation)
+    // A run nobody holds (never acquired, or released) has no generation that holds it.
+    if (stored != call.generation || !spi.bool_at(0, 5))
         throw Error(SqlState::kLeaseLost, "lease on run is lost",
-                    "The call carries generation " + std::to_string(call.generation) +
-                        "; the run is at generation " + std::to_string(stored) + ".",
+                    "The call carries generation " + std::to_string(call.generation) + "; the run is at generation " +
+                        std::to_string(stored) + (spi.bool_at(0, 5) ? "." : " and nobody holds its lease."),
                     "Another owner acquired the run, or the lease was released; stop working on it.");
     auto status = run::parse_status(spi.cstring_at(0, 1));
     if (!status) throw Error(SqlState::kCorruptHistory, "run has an unknown status");
@@ -176,6 +177,8 @@ struct StageRow {
     bool before_retry_deadline;
     Datum inputs;  // jsonb, copied out of SPI memory
     bool is_current;
+    bool has_result;
+    Datum result;  // jsonb, copied out of SPI memory, when has_result
 };
 
 StageRow read_stage(pg::Spi& spi) {
@@ -195,6 +198,8 @@ StageRow read_stage(pg::Spi& spi) {
     r.before_retry_deadline = spi.bool_at(0, 8);
     r.inputs = spi.copy_out(0, 9, &isnull);
     r.is_current = spi.bool_at(0, 10);
+    r.result = spi.copy_out(0, 11, &isnull);
+    r.has_result = !isnull;
     return r;
 }
 
@@ -283,11 +288,21 @@ json::Value route(pg::Spi& spi, const definition::StageDef& from, Datum context)
 
 // A completed current stage: decide, then save the decision and write the successor
 // (or end the run), all in this transaction.
-Outcome decide_and_switch(pg::Spi& spi, const OwnerCall& call, const LockedRun& run, const StageRow& done,
+Outcome decide_and_switch(pg::Spi& spi, const OwnerCall& call, const pg::Workflow& wf, const StageRow& done,
                           Oid caller) {
-    pg::Workflow wf = pg::load_workflow(spi, run.workflow, run.version);
     const definition::StageDef& from = stage_def(wf.definition, done.name);
     std::string from_name = from.name;
+    // The saved result is the successor's inputs unless the decision names them; a
+    // result that is not an object is corrupt history, whatever the decision says.
+    std::string result_text = "{}";
+    if (done.has_result) {
+        Datum result = done.result;
+        Jsonb* jb = pg::guard([result] { return DatumGetJsonbP(result); });
+        if (!pg::jsonb_is_object(jb))
+            throw Error(SqlState::kCorruptHistory, "history of run is corrupt",
+                        "The result saved on stage \"" + from_name + "\" is not a JSON object.");
+        result_text = pg::jsonb_text(jb);
+    }
     Datum context = decision_context(spi, call, done.id);
 
     json::Value decision_value;
@@ -311,27 +326,7 @@ Outcome decide_and_switch(pg::Spi& spi, const OwnerCall& call, const LockedRun& 
     }
     decision::Decision d = decision::check_decision(has_value ? &decision_value : nullptr, from);
 
-    // The saved stage's result is the successor's inputs unless the decision names them.
-    std::string inputs;
-    if (d.kind == decision::Decision::Kind::kNext) {
-        if (d.has_inputs) {
-            inputs = json::write(*json::find(decision_value, "inputs"));
-        } else {
-            Datum key[3] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id), Int64GetDatum(done.id)};
-            spi.run(g_stage, key, nullptr);
-            bool isnull = false;
-            Datum result = spi.value(0, 11, &isnull);
-            if (isnull) {
-                inputs = "{}";
-            } else {
-                Jsonb* jb = pg::guard([result] { return DatumGetJsonbP(result); });
-                if (!pg::jsonb_is_object(jb))
-                    throw Error(SqlState::kCorruptHistory, "history of run is corrupt",
-                                "The result saved on stage \"" + from_name + "\" is not a JSON object.");
-                inputs = pg::jsonb_text(jb);
-            }
-        }
-    }
+    std::string inputs = d.has_inputs ? json::write(*json::find(decision_value, "inputs")) : result_text;
     std::string saved = json::write(decision_value);
     if (d.has_state) {
         Datum values[3] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id),
@@ -373,10 +368,12 @@ Outcome transition(pg::Spi& spi, const OwnerCall& call, const LockedRun& run, Oi
         Jsonb* inputs = pg::guard([d] { return DatumGetJsonbP(d); });
         return stage_outcome(insert_stage(spi, call, start, 0, pg::jsonb_text(inputs)));
     }
+    pg::Workflow wf = pg::load_workflow(spi, run.workflow, run.version);
     Datum key[2] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id)};
     if (spi.run(g_current, key, nullptr) != 1)
         throw Error(SqlState::kCorruptHistory, "history of run is corrupt", "The running run has no current stage.");
     StageRow current = read_stage(spi);
+    (void)stage_def(wf.definition, current.name);  // DU004 for a stage the version does not have
     switch (run::next_step(current.status, current.attempt, current.max_attempts, current.before_retry_deadline)) {
         case run::Step::kReturnStage: return stage_outcome(current);
         case run::Step::kWait: return {"wait", true, current, run::Status::kRunning};
@@ -390,7 +387,7 @@ Outcome transition(pg::Spi& spi, const OwnerCall& call, const LockedRun& run, Oi
         }
         case run::Step::kDecide: break;
     }
-    return decide_and_switch(spi, call, run, current, caller);
+    return decide_and_switch(spi, call, wf, current, caller);
 }
 
 // baton.transition_stage(tenant, run_id, generation, previous_stage_id): see above.

@@ -77,6 +77,14 @@ Oid resolve_decide(const std::string& name) {
         throw Error(SqlState::kInvalidParameterValue, "invalid workflow definition",
                     "decide names " + json::excerpt(name) + ", but no function " + json::excerpt(name) +
                         "(jsonb) exists.");
+    char prokind = pg::guard([fn] { return get_func_prokind(fn); });
+    if (prokind != PROKIND_FUNCTION)
+        throw Error(SqlState::kInvalidParameterValue, "invalid workflow definition",
+                    "decide function " + json::excerpt(name) + " must be a plain function, not " +
+                        (prokind == PROKIND_AGGREGATE ? "an aggregate"
+                         : prokind == PROKIND_WINDOW  ? "a window function"
+                                                      : "a procedure") +
+                        ".");
     Oid rettype = pg::guard([fn] { return get_func_rettype(fn); });
     bool retset = pg::guard([fn] { return get_func_retset(fn); });
     if (rettype != JSONBOID || retset)

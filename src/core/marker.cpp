@@ -45,7 +45,11 @@ bool in_doubt(State state, std::int64_t claimed_generation, std::int64_t run_gen
 }
 
 void check_resolve(State state, std::int64_t claimed_generation, std::int64_t run_generation,
-                   std::int64_t caller_generation) {
+                   bool run_owned, std::int64_t caller_generation) {
+    if (!run_owned)
+        throw Error(SqlState::kLeaseLost, "lease on run is lost",
+                    "Nobody holds the run's lease: it was never acquired, or it was released.",
+                    "Only the run's current owner resolves its markers.");
     if (caller_generation != run_generation)
         throw Error(SqlState::kLeaseLost, "lease on run is lost",
                     "The call carries generation " + std::to_string(caller_generation) +

@@ -31,10 +31,10 @@ State parse_resolution(std::string_view text);
 // In doubt: in progress, claimed under a generation older than the run's current one.
 bool in_doubt(State state, std::int64_t claimed_generation, std::int64_t run_generation);
 
-// resolve_marker may act: the caller holds the run's current generation (DU001), and
-// the marker is in doubt (DU007 otherwise, naming why).
+// resolve_marker may act: someone holds the run and the caller holds its current
+// generation (DU001), and the marker is in doubt (DU007 otherwise, naming why).
 void check_resolve(State state, std::int64_t claimed_generation, std::int64_t run_generation,
-                   std::int64_t caller_generation);
+                   bool run_owned, std::int64_t caller_generation);
 
 // Positions are zero or more (22023).
 void check_position(std::int64_t position);

@@ -10,6 +10,7 @@ extern "C" {
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/async.h"
 #include "commands/trigger.h"
