@@ -46,14 +46,18 @@ pg::KeptPlan g_entry = {
     "WHERE e.tenant OPERATOR(pg_catalog.=) $1 AND e.id OPERATOR(pg_catalog.=) $2",
     2, {UUIDOID, INT8OID}, nullptr};
 
-// From absent to in_progress; a marker resolved as `retry` may be claimed again.
+// From absent to in_progress. A loser finds the row and writes (and locks) nothing.
 pg::KeptPlan g_claim = {
     "INSERT INTO baton.markers AS m (tenant, entry_id, \"position\", kind, operation_id, run_id, generation) "
-    "VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (tenant, entry_id, \"position\") DO UPDATE "
-    "SET state = 'in_progress', kind = EXCLUDED.kind, operation_id = EXCLUDED.operation_id, "
-    "generation = EXCLUDED.generation, error = NULL, claims = m.claims OPERATOR(pg_catalog.+) 1, "
-    "claimed_at = pg_catalog.now(), completed_at = NULL, resolved_generation = NULL "
-    "WHERE m.state OPERATOR(pg_catalog.=) 'retry' RETURNING 1",
+    "VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (tenant, entry_id, \"position\") DO NOTHING RETURNING 1",
+    7, {UUIDOID, INT8OID, INT4OID, TEXTOID, TEXTOID, UUIDOID, INT8OID}, nullptr};
+
+// A marker resolved as `retry` may be claimed once more.
+pg::KeptPlan g_reclaim = {
+    "UPDATE baton.markers m SET state = 'in_progress', kind = $4, operation_id = $5, generation = $7, "
+    "error = NULL, claims = m.claims OPERATOR(pg_catalog.+) 1, claimed_at = pg_catalog.now(), "
+    "completed_at = NULL, resolved_generation = NULL "
+    "WHERE " KEY_OF_M " AND m.state OPERATOR(pg_catalog.=) 'retry' RETURNING 1",
     7, {UUIDOID, INT8OID, INT4OID, TEXTOID, TEXTOID, UUIDOID, INT8OID}, nullptr};
 
 pg::KeptPlan g_complete = {
@@ -105,6 +109,8 @@ struct MarkerKey {
     std::int32_t position;
 };
 
+// Reads them (22004); the position is checked by the caller once every argument has
+// been read, so NULLs are reported before bad values.
 MarkerKey marker_key_args(FunctionCallInfo fcinfo) {
     return {pg::uuid_arg(fcinfo, 0, "tenant"), pg::int64_arg(fcinfo, 1, "entry_id"),
             pg::int32_arg(fcinfo, 2, "position")};
@@ -175,7 +181,8 @@ Datum claim_marker(FunctionCallInfo fcinfo, Oid) {
     char nulls[8] = "       ";
     if (operation_id == nullptr) nulls[4] = 'n';
     if (no_run) nulls[5] = nulls[6] = 'n';
-    PG_RETURN_BOOL(spi.run(g_claim, values, nulls) == 1);
+    if (spi.run(g_claim, values, nulls) == 1) PG_RETURN_BOOL(true);
+    PG_RETURN_BOOL(spi.run(g_reclaim, values, nulls) == 1);
 }
 
 // baton.complete_marker(tenant, entry_id, position, state, error): in_progress to done
@@ -185,6 +192,7 @@ Datum complete_marker(FunctionCallInfo fcinfo, Oid) {
     MarkerKey key = marker_key_args(fcinfo);
     text* state = pg::text_arg(fcinfo, 3, "state");
     text* error = PG_ARGISNULL(4) ? nullptr : PG_GETARG_TEXT_PP(4);
+    marker::check_position(key.position);
     marker::State to = marker::parse_completion(pg::text_view(state));
     if (error != nullptr) delivery::check_error_bytes(VARSIZE_ANY_EXHDR(error));
     pg::fence::require_writable(key.tenant);
@@ -199,6 +207,7 @@ Datum complete_marker(FunctionCallInfo fcinfo, Oid) {
 // baton.marker(tenant, entry_id, position): the marker, or zero rows if never claimed.
 Datum get_marker(FunctionCallInfo fcinfo, Oid) {
     MarkerKey key = marker_key_args(fcinfo);
+    marker::check_position(key.position);
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     pg::guard([fcinfo] { InitMaterializedSRF(fcinfo, 0); });
     pg::Spi spi;
@@ -241,6 +250,7 @@ Datum resolve_marker(FunctionCallInfo fcinfo, Oid) {
     MarkerKey key = marker_key_args(fcinfo);
     std::int64_t generation = pg::int64_arg(fcinfo, 3, "generation");
     text* outcome = pg::text_arg(fcinfo, 4, "outcome");
+    marker::check_position(key.position);
     marker::State to = marker::parse_resolution(pg::text_view(outcome));
     pg::fence::require_writable(key.tenant);
     pg::Spi spi;
