@@ -11,7 +11,9 @@ SPIPlanPtr KeptPlan::get() {
     if (plan != nullptr) return plan;
     KeptPlan* self = this;
     plan = guard([self] {
-        SPIPlanPtr p = SPI_prepare(self->sql, self->nargs, self->argtypes);
+        // Always the generic plan: planned once per backend, never again per call. The
+        // statements are written so that their generic plans are index probes.
+        SPIPlanPtr p = SPI_prepare_cursor(self->sql, self->nargs, self->argtypes, CURSOR_OPT_GENERIC_PLAN);
         if (p == nullptr)
             elog(ERROR, "pg_baton could not prepare a statement: %s", SPI_result_code_string(SPI_result));
         if (SPI_keepplan(p) != 0) elog(ERROR, "pg_baton could not keep a prepared statement");

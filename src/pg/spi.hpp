@@ -9,7 +9,8 @@
 
 namespace baton::pg {
 
-// A statement prepared on first use and kept for the life of the backend. Declared as
+// A statement prepared on first use and kept for the life of the backend, always run
+// with its generic plan (no planning per call). Declared as
 // a constant-initialized static (no constructor runs); every statement is schema-
 // qualified down to its operators, so no search_path can change what it means.
 struct KeptPlan {
