@@ -11,6 +11,7 @@
 #include "core/delivery.hpp"
 #include "core/error.hpp"
 #include "core/marker.hpp"
+#include "core/run.hpp"
 #include "core/tenant.hpp"
 #include "pg/args.hpp"
 #include "pg/fence.hpp"
@@ -231,7 +232,7 @@ Datum markers_in_doubt(FunctionCallInfo fcinfo, Oid) {
     pg::Spi spi;
     Datum key[2] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id)};
     if (spi.run(g_run_generation, key, nullptr) == 0)
-        throw Error(SqlState::kNotFound, "run does not exist in this tenant", "Runs are addressed by (tenant, run_id).");
+        run::throw_not_found();
     Datum values[3] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id), Int64GetDatum(spi.int64_at(0, 1))};
     std::uint64_t n = spi.run(g_in_doubt, values, nullptr);
     for (std::uint64_t row = 0; row < n; row++) {

@@ -97,11 +97,6 @@ pg::KeptPlan g_run_row = {"SELECT r.status, r.generation, r.owner IS NOT NULL FR
 
 pg::KeptPlan g_get_run = {"SELECT r FROM baton.runs r WHERE " KEY_OF_R, 2, {UUIDOID, UUIDOID}, nullptr};
 
-// DU008 for a run that does not exist in the tenant.
-[[noreturn]] void throw_run_not_found() {
-    throw Error(SqlState::kNotFound, "run does not exist in this tenant", "Runs are addressed by (tenant, run_id).");
-}
-
 // The run's status and generation, as stored; DU008 when absent.
 struct RunRow {
     run::Status status;
@@ -111,18 +106,10 @@ struct RunRow {
 
 RunRow read_run(pg::Spi& spi, pg_uuid_t* tenant, pg_uuid_t* run_id) {
     Datum key[2] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id)};
-    if (spi.run(g_run_row, key, nullptr) == 0) throw_run_not_found();
+    if (spi.run(g_run_row, key, nullptr) == 0) run::throw_not_found();
     auto status = run::parse_status(spi.cstring_at(0, 1));
     if (!status) throw Error(SqlState::kCorruptHistory, "run has an unknown status");
     return {*status, spi.int64_at(0, 2), spi.bool_at(0, 3)};
-}
-
-// DU001 for an owner call whose generation no longer holds the run.
-[[noreturn]] void throw_run_lease_lost(std::int64_t caller, const RunRow& r) {
-    throw Error(SqlState::kLeaseLost, "lease on run is lost",
-                "The call carries generation " + std::to_string(caller) + "; the run is at generation " +
-                    std::to_string(r.generation) + (r.owned ? "." : " and nobody holds its lease."),
-                "Another owner acquired the run, or the lease was released; stop working on it.");
 }
 
 // The owner and lease arguments of acquire calls, read (22004) before either is
@@ -188,7 +175,7 @@ Datum inputs_digest(FunctionCallInfo fcinfo, Oid) {
     pg_uuid_t* run_id = pg::uuid_arg(fcinfo, 1, "run_id");
     pg::Spi spi;
     Datum key[2] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id)};
-    if (spi.run(g_digest, key, nullptr) == 0) throw_run_not_found();
+    if (spi.run(g_digest, key, nullptr) == 0) run::throw_not_found();
     bool isnull = false;
     return spi.copy_out(0, 1, &isnull);
 }
@@ -204,7 +191,7 @@ Datum approve(FunctionCallInfo fcinfo, Oid) {
     pg::fence::require_writable(tenant);
     pg::Spi spi;
     Datum key[3] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id), PointerGetDatum(approver)};
-    if (spi.run(g_lock_run, key, nullptr) == 0) throw_run_not_found();
+    if (spi.run(g_lock_run, key, nullptr) == 0) run::throw_not_found();
     auto status = run::parse_status(spi.cstring_at(0, 1));
     if (!status) throw Error(SqlState::kCorruptHistory, "run has an unknown status");
     bool digest_matches = pg::text_view(digest) == std::string_view(spi.cstring_at(0, 3));
@@ -227,7 +214,7 @@ Datum cancel(FunctionCallInfo fcinfo, Oid) {
     pg::fence::require_writable(tenant);
     pg::Spi spi;
     Datum key[3] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id), PointerGetDatum(reason)};
-    if (spi.run(g_lock_run, key, nullptr) == 0) throw_run_not_found();
+    if (spi.run(g_lock_run, key, nullptr) == 0) run::throw_not_found();
     auto status = run::parse_status(spi.cstring_at(0, 1));
     if (!status) throw Error(SqlState::kCorruptHistory, "run has an unknown status");
     if (run::cancel_verdict(*status) == run::Cancellation::kCancel) spi.run(g_cancel, key, nullptr);
@@ -245,7 +232,7 @@ Datum acquire_run(FunctionCallInfo fcinfo, Oid) {
     pg::Spi spi;
     Datum values[4] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id), PointerGetDatum(owner),
                        IntervalPGetDatum(lease)};
-    if (spi.run(g_lock_run, values, nullptr) == 0) throw_run_not_found();
+    if (spi.run(g_lock_run, values, nullptr) == 0) run::throw_not_found();
     auto status = run::parse_status(spi.cstring_at(0, 1));
     if (!status) throw Error(SqlState::kCorruptHistory, "run has an unknown status");
     const char* holder = spi.cstring_at(0, 5);
@@ -297,7 +284,7 @@ Datum renew_run(FunctionCallInfo fcinfo, Oid) {
         PG_RETURN_TIMESTAMPTZ(DatumGetTimestampTz(spi.value(0, 1, &isnull)));
     }
     RunRow r = read_run(spi, tenant, run_id);
-    if (r.generation != generation || !r.owned) throw_run_lease_lost(generation, r);
+    run::check_owner(generation, r.generation, r.owned);
     throw Error(SqlState::kInvalidState, std::string("run is ") + run::status_name(r.status),
                 "An ended run has no lease to renew.");
 }
@@ -313,7 +300,8 @@ Datum release_run(FunctionCallInfo fcinfo, Oid) {
     Datum values[3] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id), Int64GetDatum(generation)};
     if (spi.run(g_release_run, values, nullptr) == 1) PG_RETURN_VOID();
     RunRow r = read_run(spi, tenant, run_id);
-    throw_run_lease_lost(generation, r);
+    run::check_owner(generation, r.generation, r.owned);
+    throw Error(SqlState::kInternal, "release_run found its own lease but could not release it");
 }
 
 // baton.run(tenant, run_id): the run's row, for any tenant state; DU008 if absent.
@@ -322,7 +310,7 @@ Datum get_run(FunctionCallInfo fcinfo, Oid) {
     pg_uuid_t* run_id = pg::uuid_arg(fcinfo, 1, "run_id");
     pg::Spi spi;
     Datum key[2] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id)};
-    if (spi.run(g_get_run, key, nullptr) == 0) throw_run_not_found();
+    if (spi.run(g_get_run, key, nullptr) == 0) run::throw_not_found();
     bool isnull = false;
     return spi.copy_out(0, 1, &isnull);
 }

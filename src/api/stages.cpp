@@ -148,15 +148,8 @@ struct LockedRun {
 // Locks the run (NO KEY UPDATE) and checks the owner's generation: DU008, DU001.
 LockedRun lock_run(pg::Spi& spi, const OwnerCall& call) {
     Datum key[2] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id)};
-    if (spi.run(g_lock_run, key, nullptr) == 0)
-        throw Error(SqlState::kNotFound, "run does not exist in this tenant", "Runs are addressed by (tenant, run_id).");
-    std::int64_t stored = spi.int64_at(0, 2);
-    // A run nobody holds (never acquired, or released) has no generation that holds it.
-    if (stored != call.generation || !spi.bool_at(0, 5))
-        throw Error(SqlState::kLeaseLost, "lease on run is lost",
-                    "The call carries generation " + std::to_string(call.generation) + "; the run is at generation " +
-                        std::to_string(stored) + (spi.bool_at(0, 5) ? "." : " and nobody holds its lease."),
-                    "Another owner acquired the run, or the lease was released; stop working on it.");
+    if (spi.run(g_lock_run, key, nullptr) == 0) run::throw_not_found();
+    run::check_owner(call.generation, spi.int64_at(0, 2), spi.bool_at(0, 5));
     auto status = run::parse_status(spi.cstring_at(0, 1));
     if (!status) throw Error(SqlState::kCorruptHistory, "run has an unknown status");
     bool isnull = false;
@@ -517,7 +510,7 @@ Datum run_history(FunctionCallInfo fcinfo, Oid) {
     pg::Spi spi;
     Datum key[2] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id)};
     if (spi.run(g_run_exists, key, nullptr) == 0)
-        throw Error(SqlState::kNotFound, "run does not exist in this tenant", "Runs are addressed by (tenant, run_id).");
+        run::throw_not_found();
     std::uint64_t n = spi.run(g_history, key, nullptr);
     int natts = rsinfo->setDesc->natts;  // the columns of baton.stages, then chain_id, chain_predecessor
     std::vector<chain::Link> links;

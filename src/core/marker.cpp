@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/run.hpp"
 
 namespace baton::marker {
 
@@ -46,15 +47,7 @@ bool in_doubt(State state, std::int64_t claimed_generation, std::int64_t run_gen
 
 void check_resolve(State state, std::int64_t claimed_generation, std::int64_t run_generation,
                    bool run_owned, std::int64_t caller_generation) {
-    if (!run_owned)
-        throw Error(SqlState::kLeaseLost, "lease on run is lost",
-                    "Nobody holds the run's lease: it was never acquired, or it was released.",
-                    "Only the run's current owner resolves its markers.");
-    if (caller_generation != run_generation)
-        throw Error(SqlState::kLeaseLost, "lease on run is lost",
-                    "The call carries generation " + std::to_string(caller_generation) +
-                        "; the run is at generation " + std::to_string(run_generation) + ".",
-                    "Only the run's current owner resolves its markers.");
+    run::check_owner(caller_generation, run_generation, run_owned);
     if (state != State::kInProgress)
         throw Error(SqlState::kInvalidState, std::string("marker is ") + state_name(state),
                     "Only a marker still in progress can be in doubt.");

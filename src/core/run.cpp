@@ -51,6 +51,18 @@ bool is_terminal(Status s) {
     return s == Status::kCompleted || s == Status::kFailed || s == Status::kCancelled;
 }
 
+void throw_not_found() {
+    throw Error(SqlState::kNotFound, "run does not exist in this tenant", "Runs are addressed by (tenant, run_id).");
+}
+
+void check_owner(std::int64_t caller_generation, std::int64_t run_generation, bool owned) {
+    if (owned && caller_generation == run_generation) return;
+    throw Error(SqlState::kLeaseLost, "lease on run is lost",
+                "The call carries generation " + std::to_string(caller_generation) + "; the run is at generation " +
+                    std::to_string(run_generation) + (owned ? "." : " and nobody holds its lease."),
+                "Another owner acquired the run, or the lease was released; stop working on it.");
+}
+
 Step next_step(StageStatus status, int attempt, int max_attempts, bool before_retry_deadline) {
     switch (status) {
         case StageStatus::kPending:

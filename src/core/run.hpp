@@ -9,6 +9,7 @@
 #error "core headers are included before postgres.h (its macros rename libc functions)"
 #endif
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -23,6 +24,12 @@ std::optional<StageStatus> parse_stage_status(std::string_view text);
 const char* stage_status_name(StageStatus s);
 // completed, failed and cancelled runs never change again.
 bool is_terminal(Status s);
+
+// DU008: the run does not exist in the tenant.
+[[noreturn]] void throw_not_found();
+// An owner call holds the run only if someone holds its lease and the call carries the
+// run's generation: DU001 otherwise (superseded, released, never acquired).
+void check_owner(std::int64_t caller_generation, std::int64_t run_generation, bool owned);
 
 // What transition_stage does with a running run's current stage.
 enum class Step {
