@@ -56,9 +56,12 @@ CREATE TABLE baton.runs (
     reason          text,
     created_at      timestamptz NOT NULL DEFAULT now(),
     finished_at     timestamptz,
-    PRIMARY KEY (tenant, id),
     UNIQUE (tenant, workflow, idempotency_key)
 );
+-- The primary key is created after the other tenant-leading unique index: before the
+-- first ANALYZE the planner breaks a cost tie between them by taking the index created
+-- last, and lookups by (tenant, id) must take the primary key.
+ALTER TABLE baton.runs ADD PRIMARY KEY (tenant, id);
 
 -- What acquire_next_run scans: runnable runs of one workflow, oldest first.
 CREATE INDEX runs_runnable ON baton.runs (tenant, workflow, created_at)
@@ -90,10 +93,10 @@ CREATE TABLE baton.stages (
     created_at     timestamptz NOT NULL DEFAULT now(),
     started_at     timestamptz,
     completed_at   timestamptz,
-    PRIMARY KEY (tenant, id),
     UNIQUE (tenant, run_id, stage, entry_seq),
     FOREIGN KEY (tenant, run_id) REFERENCES baton.runs (tenant, id) ON DELETE CASCADE
 );
+ALTER TABLE baton.stages ADD PRIMARY KEY (tenant, id);  -- last: see baton.runs
 
 -- Step entries outside the workflow engine: the n-th entry of a subject into a step.
 CREATE TABLE baton.step_entries (
@@ -104,9 +107,9 @@ CREATE TABLE baton.step_entries (
     entry_seq  integer     NOT NULL CHECK (entry_seq >= 1),
     digest     text        NOT NULL,
     created_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (tenant, id),
     UNIQUE (tenant, subject, step, entry_seq)
 );
+ALTER TABLE baton.step_entries ADD PRIMARY KEY (tenant, id);  -- last: see baton.runs
 
 -- At-most-once markers: one row per action (position) run on one step entry. A marker
 -- of a stage records its run and the owner's generation when it was claimed, so a
@@ -159,10 +162,10 @@ CREATE TABLE baton.deliveries (
     run_id       uuid,
     created_at   timestamptz NOT NULL DEFAULT now(),
     settled_at   timestamptz,
-    PRIMARY KEY (tenant, id),
     UNIQUE (tenant, target, dedup_key),
     FOREIGN KEY (tenant, run_id) REFERENCES baton.runs (tenant, id) ON DELETE CASCADE
 );
+ALTER TABLE baton.deliveries ADD PRIMARY KEY (tenant, id);  -- last: see baton.runs
 
 -- What claim scans: pending rows of one target, highest priority, then oldest.
 CREATE INDEX deliveries_claimable ON baton.deliveries (tenant, target, priority DESC, id)

@@ -773,5 +773,27 @@ SELECT length(workflow) AS workflow_chars, length(idempotency_key) AS key_chars,
 SELECT status, length(approved_by) AS approver_chars, octet_length(reason) AS reason_bytes
   FROM baton.run(:'a', :'re2');
 
+
+-- ===========================================================================
+-- A decide function dropped under a workflow version: the run's transition is a clear
+-- 42883 that changes nothing; defining the workflow again with the function created
+-- anew is a new version (the old one names a function that is gone).
+-- ===========================================================================
+CREATE FUNCTION wfe_app.gone(ctx jsonb) RETURNS jsonb LANGUAGE sql AS $$ SELECT '{"finish": "completed"}'::jsonb $$;
+SELECT baton.define_workflow('wfe_gone', '{"start": "a", "decide": "wfe_app.gone", "stages": {"a": {"next": ["@finish"]}}}') AS gone_v1;
+SELECT baton.submit(:'a', 'wfe_gone') AS gr \gset
+SELECT baton.acquire_run(:'a', :'gr', 'o', '1 hour') AS gg \gset
+SELECT stage_id AS gs FROM baton.transition_stage(:'a', :'gr', :gg) \gset
+SELECT baton.start_stage(:'a', :'gr', :gg, :gs);
+SELECT baton.complete_stage(:'a', :'gr', :gg, :gs);
+DROP FUNCTION wfe_app.gone(jsonb);
+SELECT kind FROM baton.transition_stage(:'a', :'gr', :gg);
+\echo :LAST_ERROR_SQLSTATE
+SELECT s.status, s.is_current, r.status AS run_status
+  FROM baton.run_history(:'a', :'gr') s, baton.run(:'a', :'gr') r;
+CREATE FUNCTION wfe_app.gone(ctx jsonb) RETURNS jsonb LANGUAGE sql AS $$ SELECT '{"finish": "completed"}'::jsonb $$;
+SELECT baton.define_workflow('wfe_gone', '{"start": "a", "decide": "wfe_app.gone", "stages": {"a": {"next": ["@finish"]}}}') AS gone_v2;
+SELECT baton.define_workflow('wfe_gone', '{"start": "a", "decide": "wfe_app.gone", "stages": {"a": {"next": ["@finish"]}}}') AS gone_v2_again;
+
 DROP VIEW wfe_digest;
 DROP SCHEMA wfe_app CASCADE;

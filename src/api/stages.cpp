@@ -239,6 +239,11 @@ Datum decision_context(pg::Spi& spi, const OwnerCall& call, std::int64_t stage_i
 // EXECUTE on it): user code never runs with the extension owner's rights. Returns
 // nullptr for SQL NULL.
 Jsonb* call_decide(Oid fn, Oid caller, Datum context) {
+    if (!pg::guard([fn] { return SearchSysCacheExists1(PROCOID, ObjectIdGetDatum(fn)); }))
+        throw Error(SqlState::kUndefinedFunction, "the workflow's decide function no longer exists",
+                    "It was dropped after the workflow version was defined; runs keep their version.",
+                    "Create the function again and define the workflow again (a new version), then cancel "
+                    "or finish the runs of the old version.");
     bool allowed = pg::guard([fn, caller] { return pg_proc_aclcheck(fn, caller, ACL_EXECUTE) == ACLCHECK_OK; });
     if (!allowed)
         throw Error(SqlState::kInsufficientPrivilege, "permission denied for the workflow's decide function",

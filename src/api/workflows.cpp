@@ -17,9 +17,11 @@ namespace {
 constexpr uint16 kDefineLockKey = 0x0BA8;
 
 pg::KeptPlan g_latest_definition = {
-    "SELECT w.version, w.definition OPERATOR(pg_catalog.=) $2 FROM baton.workflows w "
+    "SELECT w.version, w.definition OPERATOR(pg_catalog.=) $2 AND "
+    "COALESCE(w.decide::pg_catalog.oid OPERATOR(pg_catalog.=) $3::pg_catalog.oid, w.decide IS NULL AND $3 IS NULL) "
+    "FROM baton.workflows w "
     "WHERE w.name OPERATOR(pg_catalog.=) $1 ORDER BY w.version DESC LIMIT 1",
-    2, {TEXTOID, JSONBOID}, nullptr};
+    3, {TEXTOID, JSONBOID, REGPROCEDUREOID}, nullptr};
 
 pg::KeptPlan g_insert_definition = {
     "INSERT INTO baton.workflows (name, version, definition, decide) VALUES ($1, $2, $3, $4)",
@@ -94,7 +96,8 @@ Oid resolve_decide(const std::string& name) {
 }
 
 // baton.define_workflow(name, definition): validates the definition and stores it as
-// the workflow's next version; an identical definition returns the latest version.
+// the workflow's next version; an identical definition (resolving to the same decide
+// function) returns the latest version.
 Datum define_workflow(FunctionCallInfo fcinfo, Oid) {
     text* name = pg::text_arg(fcinfo, 0, "name");
     Jsonb* definition = pg::jsonb_arg(fcinfo, 1, "definition");
@@ -114,9 +117,13 @@ Datum define_workflow(FunctionCallInfo fcinfo, Oid) {
     });
 
     pg::Spi spi;
-    Datum values[4] = {PointerGetDatum(name), JsonbPGetDatum(definition), 0, ObjectIdGetDatum(decide)};
+    // Identical: the same definition resolving to the same decide function (a function
+    // dropped and created again is another function, so that is a new version).
+    Datum values[3] = {PointerGetDatum(name), JsonbPGetDatum(definition), ObjectIdGetDatum(decide)};
+    char latest_nulls[4] = "   ";
+    if (decide == InvalidOid) latest_nulls[2] = 'n';
     int version = 1;
-    if (spi.run(g_latest_definition, values, nullptr) == 1) {
+    if (spi.run(g_latest_definition, values, latest_nulls) == 1) {
         if (spi.bool_at(0, 2)) PG_RETURN_INT32(spi.int32_at(0, 1));
         version = spi.int32_at(0, 1) + 1;
     }

@@ -11,6 +11,7 @@ enum class SqlState {
     kNullValueNotAllowed,   // 22004: a required argument is NULL
     kInvalidParameterValue, // 22023: an argument is outside its documented limits
     kInsufficientPrivilege, // 42501: no right to the object
+    kUndefinedFunction,     // 42883: a function the object names no longer exists
     kLeaseLost,             // DU001: the generation no longer holds the row
     kTenantFenced,          // DU002: the tenant is not active, or does not exist
     kTransitionNotAllowed,  // DU003: a decision outside the allowed set, or malformed
@@ -30,6 +31,7 @@ constexpr const char* sqlstate_code(SqlState s) {
         case SqlState::kNullValueNotAllowed: return "22004";
         case SqlState::kInvalidParameterValue: return "22023";
         case SqlState::kInsufficientPrivilege: return "42501";
+        case SqlState::kUndefinedFunction: return "42883";
         case SqlState::kLeaseLost: return "DU001";
         case SqlState::kTenantFenced: return "DU002";
         case SqlState::kTransitionNotAllowed: return "DU003";
