@@ -57,6 +57,8 @@ pg::KeptPlan g_binding_role = {
 // primary key: with a kept (generic) plan the planner cannot know $3, and a join
 // against a CTE would be planned for thousands of rows (a hash join over the whole
 // table); `id = ANY(ARRAY(...))` is an index probe per claimed row, whatever $3 is.
+// The last column is the role bound to the target (an init plan, read once), so that a
+// claim that gets rows checks authorization without a statement of its own.
 #define CLAIM_SQL(EXTRA)                                                                          \
     "WITH u AS (UPDATE baton.deliveries d SET status = 'claimed', "                               \
     "generation = d.generation OPERATOR(pg_catalog.+) 1, "                                        \
@@ -71,7 +73,8 @@ pg::KeptPlan g_binding_role = {
     "RETURNING d.id, d.generation, d.lease_until, d.dedup_key, d.payload, d.binding, d.attempts, " \
     "d.run_id, d.priority) "                                                                      \
     "SELECT u.id, u.generation, u.lease_until, u.dedup_key, u.payload, u.binding, u.attempts, "   \
-    "u.run_id FROM u ORDER BY u.priority DESC, u.id"
+    "u.run_id, (SELECT b.role FROM baton.target_bindings b WHERE b.tenant OPERATOR(pg_catalog.=) $1 " \
+    "AND b.target OPERATOR(pg_catalog.=) $2) FROM u ORDER BY u.priority DESC, u.id"
 
 pg::KeptPlan g_claim = {CLAIM_SQL(""), 4, {UUIDOID, TEXTOID, INT4OID, INTERVALOID}, nullptr};
 
@@ -465,10 +468,13 @@ Datum claim(FunctionCallInfo fcinfo, Oid caller) {
     ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
     pg::guard([fcinfo] { InitMaterializedSRF(fcinfo, 0); });
     pg::Spi spi;
-    pg::auth::require_member(caller, bound_role(spi, tenant, target), pg::text_view(target));
     Datum values[5] = {UUIDPGetDatum(tenant), PointerGetDatum(target), Int32GetDatum(max_items),
                        IntervalPGetDatum(lease), expected ? JsonbPGetDatum(expected) : 0};
     std::uint64_t n = spi.run(expected ? g_claim_expected : g_claim, values, nullptr);
+    // An unauthorized caller's claim raises DU005, which rolls back what it claimed; an
+    // empty claim still checks (it would otherwise tell a stranger nothing is pending).
+    Oid role = n > 0 ? spi.oid_at(0, 9) : bound_role(spi, tenant, target);
+    pg::auth::require_member(caller, role, pg::text_view(target));
     for (std::uint64_t row = 0; row < n; row++) {
         Datum out[8];
         bool nulls[8];
