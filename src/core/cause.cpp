@@ -34,7 +34,7 @@ Kind check(const View& view) {
     else if (f.key == "webhook")
         kind = Kind::kWebhook;
     else
-        throw_invalid_argument("binding", "binding.cause has an unknown key \"" + f.key.substr(0, 64) +
+        throw_invalid_argument("binding", "binding.cause has an unknown key \"" + clip(f.key) +
                                               "\"; expected event, schedule or webhook.");
     if (f.kind != JsonKind::kString)
         throw_invalid_argument("binding", "binding.cause." + f.key + " must be a string, not " +

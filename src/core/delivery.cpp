@@ -41,7 +41,7 @@ Status parse_outcome(std::string_view text) {
     if (text == "finished") return Status::kFinished;
     if (text == "failed") return Status::kFailed;
     throw_invalid_argument("outcome", "The outcome must be \"finished\" or \"failed\", not \"" +
-                                          std::string(text.substr(0, 64)) + "\".");
+                                          clip(text) + "\".");
 }
 
 Verdict settle_verdict(const Row& row, std::int64_t caller_generation) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "core/sqlstate.hpp"
@@ -42,6 +43,9 @@ private:
 
 // Throws 22023 with a message naming the argument and a detail saying what was expected.
 [[noreturn]] void throw_invalid_argument(const char* argument, std::string detail);
+
+// The first 64 bytes of a text for an error message, never cutting a UTF-8 character.
+std::string clip(std::string_view text);
 
 // Throws 22023 unless a name-like argument (a workflow, owner, approver, subject, step,
 // kind, key...) has 1 to 200 characters.

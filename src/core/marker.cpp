@@ -30,7 +30,7 @@ State parse_completion(std::string_view text) {
     if (text == "done") return State::kDone;
     if (text == "failed") return State::kFailed;
     throw_invalid_argument("state", "A marker completes as \"done\" or \"failed\", not \"" +
-                                        std::string(text.substr(0, 64)) + "\".");
+                                        clip(text) + "\".");
 }
 
 State parse_resolution(std::string_view text) {
@@ -38,7 +38,7 @@ State parse_resolution(std::string_view text) {
     if (text == "failed") return State::kFailed;
     if (text == "retry") return State::kRetry;
     throw_invalid_argument("outcome", "A marker in doubt resolves as \"done\", \"failed\" or \"retry\", not \"" +
-                                          std::string(text.substr(0, 64)) + "\".");
+                                          clip(text) + "\".");
 }
 
 bool in_doubt(State state, std::int64_t claimed_generation, std::int64_t run_generation) {

@@ -28,7 +28,7 @@ const char* state_name(State s) {
 State parse_state_argument(std::string_view text) {
     if (auto s = parse_state(text)) return *s;
     throw_invalid_argument("state", "A tenant state is active, quiescing, fenced or deleted, not \"" +
-                                        std::string(text.substr(0, 64)) + "\".");
+                                        clip(text) + "\".");
 }
 
 void check_move(State from, State to) {

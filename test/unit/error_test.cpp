@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <exception>
+#include <limits>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -16,6 +19,7 @@ namespace baton {
 namespace {
 
 using baton::test::error_of;
+using baton::test::state_of;
 
 constexpr int kStateCount = static_cast<int>(SqlState::kInternal) + 1;
 
@@ -122,5 +126,46 @@ TEST(Error, ThrowInvalidArgumentIs22023WithTheDetail) {
     EXPECT_EQ(e->detail(), "A lease is longer than zero.");
 }
 
+
+// ---------------------------------------------------------------- check_label
+
+TEST(CheckLabel, OneToTwoHundredCharactersPass) {
+    for (std::int64_t chars : {std::int64_t{1}, std::int64_t{2}, std::int64_t{199}, std::int64_t{200}})
+        EXPECT_EQ(state_of([&] { check_label("subject", chars); }), std::nullopt) << chars;
+}
+
+TEST(CheckLabel, OutsideOneToTwoHundredIs22023NamingTheArgument) {
+    for (const char* argument : {"workflow", "owner", "approver", "subject", "step", "kind"})
+        for (std::int64_t chars : {std::int64_t{0}, std::int64_t{201}, std::int64_t{-1}, std::int64_t{100000},
+                                   std::numeric_limits<std::int64_t>::min(),
+                                   std::numeric_limits<std::int64_t>::max()}) {
+            auto e = error_of([&] { check_label(argument, chars); });
+            ASSERT_TRUE(e.has_value()) << argument << " " << chars;
+            EXPECT_EQ(e->state(), SqlState::kInvalidParameterValue) << argument << " " << chars;
+            EXPECT_STREQ(e->code(), "22023");
+            EXPECT_NE(e->message().find(std::string("\"") + argument + "\""), std::string::npos)
+                << e->message();
+            // The detail says the bounds and how long this one was.
+            EXPECT_NE(e->detail().find("1 to 200"), std::string::npos) << e->detail();
+            EXPECT_NE(e->detail().find(std::to_string(chars)), std::string::npos) << e->detail();
+        }
+}
+
 }  // namespace
 }  // namespace baton
+
+// clip keeps error texts short without ever cutting a UTF-8 character in half.
+TEST(Clip, KeepsShortTextsWhole) {
+    EXPECT_EQ(baton::clip("abc"), "abc");
+    EXPECT_EQ(baton::clip(std::string(64, 'x')), std::string(64, 'x'));
+}
+
+TEST(Clip, CutsLongTextsAtACharacterBoundary) {
+    std::string text = "x";
+    for (int i = 0; i < 40; i++) text += "\xC3\xA9";  // "é"
+    std::string clipped = baton::clip(text);
+    EXPECT_LE(clipped.size(), 64u);
+    EXPECT_EQ(clipped.size() % 2, 1u);  // "x" then whole two-byte characters
+    EXPECT_NE(static_cast<unsigned char>(clipped.back()), 0xC3);
+    EXPECT_EQ(text.compare(0, clipped.size(), clipped), 0);
+}
