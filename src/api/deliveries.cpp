@@ -114,13 +114,13 @@ pg::KeptPlan g_retry_apply = {
     6, {UUIDOID, INT8OID, TEXTOID, INT8OID, INTERVALOID, TEXTOID}, nullptr};
 
 // The tenants among the oldest expired leases, active ones only (a fenced tenant's
-// leases must not hide everyone else's).
+// leases must not hide everyone else's), the tenant with the oldest first.
 pg::KeptPlan g_reap_tenants = {
-    "SELECT DISTINCT e.tenant FROM (SELECT d.tenant FROM baton.deliveries d "
+    "SELECT e.tenant FROM (SELECT d.tenant, d.lease_until FROM baton.deliveries d "
     "JOIN baton.tenants t ON t.tenant OPERATOR(pg_catalog.=) d.tenant "
     "WHERE t.state OPERATOR(pg_catalog.=) 'active' AND d.status OPERATOR(pg_catalog.=) 'claimed' "
     "AND d.lease_until OPERATOR(pg_catalog.<) pg_catalog.now() "
-    "ORDER BY d.lease_until LIMIT $1) e LIMIT 256",
+    "ORDER BY d.lease_until LIMIT $1) e GROUP BY e.tenant ORDER BY pg_catalog.min(e.lease_until) LIMIT 256",
     1, {INT4OID}, nullptr};
 
 // Returns up to $2 expired leases of one tenant, oldest expiry first, skipping rows
@@ -378,13 +378,13 @@ Item read_batch_item(JsonbValue* element) {
     };
     // Parses text with a type's input function, reporting its failure as 22023.
     auto parse = [](const char* key, char* value, PGFunction in) -> Datum {
-        try {
-            return pg::guard([value, in] {
-                return DirectFunctionCall3(in, CStringGetDatum(value), ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
-            });
-        } catch (const pg::PgError&) {
+        Datum result = 0;
+        if (pg::attempt([value, in, &result] {
+                result = DirectFunctionCall3(in, CStringGetDatum(value), ObjectIdGetDatum(InvalidOid),
+                                             Int32GetDatum(-1));
+            }) != nullptr)
             throw_invalid_argument("items", std::string(key) + " does not read as its type.");
-        }
+        return result;
     };
 
     char* target = string_field("target", true);

@@ -39,9 +39,10 @@ pg::KeptPlan g_stage_of_run = {
     "AND s.id OPERATOR(pg_catalog.=) $3 AND s.run_id OPERATOR(pg_catalog.=) $2",
     3, {UUIDOID, UUIDOID, INT8OID}, nullptr};
 
-#define STAGE_COLUMNS                                                                         \
+#define STAGE_COLUMNS_WITH(BEFORE_DEADLINE)                                                   \
     "s.id, s.stage, s.entry_seq, s.status, s.attempt, s.max_attempts, s.retry_at, "           \
-    "s.retry_at OPERATOR(pg_catalog.>) pg_catalog.now(), s.inputs, s.is_current, s.result"
+    BEFORE_DEADLINE ", s.inputs, s.is_current, s.result"
+#define STAGE_COLUMNS STAGE_COLUMNS_WITH("s.retry_at OPERATOR(pg_catalog.>) pg_catalog.now()")
 
 // The run's current stage: one probe of stages_current.
 pg::KeptPlan g_current = {
@@ -60,7 +61,9 @@ pg::KeptPlan g_insert_stage = {
     "max_attempts, retry_delay) VALUES ($1, $2, $3, COALESCE((SELECT p.entry_seq FROM baton.stages p "
     "WHERE p.tenant OPERATOR(pg_catalog.=) $1 AND p.run_id OPERATOR(pg_catalog.=) $2 "
     "AND p.stage OPERATOR(pg_catalog.=) $3 ORDER BY p.entry_seq DESC LIMIT 1), 0) OPERATOR(pg_catalog.+) 1, "
-    "$4, $5::pg_catalog.jsonb, $6, $7::pg_catalog.interval) RETURNING " STAGE_COLUMNS,
+    "$4, $5::pg_catalog.jsonb, $6, $7::pg_catalog.interval) "
+    // A new stage has no retry deadline; no now() in a RETURNING list (Citus).
+    "RETURNING " STAGE_COLUMNS_WITH("false"),
     7, {UUIDOID, UUIDOID, TEXTOID, INT8OID, TEXTOID, INT4OID, TEXTOID}, nullptr};
 
 pg::KeptPlan g_run_inputs = {"SELECT r.inputs FROM baton.runs r WHERE " KEY_OF_R, 2, {UUIDOID, UUIDOID}, nullptr};
@@ -209,9 +212,9 @@ Outcome stage_outcome(const StageRow& s) { return {"stage", true, s, run::Status
 // Inserts a new current stage and returns it.
 StageRow insert_stage(pg::Spi& spi, const OwnerCall& call, const definition::StageDef& def,
                       std::int64_t predecessor, const std::string& inputs) {
-    Datum values[7] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id), pg::text_datum(def.name),
-                       Int64GetDatum(predecessor), pg::text_datum(inputs), Int32GetDatum(def.max_attempts),
-                       pg::text_datum(def.retry_delay)};
+    Datum values[7] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id), pg::text_from_utf8(def.name),
+                       Int64GetDatum(predecessor), pg::text_from_utf8(inputs), Int32GetDatum(def.max_attempts),
+                       pg::text_from_utf8(def.retry_delay)};
     char nulls[8] = "       ";
     if (predecessor == 0) nulls[3] = 'n';
     spi.run(g_insert_stage, values, nulls);
@@ -271,7 +274,7 @@ json::Value route(pg::Spi& spi, const definition::StageDef& from, Datum context)
     for (const definition::NextEntry& entry : from.next) {
         bool match = entry.when.empty();
         if (!match) {
-            Datum values[2] = {context, pg::text_datum(entry.when)};
+            Datum values[2] = {context, pg::text_from_utf8(entry.when)};
             spi.run(g_path_match, values, nullptr);
             match = spi.bool_at(0, 1);
         }
@@ -328,17 +331,17 @@ Outcome decide_and_switch(pg::Spi& spi, const OwnerCall& call, const pg::Workflo
     std::string saved = json::write(decision_value);
     if (d.has_state) {
         Datum values[3] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id),
-                           pg::text_datum(json::write(*json::find(decision_value, "state")))};
+                           pg::text_from_utf8(json::write(*json::find(decision_value, "state")))};
         spi.run(g_set_state, values, nullptr);
     }
     bool switching = d.kind == decision::Decision::Kind::kNext;
-    Datum save[4] = {UUIDPGetDatum(call.tenant), Int64GetDatum(done.id), pg::text_datum(saved),
+    Datum save[4] = {UUIDPGetDatum(call.tenant), Int64GetDatum(done.id), pg::text_from_utf8(saved),
                      BoolGetDatum(!switching)};
     spi.run(g_save_decision, save, nullptr);
     if (!switching) {
         run::Status end = d.finish_status == "failed" ? run::Status::kFailed : run::Status::kCompleted;
         Datum values[4] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id),
-                           pg::text_datum(run::status_name(end)), pg::text_datum(d.reason)};
+                           pg::text_datum(run::status_name(end)), pg::text_from_utf8(d.reason)};
         char nulls[5] = "    ";
         if (d.reason.empty()) nulls[3] = 'n';
         spi.run(g_end_run, values, nulls);

@@ -33,14 +33,12 @@ void check_with_server(const definition::Definition& def) {
     for (const definition::StageDef& stage : def.stages) {
         const char* delay = stage.retry_delay.c_str();
         std::int64_t usec = -1;
-        try {
-            usec = pg::guard([delay] {
-                Datum iv = DirectFunctionCall3(interval_in, CStringGetDatum(delay), ObjectIdGetDatum(InvalidOid),
-                                               Int32GetDatum(-1));
-                return pg::interval_usec(DatumGetIntervalP(iv));
-            });
-        } catch (const pg::PgError&) {
-        }
+        Interval* iv = nullptr;
+        if (pg::attempt([delay, &iv] {
+                iv = DatumGetIntervalP(DirectFunctionCall3(interval_in, CStringGetDatum(delay),
+                                                           ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1)));
+            }) == nullptr)
+            usec = pg::interval_usec(iv);
         try {
             delivery::check_delay_usec(usec);
         } catch (const Error&) {
@@ -51,13 +49,10 @@ void check_with_server(const definition::Definition& def) {
         for (const definition::NextEntry& entry : stage.next) {
             if (entry.when.empty()) continue;
             const char* path = entry.when.c_str();
-            try {
-                pg::guard([path] { (void)DirectFunctionCall1(jsonpath_in, CStringGetDatum(path)); });
-            } catch (const pg::PgError& e) {
+            if (ErrorData* e = pg::attempt([path] { (void)DirectFunctionCall1(jsonpath_in, CStringGetDatum(path)); }))
                 throw Error(SqlState::kInvalidParameterValue, "invalid workflow definition",
                             "Stage \"" + stage.name + "\" has a `when` that is not a jsonpath: " +
-                                json::excerpt(entry.when) + " (" + e.what() + ").");
-            }
+                                json::excerpt(entry.when) + " (" + (e->message ? e->message : "syntax error") + ").");
         }
     }
 }
@@ -66,15 +61,12 @@ void check_with_server(const definition::Definition& def) {
 Oid resolve_decide(const std::string& name) {
     const char* cname = name.c_str();
     Oid fn = InvalidOid;
-    try {
-        fn = pg::guard([cname] {
+    if (pg::attempt([cname, &fn] {
             List* names = BATON_QUALIFIED_NAME_LIST(cname);
             Oid argtypes[1] = {JSONBOID};
-            return LookupFuncName(names, 1, argtypes, true);
-        });
-    } catch (const pg::PgError&) {
+            fn = LookupFuncName(names, 1, argtypes, true);
+        }) != nullptr)
         fn = InvalidOid;
-    }
     if (fn == InvalidOid)
         throw Error(SqlState::kInvalidParameterValue, "invalid workflow definition",
                     "decide names " + json::excerpt(name) + ", but no function " + json::excerpt(name) +

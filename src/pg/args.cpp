@@ -165,25 +165,21 @@ void check_binding(const Jsonb* binding) {
     cause::Kind kind = cause::check(view);
     if (kind != cause::Kind::kSchedule && kind != cause::Kind::kWebhook) return;
 
-    // The value's syntax is Postgres' own: parse it with the type's input function. An
-    // input function holds no resources, so its error can be caught without a
-    // subtransaction and reported as the contract's 22023.
+    // The value's syntax is Postgres' own: parse it with the type's input function, in a
+    // subtransaction, and report its failure as the contract's 22023.
     const char* value = raw.value0;
     bool finite = true;
-    try {
-        if (kind == cause::Kind::kSchedule) {
-            finite = guard([value] {
-                Datum ts = DirectFunctionCall3(timestamptz_in, CStringGetDatum(value),
-                                               ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
-                return !TIMESTAMP_NOT_FINITE(DatumGetTimestampTz(ts));
-            });
-        } else {
-            guard([value] { (void)DirectFunctionCall1(uuid_in, CStringGetDatum(value)); });
-        }
-    } catch (const PgError&) {
-        finite = false;
+    ErrorData* error = nullptr;
+    if (kind == cause::Kind::kSchedule) {
+        error = attempt([value, &finite] {
+            Datum ts = DirectFunctionCall3(timestamptz_in, CStringGetDatum(value), ObjectIdGetDatum(InvalidOid),
+                                           Int32GetDatum(-1));
+            finite = !TIMESTAMP_NOT_FINITE(DatumGetTimestampTz(ts));
+        });
+    } else {
+        error = attempt([value] { (void)DirectFunctionCall1(uuid_in, CStringGetDatum(value)); });
     }
-    if (!finite)
+    if (error != nullptr || !finite)
         throw_invalid_argument("binding", kind == cause::Kind::kSchedule
                                               ? "binding.cause.schedule must be a finite timestamptz."
                                               : "binding.cause.webhook must be a uuid.");
@@ -197,6 +193,15 @@ Datum text_datum(std::string_view s) {
     const char* data = s.data();
     int len = static_cast<int>(s.size());
     return guard([data, len] { return PointerGetDatum(cstring_to_text_with_len(data, len)); });
+}
+
+Datum text_from_utf8(std::string_view s) {
+    const char* data = s.data();
+    int len = static_cast<int>(s.size());
+    return guard([data, len] {
+        char* converted = pg_any_to_server(data, len, PG_UTF8);
+        return PointerGetDatum(converted == data ? cstring_to_text_with_len(data, len) : cstring_to_text(converted));
+    });
 }
 
 }  // namespace baton::pg

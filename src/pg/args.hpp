@@ -48,7 +48,10 @@ void check_result(const Jsonb* result);
 // The largest payload, binding or result accepted (GUC baton.max_payload_bytes).
 std::int64_t max_payload_bytes();
 
-// Text datums for SQL parameters.
+// Text datums for SQL parameters, from text in the server encoding.
 Datum text_datum(std::string_view s);
+// The same from UTF-8 text the core wrote (JSON, decision reasons), converted to the
+// server encoding (a no-op in UTF8 databases).
+Datum text_from_utf8(std::string_view s);
 
 }  // namespace baton::pg

@@ -80,6 +80,30 @@ ErrorData* try_postgres(void (*fn)(void*), void* arg) noexcept {
     return error;
 }
 
+ErrorData* try_in_subtransaction(void (*fn)(void*), void* arg) {
+    MemoryContext cxt = CurrentMemoryContext;
+    ResourceOwner owner = CurrentResourceOwner;
+    ErrorData* volatile error = nullptr;
+    BeginInternalSubTransaction(nullptr);
+    MemoryContextSwitchTo(cxt);
+    PG_TRY();
+    {
+        fn(arg);
+        ReleaseCurrentSubTransaction();
+    }
+    PG_CATCH();
+    {
+        MemoryContextSwitchTo(cxt);
+        error = CopyErrorData();
+        FlushErrorState();
+        RollbackAndReleaseCurrentSubTransaction();
+    }
+    PG_END_TRY();
+    MemoryContextSwitchTo(cxt);
+    CurrentResourceOwner = owner;
+    return error;
+}
+
 Datum entry(FunctionCallInfo fcinfo, Body body) { return run(fcinfo, body, true); }
 
 Datum trigger_entry(FunctionCallInfo fcinfo, Body body) { return run(fcinfo, body, false); }

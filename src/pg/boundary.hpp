@@ -59,6 +59,29 @@ auto guard(F&& f) -> decltype(f()) {
     }
 }
 
+// Runs fn(arg) in a subtransaction: returns nullptr, or the Postgres error it raised,
+// rolled back cleanly (locks, buffers, memory) and copied into the current context.
+// Errors of the subtransaction machinery itself still longjmp (call it through guard).
+ErrorData* try_in_subtransaction(void (*fn)(void*), void* arg);
+
+// Runs f() (Postgres calls only) in a subtransaction and returns the Postgres error it
+// raised, or nullptr: for input functions and catalog lookups whose failure pg_baton
+// reports in its own words (22023) and then goes on.
+template <typename F>
+ErrorData* attempt(F&& f) {
+    using Fn = std::remove_reference_t<F>;
+    struct Call {
+        Fn* f;
+        ErrorData* error;
+    } call{&f, nullptr};
+    auto thunk = [](void* p) {
+        auto* c = static_cast<Call*>(p);
+        c->error = try_in_subtransaction([](void* q) { (*static_cast<Fn*>(q))(); }, c->f);
+    };
+    if (ErrorData* e = try_postgres(thunk, &call)) throw PgError(e);
+    return call.error;
+}
+
 // The body of a SQL-callable function. `caller` is the role that called it, before
 // the switch to the extension's owner.
 using Body = Datum (*)(FunctionCallInfo fcinfo, Oid caller);

@@ -37,11 +37,6 @@ json::Value jsonb_value(const Jsonb* jb) {
     return json::parse(utf8);
 }
 
-Datum jsonb_datum(const std::string& text) {
-    const char* s = text.c_str();
-    return guard([s] { return DirectFunctionCall1(jsonb_in, CStringGetDatum(s)); });
-}
-
 Workflow load_workflow(Spi& spi, text* name, int version) {
     Datum values[2] = {PointerGetDatum(name), Int32GetDatum(version)};
     std::uint64_t n = version == 0 ? spi.run(g_latest, values, nullptr) : spi.run(g_version, values, nullptr);

@@ -22,7 +22,5 @@ Workflow load_workflow(Spi& spi, text* name, int version);
 char* jsonb_text(const Jsonb* jb);
 // A jsonb value read into the core's JSON tree.
 json::Value jsonb_value(const Jsonb* jb);
-// A jsonb datum parsed from JSON text (the core's output).
-Datum jsonb_datum(const std::string& text);
 
 }  // namespace baton::pg
