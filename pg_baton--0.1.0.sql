@@ -258,6 +258,12 @@ CREATE FUNCTION baton.finish(tenant uuid, id bigint, generation bigint,
     RETURNS text
     LANGUAGE C AS 'MODULE_PATHNAME', 'baton_finish';
 
+-- Beyond the contract: finish many deliveries in one statement, an answer per item.
+CREATE FUNCTION baton.finish_batch(tenant uuid, ids bigint[], generations bigint[],
+                                   outcome text DEFAULT 'finished')
+    RETURNS TABLE(id bigint, status text)
+    LANGUAGE C ROWS 50 AS 'MODULE_PATHNAME', 'baton_finish_batch';
+
 CREATE FUNCTION baton.retry(tenant uuid, id bigint, generation bigint, error text,
                             delay interval DEFAULT NULL)
     RETURNS text

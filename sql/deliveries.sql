@@ -478,3 +478,50 @@ SELECT target, pending, claimed, finished, failed, expired_leases
   FROM baton.delivery_stats WHERE tenant = :'c' ORDER BY target;
 DROP VIEW a_row;
 DROP TABLE batch1;
+
+-- ===========================================================================
+-- finish_batch (beyond the contract): finish for many deliveries in one statement,
+-- one answer per (id, generation) pair, in the order given.
+-- ===========================================================================
+\set fb '00000000-0000-0000-0002-0000000000fb'
+SELECT baton.create_tenant(:'fb');
+SELECT count(*) FROM baton.enqueue_batch(:'fb',
+  (SELECT jsonb_agg(jsonb_build_object('target', 'fb', 'dedup_key', 'fb-' || g) ORDER BY g) FROM generate_series(1, 5) g));
+SELECT array_agg(id ORDER BY id) AS fb_ids, array_agg(generation ORDER BY id) AS fb_gens
+  FROM baton.claim(:'fb', 'fb', '30 seconds', 3) \gset
+-- The three claimed settle; a repeat answers the stored status and changes nothing.
+SELECT f.id = ANY (:'fb_ids'::bigint[]) AS claimed_id, f.status FROM baton.finish_batch(:'fb', :'fb_ids', :'fb_gens') f;
+SELECT f.status FROM baton.finish_batch(:'fb', :'fb_ids', :'fb_gens', 'failed') f;
+SELECT dedup_key, status, generation, settled_at IS NOT NULL AS settled
+  FROM baton.deliveries WHERE tenant = :'fb' ORDER BY id;
+-- A stale generation, a never-claimed row and an unknown id answer per item; the good
+-- pair in the same call still settles.
+SELECT id AS fb_pending FROM baton.deliveries WHERE tenant = :'fb' AND dedup_key = 'fb-5' \gset
+SELECT id AS fb_claim, generation AS fb_claim_gen FROM baton.claim(:'fb', 'fb', '30 seconds') \gset
+SELECT f.status FROM baton.finish_batch(:'fb',
+  ARRAY[(:'fb_ids'::bigint[])[1], :fb_pending, 987654321, :fb_claim]::bigint[],
+  ARRAY[7, 0, 1, :fb_claim_gen]::bigint[]) f;
+SELECT dedup_key, status FROM baton.deliveries WHERE tenant = :'fb' ORDER BY id;
+-- Bad input: each a clear error that changes nothing.
+SELECT * FROM baton.finish_batch(:'fb', ARRAY[1]::bigint[], ARRAY[1, 2]::bigint[]);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM baton.finish_batch(:'fb', ARRAY[]::bigint[], ARRAY[]::bigint[]);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM baton.finish_batch(:'fb', ARRAY[1, NULL]::bigint[], ARRAY[1, 2]::bigint[]);
+\echo :LAST_ERROR_SQLSTATE
+\set VERBOSITY terse
+SELECT * FROM baton.finish_batch(:'fb', ARRAY[:fb_claim, :fb_claim]::bigint[], ARRAY[:fb_claim_gen, 0]::bigint[]);
+\set VERBOSITY default
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM baton.finish_batch(:'fb', NULL, ARRAY[1]::bigint[]);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM baton.finish_batch(:'fb', ARRAY[1]::bigint[], ARRAY[1]::bigint[], 'done');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM baton.finish_batch(:'fb', (SELECT array_agg(g::bigint) FROM generate_series(1, 1001) g),
+                                 (SELECT array_agg(1::bigint) FROM generate_series(1, 1001) g));
+\echo :LAST_ERROR_SQLSTATE
+SELECT baton.set_tenant_state(:'fb', 'fenced');
+SELECT * FROM baton.finish_batch(:'fb', ARRAY[1]::bigint[], ARRAY[1]::bigint[]);
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) FILTER (WHERE status = 'finished') AS finished, count(*) FILTER (WHERE status = 'pending') AS pending
+  FROM baton.deliveries WHERE tenant = :'fb';

@@ -28,7 +28,7 @@ constexpr const char* kProducerFunctions =
     "baton.enqueue, baton.enqueue_batch, baton.delivery, baton.tenant_write_allowed, "
     "baton.submit, baton.inputs_digest, baton.run, baton.run_history";
 constexpr const char* kWorkerFunctions =
-    "baton.claim, baton.renew, baton.finish, baton.retry, baton.reap, baton.delivery, "
+    "baton.claim, baton.renew, baton.finish, baton.finish_batch, baton.retry, baton.reap, baton.delivery, "
     "baton.tenant_write_allowed, baton.acquire_run, baton.acquire_next_run, baton.renew_run, "
     "baton.release_run, baton.transition_stage, baton.start_stage, baton.complete_stage, "
     "baton.fail_stage, baton.run, baton.run_history, baton.enter_step, baton.claim_marker, "

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "core/delivery.hpp"
 #include "core/error.hpp"
@@ -96,6 +98,21 @@ pg::KeptPlan g_finish = {
     "WHERE " KEY_OF_D " AND d.generation OPERATOR(pg_catalog.=) $3 "
     "AND d.status OPERATOR(pg_catalog.=) 'claimed' RETURNING d.target, " ROLE_OF_D,
     5, {UUIDOID, INT8OID, INT8OID, TEXTOID, JSONBOID}, nullptr};
+
+// finish_batch: every (id, generation) pair of $2/$3 that still holds its row, in one
+// statement (an index probe per id).
+pg::KeptPlan g_finish_batch = {
+    "UPDATE baton.deliveries d SET status = $4, lease_until = NULL, settled_at = pg_catalog.now() "
+    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) ANY ($2) "
+    "AND d.status OPERATOR(pg_catalog.=) 'claimed' "
+    "AND d.generation OPERATOR(pg_catalog.=) ($3)[pg_catalog.array_position($2, d.id)] "
+    "",
+    4, {UUIDOID, INT8ARRAYOID, INT8ARRAYOID, TEXTOID}, nullptr};
+
+pg::KeptPlan g_batch_rows = {
+    "SELECT d.id, d.status, d.generation, d.attempts, d.max_attempts, d.target, " ROLE_OF_D
+    " FROM baton.deliveries d WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) ANY ($2)",
+    2, {UUIDOID, INT8ARRAYOID}, nullptr};
 
 #define ROW_SQL                                                                                 \
     "SELECT d.status, d.generation, d.attempts, d.max_attempts, d.target, " ROLE_OF_D          \
@@ -507,6 +524,84 @@ Datum renew(FunctionCallInfo fcinfo, Oid caller) {
     throw_lease_lost(call.id, call.generation, r.row);
 }
 
+// An int8[] argument as plain values: one dimension, no NULL element (22023).
+struct Int64s {
+    Datum* values;
+    int n;
+};
+
+Int64s int64_array_arg(FunctionCallInfo fcinfo, int n, const char* name) {
+    pg::require(fcinfo, n, name);
+    Datum d = PG_GETARG_DATUM(n);
+    ArrayType* array = pg::guard([d] { return DatumGetArrayTypeP(d); });
+    if (ARR_NDIM(array) > 1) throw_invalid_argument(name, std::string(name) + " is a one-dimensional array.");
+    Int64s out{nullptr, 0};
+    bool* nulls = nullptr;
+    pg::guard([array, &out, &nulls] {
+        deconstruct_array(array, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &out.values, &nulls, &out.n);
+    });
+    for (int i = 0; i < out.n; i++)
+        if (nulls[i]) throw_invalid_argument(name, std::string(name) + " holds no NULL.");
+    return out;
+}
+
+// baton.finish_batch(tenant, ids, generations, outcome): finish for many deliveries in
+// one statement. Each (id, generation) pair is settled like finish, but a pair whose
+// lease is lost answers 'lease_lost' (and an unknown id 'not_found') instead of failing
+// the others; a bound target the caller may not work on fails the whole call (DU005).
+Datum finish_batch(FunctionCallInfo fcinfo, Oid caller) {
+    pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
+    Int64s ids = int64_array_arg(fcinfo, 1, "ids");
+    Int64s generations = int64_array_arg(fcinfo, 2, "generations");
+    text* outcome_text = pg::text_arg(fcinfo, 3, "outcome");
+    if (ids.n != generations.n)
+        throw_invalid_argument("generations", "ids and generations have the same length (" +
+                                                  std::to_string(ids.n) + " and " + std::to_string(generations.n) + ").");
+    if (ids.n < 1 || ids.n > limits::kMaxFinishBatch)
+        throw_invalid_argument("ids", "A batch has 1 to " + std::to_string(limits::kMaxFinishBatch) + " items, not " +
+                                          std::to_string(ids.n) + ".");
+    std::unordered_set<std::int64_t> seen;
+    for (int i = 0; i < ids.n; i++)
+        if (!seen.insert(DatumGetInt64(ids.values[i])).second)
+            throw_invalid_argument("ids", "Each id appears once; " + std::to_string(DatumGetInt64(ids.values[i])) +
+                                              " appears twice.");
+    delivery::Status outcome = delivery::parse_outcome(pg::text_view(outcome_text));
+    pg::fence::require_writable(tenant);
+    ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+    pg::guard([fcinfo] { InitMaterializedSRF(fcinfo, 0); });
+    pg::Spi spi;
+    Datum values[4] = {UUIDPGetDatum(tenant), PG_GETARG_DATUM(1), PG_GETARG_DATUM(2),
+                       pg::text_datum(delivery::status_name(outcome))};
+    spi.run(g_finish_batch, values, nullptr);
+    // Every pair is now answered from its row: settled at its generation (here or
+    // before), the stored status; otherwise its lease is lost. Reading the rows also
+    // checks the caller may work on their targets (DU005 rolls the batch back).
+    std::uint64_t n = spi.run(g_batch_rows, values, nullptr);
+    std::unordered_map<std::int64_t, delivery::Row> rows;
+    for (std::uint64_t row = 0; row < n; row++) {
+        pg::auth::require_member(caller, spi.oid_at(row, 7), spi.cstring_at(row, 6));
+        auto status = delivery::parse_status(spi.cstring_at(row, 2));
+        if (!status) throw Error(SqlState::kInternal, "delivery has an unknown status");
+        rows[spi.int64_at(row, 1)] = {*status, spi.int64_at(row, 3), spi.int32_at(row, 4), spi.int32_at(row, 5)};
+    }
+    for (int i = 0; i < ids.n; i++) {
+        std::int64_t id = DatumGetInt64(ids.values[i]);
+        std::int64_t generation = DatumGetInt64(generations.values[i]);
+        const char* answer = "not_found";
+        auto found = rows.find(id);
+        if (found != rows.end()) {
+            const delivery::Row& r = found->second;
+            answer = delivery::settle_verdict(r, generation) == delivery::Verdict::kReturnStored
+                         ? delivery::status_name(r.status)
+                         : "lease_lost";
+        }
+        Datum out[2] = {Int64GetDatum(id), pg::text_datum(answer)};
+        bool nulls[2] = {false, false};
+        pg::guard([rsinfo, &out, &nulls] { tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls); });
+    }
+    return static_cast<Datum>(0);
+}
+
 // The status a settling call answers, as text in the caller's memory context (made
 // after the SPI connection has ended, whose memory goes with it).
 Datum status_text(delivery::Status status) { return pg::text_datum(delivery::status_name(status)); }
@@ -625,6 +720,7 @@ BATON_FUNCTION(baton_enqueue_batch, baton::api::enqueue_batch)
 BATON_FUNCTION(baton_claim, baton::api::claim)
 BATON_FUNCTION(baton_renew, baton::api::renew)
 BATON_FUNCTION(baton_finish, baton::api::finish)
+BATON_FUNCTION(baton_finish_batch, baton::api::finish_batch)
 BATON_FUNCTION(baton_retry, baton::api::retry)
 BATON_FUNCTION(baton_reap, baton::api::reap)
 BATON_FUNCTION(baton_delivery, baton::api::get_delivery)

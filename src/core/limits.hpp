@@ -17,6 +17,7 @@ constexpr int kMaxAttempts = 1000;
 constexpr int kMaxItems = 10000;
 constexpr int kMaxBatchItems = 10000;
 constexpr int kMaxReapRows = 100000;
+constexpr int kMaxFinishBatch = 1000;
 constexpr int kMaxErrorBytes = 65536;
 constexpr std::int64_t kMaxLeaseUsec = 365 * kUsecPerDay;
 constexpr std::int64_t kMaxDelayUsec = 365 * kUsecPerDay;
