@@ -4,5 +4,5 @@
 SELECT count(*) AS n, array_agg(id) AS ids, array_agg(generation) AS gens
   FROM baton.claim(:tenant, 'bench', '30 seconds', :batch) \gset
 \if :n > 0
-SELECT count(*) FROM baton.finish_batch(:tenant, :'ids'::bigint[], :'gens'::bigint[]);
+SELECT count(*) FROM baton.finish_batch(:tenant, :ids::bigint[], :gens::bigint[]);
 \endif

@@ -1,8 +1,8 @@
 -- The same workflow protocol kept client-side in plain tables, as a strong user would
 -- write it: runs with an owner lease fenced by a generation; stages chained by
 -- predecessor_id, one current stage per run (a partial unique index), entry_seq per
--- (run, stage). One run per pgbench client, owned, with its first stage completed.
--- psql variables: clients.
+-- (run, stage). One run per pgbench client, owned, with its first stage completed; before
+-- them, 2,000 finished runs of 10 stages each, as for pg_baton. psql variables: clients.
 DROP TABLE IF EXISTS wf_stages;
 DROP TABLE IF EXISTS wf_runs;
 DROP TABLE IF EXISTS wf_clients;
@@ -39,11 +39,18 @@ CREATE TABLE wf_stages (
 );
 CREATE UNIQUE INDEX wf_stages_current ON wf_stages (run_id) WHERE is_current;
 CREATE TABLE wf_clients (client integer PRIMARY KEY, run bigint NOT NULL, gen bigint NOT NULL);
+INSERT INTO wf_runs (id, workflow, status, generation)
+SELECT 100000 + g, 'bench_loop', 'completed', 1 FROM generate_series(1, 2000) AS g;
+INSERT INTO wf_stages (run_id, stage, entry_seq, is_current, status, attempt, result, transition,
+                       started_at, completed_at)
+SELECT r.id, 'step', g, g = 10, 'completed', 1, '{"ok": true}',
+       CASE WHEN g = 10 THEN '{"finish": "completed"}' ELSE '{"next": "step"}' END::jsonb, now(), now()
+  FROM wf_runs r CROSS JOIN generate_series(1, 10) AS g;
 INSERT INTO wf_runs (id, workflow, owner, generation, lease_until)
 SELECT c + 1, 'bench_loop', 'bench-' || c, 1, now() + interval '1 day'
   FROM generate_series(0, :clients - 1) AS c;
 INSERT INTO wf_stages (run_id, stage, entry_seq, status, attempt, result, started_at, completed_at)
-SELECT id, 'step', 1, 'completed', 1, '{"ok": true}', now(), now() FROM wf_runs;
-INSERT INTO wf_clients SELECT id - 1, id, generation FROM wf_runs;
+SELECT id, 'step', 1, 'completed', 1, '{"ok": true}', now(), now() FROM wf_runs WHERE id <= :clients;
+INSERT INTO wf_clients SELECT id - 1, id, generation FROM wf_runs WHERE id <= :clients;
 VACUUM ANALYZE wf_runs;
 VACUUM ANALYZE wf_stages;
