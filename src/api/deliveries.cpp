@@ -444,8 +444,7 @@ Datum enqueue_batch(FunctionCallInfo fcinfo, Oid) {
         }
     }
     pg::fence::require_writable(tenant);
-    ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
-    pg::guard([fcinfo] { InitMaterializedSRF(fcinfo, 0); });
+    ReturnSetInfo* rsinfo = pg::materialize(fcinfo);
     pg::Spi spi;
     for (int i = 0; i < n; i++) {
         Enqueued e;
@@ -456,9 +455,7 @@ Datum enqueue_batch(FunctionCallInfo fcinfo, Oid) {
         }
         Datum values[2] = {Int64GetDatum(e.id), BoolGetDatum(e.inserted)};
         bool nulls[2] = {false, false};
-        pg::guard([rsinfo, &values, &nulls] {
-            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-        });
+        pg::put_row(rsinfo, values, nulls);
     }
     return static_cast<Datum>(0);
 }
@@ -482,8 +479,7 @@ Datum claim(FunctionCallInfo fcinfo, Oid caller) {
     }
     pg::fence::require_writable(tenant);
 
-    ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
-    pg::guard([fcinfo] { InitMaterializedSRF(fcinfo, 0); });
+    ReturnSetInfo* rsinfo = pg::materialize(fcinfo);
     pg::Spi spi;
     Datum values[5] = {UUIDPGetDatum(tenant), PointerGetDatum(target), Int32GetDatum(max_items),
                        IntervalPGetDatum(lease), expected ? JsonbPGetDatum(expected) : 0};
@@ -492,12 +488,7 @@ Datum claim(FunctionCallInfo fcinfo, Oid caller) {
     // empty claim still checks (it would otherwise tell a stranger nothing is pending).
     Oid role = n > 0 ? spi.oid_at(0, 9) : bound_role(spi, tenant, target);
     pg::auth::require_member(caller, role, pg::text_view(target));
-    for (std::uint64_t row = 0; row < n; row++) {
-        Datum out[8];
-        bool nulls[8];
-        for (int col = 0; col < 8; col++) out[col] = spi.value(row, col + 1, &nulls[col]);
-        pg::guard([rsinfo, &out, &nulls] { tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls); });
-    }
+    for (std::uint64_t row = 0; row < n; row++) spi.emit_row(rsinfo, row);
     return static_cast<Datum>(0);
 }
 
@@ -567,8 +558,7 @@ Datum finish_batch(FunctionCallInfo fcinfo, Oid caller) {
                                               " appears twice.");
     delivery::Status outcome = delivery::parse_outcome(pg::text_view(outcome_text));
     pg::fence::require_writable(tenant);
-    ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
-    pg::guard([fcinfo] { InitMaterializedSRF(fcinfo, 0); });
+    ReturnSetInfo* rsinfo = pg::materialize(fcinfo);
     pg::Spi spi;
     Datum values[4] = {UUIDPGetDatum(tenant), PG_GETARG_DATUM(1), PG_GETARG_DATUM(2),
                        pg::text_datum(delivery::status_name(outcome))};
@@ -597,7 +587,7 @@ Datum finish_batch(FunctionCallInfo fcinfo, Oid caller) {
         }
         Datum out[2] = {Int64GetDatum(id), pg::text_datum(answer)};
         bool nulls[2] = {false, false};
-        pg::guard([rsinfo, &out, &nulls] { tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls); });
+        pg::put_row(rsinfo, out, nulls);
     }
     return static_cast<Datum>(0);
 }

@@ -143,17 +143,13 @@ Datum enter_step(FunctionCallInfo fcinfo, Oid) {
     check_label("step", pg::text_chars(step));
     check_label("digest", pg::text_chars(digest));
     pg::fence::require_writable(tenant);
-    ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
-    pg::guard([fcinfo] { InitMaterializedSRF(fcinfo, 0); });
+    ReturnSetInfo* rsinfo = pg::materialize(fcinfo);
     lock_entries(tenant, subject, step);
     pg::Spi spi;
     Datum values[4] = {UUIDPGetDatum(tenant), PointerGetDatum(subject), PointerGetDatum(step),
                        PointerGetDatum(digest)};
     spi.run_latest(g_enter, values, nullptr);
-    Datum out[2];
-    bool nulls[2];
-    for (int col = 0; col < 2; col++) out[col] = spi.value(0, col + 1, &nulls[col]);
-    pg::guard([rsinfo, &out, &nulls] { tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls); });
+    spi.emit_row(rsinfo, 0);
     return static_cast<Datum>(0);
 }
 
@@ -209,16 +205,10 @@ Datum complete_marker(FunctionCallInfo fcinfo, Oid) {
 Datum get_marker(FunctionCallInfo fcinfo, Oid) {
     MarkerKey key = marker_key_args(fcinfo);
     marker::check_position(key.position);
-    ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
-    pg::guard([fcinfo] { InitMaterializedSRF(fcinfo, 0); });
+    ReturnSetInfo* rsinfo = pg::materialize(fcinfo);
     pg::Spi spi;
     Datum values[3] = {UUIDPGetDatum(key.tenant), Int64GetDatum(key.entry_id), Int32GetDatum(key.position)};
-    if (spi.run(g_marker, values, nullptr) == 1) {
-        Datum out[6];
-        bool nulls[6];
-        for (int col = 0; col < 6; col++) out[col] = spi.value(0, col + 1, &nulls[col]);
-        pg::guard([rsinfo, &out, &nulls] { tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls); });
-    }
+    if (spi.run(g_marker, values, nullptr) == 1) spi.emit_row(rsinfo, 0);
     return static_cast<Datum>(0);
 }
 
@@ -227,20 +217,14 @@ Datum get_marker(FunctionCallInfo fcinfo, Oid) {
 Datum markers_in_doubt(FunctionCallInfo fcinfo, Oid) {
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     pg_uuid_t* run_id = pg::uuid_arg(fcinfo, 1, "run_id");
-    ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
-    pg::guard([fcinfo] { InitMaterializedSRF(fcinfo, 0); });
+    ReturnSetInfo* rsinfo = pg::materialize(fcinfo);
     pg::Spi spi;
     Datum key[2] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id)};
     if (spi.run(g_run_generation, key, nullptr) == 0)
         run::throw_not_found();
     Datum values[3] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id), Int64GetDatum(spi.int64_at(0, 1))};
     std::uint64_t n = spi.run(g_in_doubt, values, nullptr);
-    for (std::uint64_t row = 0; row < n; row++) {
-        Datum out[7];
-        bool nulls[7];
-        for (int col = 0; col < 7; col++) out[col] = spi.value(row, col + 1, &nulls[col]);
-        pg::guard([rsinfo, &out, &nulls] { tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls); });
-    }
+    for (std::uint64_t row = 0; row < n; row++) spi.emit_row(rsinfo, row);
     return static_cast<Datum>(0);
 }
 

@@ -251,19 +251,13 @@ Datum acquire_next_run(FunctionCallInfo fcinfo, Oid) {
     auto [owner, lease] = acquirer_args(fcinfo, 2, 3);
     check_label("workflow", pg::text_chars(workflow));
     pg::fence::require_writable(tenant);
-    ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
-    pg::guard([fcinfo] { InitMaterializedSRF(fcinfo, 0); });
+    ReturnSetInfo* rsinfo = pg::materialize(fcinfo);
     pg::Spi spi;
     (void)pg::load_workflow(spi, workflow, 0);  // DU008 for an unknown workflow
     Datum values[4] = {UUIDPGetDatum(tenant), PointerGetDatum(workflow), PointerGetDatum(owner),
                        IntervalPGetDatum(lease)};
     std::uint64_t n = spi.run(g_acquire_next, values, nullptr);
-    for (std::uint64_t row = 0; row < n; row++) {
-        Datum out[2];
-        bool nulls[2];
-        for (int col = 0; col < 2; col++) out[col] = spi.value(row, col + 1, &nulls[col]);
-        pg::guard([rsinfo, &out, &nulls] { tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls); });
-    }
+    for (std::uint64_t row = 0; row < n; row++) spi.emit_row(rsinfo, row);
     return static_cast<Datum>(0);
 }
 

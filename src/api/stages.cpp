@@ -397,8 +397,7 @@ Datum transition_stage(FunctionCallInfo fcinfo, Oid caller) {
     bool has_previous = !PG_ARGISNULL(3);
     std::int64_t previous = has_previous ? PG_GETARG_INT64(3) : 0;
     pg::fence::require_writable(call.tenant);
-    ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
-    pg::guard([fcinfo] { InitMaterializedSRF(fcinfo, 0); });
+    ReturnSetInfo* rsinfo = pg::materialize(fcinfo);
     pg::Spi spi;
     LockedRun run = lock_run(spi, call);
     if (has_previous) {
@@ -427,7 +426,7 @@ Datum transition_stage(FunctionCallInfo fcinfo, Oid caller) {
     }
     values[7] = pg::text_datum(run::status_name(out.run_status));
     nulls[7] = false;
-    pg::guard([rsinfo, &values, &nulls] { tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls); });
+    pg::put_row(rsinfo, values, nulls);
     return static_cast<Datum>(0);
 }
 
@@ -513,8 +512,7 @@ Datum fail_stage(FunctionCallInfo fcinfo, Oid) {
 Datum run_history(FunctionCallInfo fcinfo, Oid) {
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     pg_uuid_t* run_id = pg::uuid_arg(fcinfo, 1, "run_id");
-    ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
-    pg::guard([fcinfo] { InitMaterializedSRF(fcinfo, 0); });
+    ReturnSetInfo* rsinfo = pg::materialize(fcinfo);
     pg::Spi spi;
     Datum key[2] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id)};
     if (spi.run(g_run_exists, key, nullptr) == 0)
@@ -534,12 +532,7 @@ Datum run_history(FunctionCallInfo fcinfo, Oid) {
         links.push_back(link);
     }
     std::vector<std::size_t> order = chain::chain_order(links);
-    Datum* values = pg::guard([natts] { return static_cast<Datum*>(palloc(sizeof(Datum) * natts)); });
-    bool* nulls = pg::guard([natts] { return static_cast<bool*>(palloc(sizeof(bool) * natts)); });
-    for (std::size_t row : order) {
-        for (int col = 0; col < natts; col++) values[col] = spi.value(row, col + 1, &nulls[col]);
-        pg::guard([rsinfo, values, nulls] { tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls); });
-    }
+    for (std::size_t row : order) spi.emit_row(rsinfo, row);
     return static_cast<Datum>(0);
 }
 

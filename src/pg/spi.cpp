@@ -124,4 +124,23 @@ Datum Spi::copy_out(std::uint64_t row, int col, bool* isnull) const {
     return guard([d, byval, len] { return SPI_datumTransfer(d, byval, len); });
 }
 
+void Spi::emit_row(ReturnSetInfo* rsinfo, std::uint64_t row) const {
+    constexpr int kMaxColumns = 32;
+    int natts = rsinfo->setDesc->natts;
+    if (natts > kMaxColumns) throw Error(SqlState::kInternal, "pg_baton returns too many columns");
+    Datum values[kMaxColumns];
+    bool nulls[kMaxColumns];
+    for (int col = 0; col < natts; col++) values[col] = value(row, col + 1, &nulls[col]);
+    put_row(rsinfo, values, nulls);
+}
+
+ReturnSetInfo* materialize(FunctionCallInfo fcinfo) {
+    guard([fcinfo] { InitMaterializedSRF(fcinfo, 0); });
+    return reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+}
+
+void put_row(ReturnSetInfo* rsinfo, Datum* values, bool* nulls) {
+    guard([rsinfo, values, nulls] { tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls); });
+}
+
 }  // namespace baton::pg

@@ -54,10 +54,18 @@ public:
     char* cstring_at(std::uint64_t row, int col) const;
     // A by-reference column copied out of SPI memory, so it outlives the connection.
     Datum copy_out(std::uint64_t row, int col, bool* isnull) const;
+    // Appends row `row` of the last result to a set-returning function's result: its
+    // first columns, as many as the function returns (the tuplestore copies them).
+    void emit_row(ReturnSetInfo* rsinfo, std::uint64_t row) const;
 
 private:
     int uncaught_;  // exceptions in flight when connected
     bool connected_;
 };
+
+// Sets a set-returning function up to return its rows materialized (all at once).
+ReturnSetInfo* materialize(FunctionCallInfo fcinfo);
+// Appends one row of values to a set-returning function's result.
+void put_row(ReturnSetInfo* rsinfo, Datum* values, bool* nulls);
 
 }  // namespace baton::pg
