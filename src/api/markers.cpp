@@ -159,7 +159,7 @@ Datum enter_step(FunctionCallInfo fcinfo, Oid) {
 Datum claim_marker(FunctionCallInfo fcinfo, Oid) {
     MarkerKey key = marker_key_args(fcinfo);
     text* kind = pg::text_arg(fcinfo, 3, "kind");
-    text* operation_id = PG_ARGISNULL(4) ? nullptr : PG_GETARG_TEXT_PP(4);
+    text* operation_id = pg::optional_text_arg(fcinfo, 4);
     marker::check_position(key.position);
     check_label("kind", pg::text_chars(kind));
     if (operation_id != nullptr) check_label("operation_id", pg::text_chars(operation_id));
@@ -188,7 +188,7 @@ Datum claim_marker(FunctionCallInfo fcinfo, Oid) {
 Datum complete_marker(FunctionCallInfo fcinfo, Oid) {
     MarkerKey key = marker_key_args(fcinfo);
     text* state = pg::text_arg(fcinfo, 3, "state");
-    text* error = PG_ARGISNULL(4) ? nullptr : PG_GETARG_TEXT_PP(4);
+    text* error = pg::optional_text_arg(fcinfo, 4);
     marker::check_position(key.position);
     marker::State to = marker::parse_completion(pg::text_view(state));
     if (error != nullptr) delivery::check_error_bytes(VARSIZE_ANY_EXHDR(error));

@@ -137,7 +137,7 @@ Datum submit(FunctionCallInfo fcinfo, Oid) {
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     text* workflow = pg::text_arg(fcinfo, 1, "workflow");
     Jsonb* inputs = pg::jsonb_arg(fcinfo, 2, "inputs");
-    text* key = PG_ARGISNULL(3) ? nullptr : PG_GETARG_TEXT_PP(3);
+    text* key = pg::optional_text_arg(fcinfo, 3);
     check_label("workflow", pg::text_chars(workflow));
     pg::check_object_argument("inputs", inputs);
     if (key != nullptr) check_label("idempotency_key", pg::text_chars(key));

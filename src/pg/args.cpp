@@ -97,6 +97,12 @@ text* text_arg(FunctionCallInfo fcinfo, int n, const char* name) {
     return guard([d] { return DatumGetTextPP(d); });
 }
 
+text* optional_text_arg(FunctionCallInfo fcinfo, int n) {
+    if (PG_ARGISNULL(n)) return nullptr;
+    Datum d = PG_GETARG_DATUM(n);
+    return guard([d] { return DatumGetTextPP(d); });
+}
+
 Jsonb* jsonb_arg(FunctionCallInfo fcinfo, int n, const char* name) {
     require(fcinfo, n, name);
     Datum d = PG_GETARG_DATUM(n);

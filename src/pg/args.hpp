@@ -20,6 +20,8 @@ std::int64_t int64_arg(FunctionCallInfo fcinfo, int n, const char* name);
 text* text_arg(FunctionCallInfo fcinfo, int n, const char* name);
 Jsonb* jsonb_arg(FunctionCallInfo fcinfo, int n, const char* name);
 Interval* interval_arg(FunctionCallInfo fcinfo, int n, const char* name);
+// Optional text argument (nullptr when NULL), detoasted under guard.
+text* optional_text_arg(FunctionCallInfo fcinfo, int n);
 
 // The bytes of a text value (not NUL-terminated).
 std::string_view text_view(const text* t);
