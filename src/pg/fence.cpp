@@ -9,10 +9,6 @@ namespace baton::pg::fence {
 
 namespace {
 
-KeptPlan g_read_state = {
-    "SELECT t.state FROM baton.tenants t WHERE t.tenant OPERATOR(pg_catalog.=) $1",
-    1, {UUIDOID}, nullptr};
-
 // States read under a share lock this transaction still holds. A share lock that is
 // already held (LOCKACQUIRE_ALREADY_HELD) has been held since the read that followed
 // its acquisition, so no state change can have committed since: the read stands. The
@@ -64,16 +60,37 @@ void remember(const pg_uuid_t* tenant, Check check) {
     e.check = check;
 }
 
-// Reads the state with the given snapshot choice.
+// Reads the state through the tenants primary key, with the latest committed data and
+// this transaction's own writes (latest) or the statement's snapshot. A direct index
+// probe: the fence runs once per writing transaction, and an SPI statement costs
+// several times as much (see docs/performance.md).
 Check read_state(const pg_uuid_t* tenant, bool latest) {
-    Spi spi;
-    Datum values[1] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant))};
-    std::uint64_t n = latest ? spi.run_latest(g_read_state, values, nullptr)
-                             : spi.run(g_read_state, values, nullptr, 1);
-    if (n == 0) return {Access::kMissing, tenant::State::kDeleted};
-    char* text = spi.cstring_at(0, 1);
-    auto state = tenant::parse_state(text ? text : "");
-    if (!state) throw Error(SqlState::kInternal, "tenant has an unknown state", text ? text : "");
+    char* stored = guard([tenant, latest] {
+        Oid nsp = get_namespace_oid("baton", false);
+        Oid relid = get_relname_relid("tenants", nsp);
+        Oid indexid = get_relname_relid("tenants_pkey", nsp);
+        if (!OidIsValid(relid) || !OidIsValid(indexid)) elog(ERROR, "pg_baton cannot find baton.tenants");
+        Relation rel = table_open(relid, AccessShareLock);
+        ScanKeyData key;
+        ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
+        if (latest) CommandCounterIncrement();
+        Snapshot snapshot = RegisterSnapshot(latest ? GetLatestSnapshot() : GetActiveSnapshot());
+        SysScanDesc scan = systable_beginscan(rel, indexid, true, snapshot, 1, &key);
+        HeapTuple tuple = systable_getnext(scan);
+        char* state = nullptr;
+        if (HeapTupleIsValid(tuple)) {
+            bool isnull = false;
+            Datum d = heap_getattr(tuple, 2, RelationGetDescr(rel), &isnull);
+            if (!isnull) state = TextDatumGetCString(d);
+        }
+        systable_endscan(scan);
+        UnregisterSnapshot(snapshot);
+        table_close(rel, AccessShareLock);
+        return state;
+    });
+    if (stored == nullptr) return {Access::kMissing, tenant::State::kDeleted};
+    auto state = tenant::parse_state(stored);
+    if (!state) throw Error(SqlState::kInternal, "tenant has an unknown state", stored);
     return {tenant::writes_allowed(*state) ? Access::kAllowed : Access::kNotActive, *state};
 }
 
