@@ -5,11 +5,13 @@
 // a lease call is one fenced UPDATE; when it matches nothing, the row is read and the
 // core's state machine says what the caller is owed (DU008, DU001, DU007 or the stored
 // answer).
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "core/delivery.hpp"
 #include "core/error.hpp"
@@ -59,32 +61,39 @@ pg::KeptPlan g_binding_role = {
 // primary key: with a kept (generic) plan the planner cannot know $3, and a join
 // against a CTE would be planned for thousands of rows (a hash join over the whole
 // table); `id = ANY(ARRAY(...))` is an index probe per claimed row, whatever $3 is.
+// The rows come back in key order; claim() puts them in claim order itself (a sort
+// node and a CTE would cost more to start, per call, than sorting max_items rows).
 // The last column is the role bound to the target (an init plan, read once), so that a
 // claim that gets rows checks authorization without a statement of its own.
-#define CLAIM_SQL(EXTRA)                                                                          \
-    "WITH u AS (UPDATE baton.deliveries d SET status = 'claimed', "                               \
+#define CLAIM_SQL(OPEN, CLOSE, EXTRA)                                                             \
+    "UPDATE baton.deliveries d SET status = 'claimed', "                                          \
     "generation = d.generation OPERATOR(pg_catalog.+) 1, "                                        \
     "attempts = d.attempts OPERATOR(pg_catalog.+) 1, "                                            \
     "lease_until = pg_catalog.now() OPERATOR(pg_catalog.+) $4 "                                   \
-    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) ANY (ARRAY("        \
+    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) " OPEN "("          \
     "SELECT c.id FROM baton.deliveries c "                                                        \
     "WHERE c.tenant OPERATOR(pg_catalog.=) $1 AND c.target OPERATOR(pg_catalog.=) $2 "            \
     "AND c.status OPERATOR(pg_catalog.=) 'pending' "                                              \
     "AND c.run_after OPERATOR(pg_catalog.<=) pg_catalog.now() " EXTRA                             \
-    "ORDER BY c.priority DESC, c.id LIMIT $3 FOR UPDATE SKIP LOCKED)) "                           \
-    "RETURNING d.id, d.generation, d.lease_until, d.dedup_key, d.payload, d.binding, d.attempts, " \
-    "d.run_id, d.priority) "                                                                      \
-    "SELECT u.id, u.generation, u.lease_until, u.dedup_key, u.payload, u.binding, u.attempts, "   \
-    "u.run_id, (SELECT b.role FROM baton.target_bindings b WHERE b.tenant OPERATOR(pg_catalog.=) $1 " \
-    "AND b.target OPERATOR(pg_catalog.=) $2) FROM u ORDER BY u.priority DESC, u.id"
-
-pg::KeptPlan g_claim = {CLAIM_SQL(""), 4, {UUIDOID, TEXTOID, INT4OID, INTERVALOID}, nullptr};
+    "ORDER BY c.priority DESC, c.id LIMIT $3 FOR UPDATE SKIP LOCKED)" CLOSE                        \
+    " RETURNING d.id, d.generation, d.lease_until, d.dedup_key, d.payload, d.binding, d.attempts, " \
+    "d.run_id, (SELECT b.role FROM baton.target_bindings b WHERE b.tenant OPERATOR(pg_catalog.=) $1 " \
+    "AND b.target OPERATOR(pg_catalog.=) $2), d.priority"
 
 // With `expected`: every top-level field of $5 equals the binding's field of that name.
-pg::KeptPlan g_claim_expected = {
-    CLAIM_SQL("AND NOT EXISTS (SELECT 1 FROM pg_catalog.jsonb_each($5) e WHERE NOT COALESCE("
-              "((c.binding OPERATOR(pg_catalog.->) e.key) OPERATOR(pg_catalog.=) e.value), false)) "),
-    5, {UUIDOID, TEXTOID, INT4OID, INTERVALOID, JSONBOID}, nullptr};
+#define EXPECTED_SQL                                                                             \
+    "AND NOT EXISTS (SELECT 1 FROM pg_catalog.jsonb_each($5) e WHERE NOT COALESCE("              \
+    "((c.binding OPERATOR(pg_catalog.->) e.key) OPERATOR(pg_catalog.=) e.value), false)) "
+
+// One row: `id = (SELECT ...)`, a primary-key equality, the plan the planner picks even
+// before the table's first ANALYZE (it might scan a whole tenant for `id = ANY` then).
+pg::KeptPlan g_claim_one = {CLAIM_SQL("", "", ""), 4, {UUIDOID, TEXTOID, INT4OID, INTERVALOID}, nullptr};
+pg::KeptPlan g_claim_one_expected = {CLAIM_SQL("", "", EXPECTED_SQL), 5,
+                                     {UUIDOID, TEXTOID, INT4OID, INTERVALOID, JSONBOID}, nullptr};
+// Several rows: `id = ANY (ARRAY(SELECT ...))`, an index probe per row.
+pg::KeptPlan g_claim = {CLAIM_SQL("ANY (ARRAY", ")", ""), 4, {UUIDOID, TEXTOID, INT4OID, INTERVALOID}, nullptr};
+pg::KeptPlan g_claim_expected = {CLAIM_SQL("ANY (ARRAY", ")", EXPECTED_SQL), 5,
+                                 {UUIDOID, TEXTOID, INT4OID, INTERVALOID, JSONBOID}, nullptr};
 
 pg::KeptPlan g_renew = {
     "UPDATE baton.deliveries d SET lease_until = pg_catalog.now() OPERATOR(pg_catalog.+) $4 "
@@ -483,12 +492,21 @@ Datum claim(FunctionCallInfo fcinfo, Oid caller) {
     pg::Spi spi;
     Datum values[5] = {UUIDPGetDatum(tenant), PointerGetDatum(target), Int32GetDatum(max_items),
                        IntervalPGetDatum(lease), expected ? JsonbPGetDatum(expected) : 0};
-    std::uint64_t n = spi.run(expected ? g_claim_expected : g_claim, values, nullptr);
+    pg::KeptPlan& plan = max_items == 1 ? (expected ? g_claim_one_expected : g_claim_one)
+                                        : (expected ? g_claim_expected : g_claim);
+    std::uint64_t n = spi.run(plan, values, nullptr);
     // An unauthorized caller's claim raises DU005, which rolls back what it claimed; an
     // empty claim still checks (it would otherwise tell a stranger nothing is pending).
     Oid role = n > 0 ? spi.oid_at(0, 9) : bound_role(spi, tenant, target);
     pg::auth::require_member(caller, role, pg::text_view(target));
-    for (std::uint64_t row = 0; row < n; row++) spi.emit_row(rsinfo, row);
+    // Claim order: priority descending, then enqueue order (id).
+    std::vector<std::uint64_t> order(n);
+    for (std::uint64_t row = 0; row < n; row++) order[row] = row;
+    std::sort(order.begin(), order.end(), [&spi](std::uint64_t a, std::uint64_t b) {
+        std::int32_t pa = spi.int32_at(a, 10), pb = spi.int32_at(b, 10);
+        return pa != pb ? pa > pb : spi.int64_at(a, 1) < spi.int64_at(b, 1);
+    });
+    for (std::uint64_t row : order) spi.emit_row(rsinfo, row);
     return static_cast<Datum>(0);
 }
 
