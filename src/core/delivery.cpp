@@ -15,6 +15,13 @@ std::string seconds_text(std::int64_t usec) {
     return std::to_string(usec / limits::kUsecPerSec) + " seconds";
 }
 
+// Throws 22023 unless lo <= value <= hi: "<name> is between <lo> and <hi>, not <value>."
+void check_between(const char* name, std::int64_t value, std::int64_t lo, std::int64_t hi) {
+    if (value < lo || value > hi)
+        throw_invalid_argument(name, std::string(name) + " is between " + std::to_string(lo) + " and " +
+                                         std::to_string(hi) + ", not " + std::to_string(value) + ".");
+}
+
 }  // namespace
 
 std::optional<Status> parse_status(std::string_view text) {
@@ -85,12 +92,7 @@ void check_dedup_key_chars(std::int64_t chars) {
                                                 ".");
 }
 
-void check_max_attempts(std::int64_t max_attempts) {
-    if (max_attempts < 1 || max_attempts > limits::kMaxAttempts)
-        throw_invalid_argument("max_attempts", "max_attempts is between 1 and " +
-                                                   std::to_string(limits::kMaxAttempts) + ", not " +
-                                                   std::to_string(max_attempts) + ".");
-}
+void check_max_attempts(std::int64_t max_attempts) { check_between("max_attempts", max_attempts, 1, limits::kMaxAttempts); }
 
 void check_lease_usec(std::int64_t usec) {
     if (usec <= 0 || usec > limits::kMaxLeaseUsec)
@@ -98,12 +100,7 @@ void check_lease_usec(std::int64_t usec) {
                                             seconds_text(usec) + ".");
 }
 
-void check_max_items(std::int64_t max_items) {
-    if (max_items < 1 || max_items > limits::kMaxItems)
-        throw_invalid_argument("max_items", "max_items is between 1 and " +
-                                                std::to_string(limits::kMaxItems) + ", not " +
-                                                std::to_string(max_items) + ".");
-}
+void check_max_items(std::int64_t max_items) { check_between("max_items", max_items, 1, limits::kMaxItems); }
 
 void check_delay_usec(std::int64_t usec) {
     if (usec < 0 || usec > limits::kMaxDelayUsec)
@@ -118,12 +115,7 @@ void check_error_bytes(std::int64_t bytes) {
                                             std::to_string(bytes) + ".");
 }
 
-void check_reap_rows(std::int64_t max_rows) {
-    if (max_rows < 1 || max_rows > limits::kMaxReapRows)
-        throw_invalid_argument("max_rows", "max_rows is between 1 and " +
-                                               std::to_string(limits::kMaxReapRows) + ", not " +
-                                               std::to_string(max_rows) + ".");
-}
+void check_reap_rows(std::int64_t max_rows) { check_between("max_rows", max_rows, 1, limits::kMaxReapRows); }
 
 void check_json_bytes(const char* argument, std::int64_t bytes, std::int64_t limit) {
     if (bytes > limit)
