@@ -95,28 +95,31 @@ pg::KeptPlan g_claim = {CLAIM_SQL("ANY (ARRAY", ")", ""), 4, {UUIDOID, TEXTOID, 
 pg::KeptPlan g_claim_expected = {CLAIM_SQL("ANY (ARRAY", ")", EXPECTED_SQL), 5,
                                  {UUIDOID, TEXTOID, INT4OID, INTERVALOID, JSONBOID}, nullptr};
 
+// The lease calls name the status 'claimed' as a parameter ($5, $6): a generic plan
+// cannot prove a partial index's predicate from a parameter, so it probes the primary
+// key. With the literal, a plan made while few rows were claimed scanned the whole
+// (small then, large later) partial index deliveries_leases instead.
 pg::KeptPlan g_renew = {
     "UPDATE baton.deliveries d SET lease_until = pg_catalog.now() OPERATOR(pg_catalog.+) $4 "
     "WHERE " KEY_OF_D " AND d.generation OPERATOR(pg_catalog.=) $3 "
-    "AND d.status OPERATOR(pg_catalog.=) 'claimed' RETURNING d.lease_until, d.target, " ROLE_OF_D,
-    4, {UUIDOID, INT8OID, INT8OID, INTERVALOID}, nullptr};
+    "AND d.status OPERATOR(pg_catalog.=) $5 RETURNING d.lease_until, d.target, " ROLE_OF_D,
+    5, {UUIDOID, INT8OID, INT8OID, INTERVALOID, TEXTOID}, nullptr};
 
 pg::KeptPlan g_finish = {
     "UPDATE baton.deliveries d SET status = $4, result = $5, lease_until = NULL, "
     "settled_at = pg_catalog.now() "
     "WHERE " KEY_OF_D " AND d.generation OPERATOR(pg_catalog.=) $3 "
-    "AND d.status OPERATOR(pg_catalog.=) 'claimed' RETURNING d.target, " ROLE_OF_D,
-    5, {UUIDOID, INT8OID, INT8OID, TEXTOID, JSONBOID}, nullptr};
+    "AND d.status OPERATOR(pg_catalog.=) $6 RETURNING d.target, " ROLE_OF_D,
+    6, {UUIDOID, INT8OID, INT8OID, TEXTOID, JSONBOID, TEXTOID}, nullptr};
 
 // finish_batch: every (id, generation) pair of $2/$3 that still holds its row, in one
 // statement (an index probe per id).
 pg::KeptPlan g_finish_batch = {
     "UPDATE baton.deliveries d SET status = $4, lease_until = NULL, settled_at = pg_catalog.now() "
     "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) ANY ($2) "
-    "AND d.status OPERATOR(pg_catalog.=) 'claimed' "
-    "AND d.generation OPERATOR(pg_catalog.=) ($3)[pg_catalog.array_position($2, d.id)] "
-    "",
-    4, {UUIDOID, INT8ARRAYOID, INT8ARRAYOID, TEXTOID}, nullptr};
+    "AND d.status OPERATOR(pg_catalog.=) $5 "
+    "AND d.generation OPERATOR(pg_catalog.=) ($3)[pg_catalog.array_position($2, d.id)]",
+    5, {UUIDOID, INT8ARRAYOID, INT8ARRAYOID, TEXTOID, TEXTOID}, nullptr};
 
 pg::KeptPlan g_batch_rows = {
     "SELECT d.id, d.status, d.generation, d.attempts, d.max_attempts, d.target, " ROLE_OF_D
@@ -164,6 +167,9 @@ pg::KeptPlan g_reap = {
     2, {UUIDOID, INT4OID}, nullptr};
 
 pg::KeptPlan g_get = {"SELECT d FROM baton.deliveries d WHERE " KEY_OF_D, 2, {UUIDOID, INT8OID}, nullptr};
+
+// 'claimed' as a text datum, for the lease calls' status parameter.
+Datum claimed_text() { return pg::text_datum(delivery::status_name(delivery::Status::kClaimed)); }
 
 // One delivery to enqueue, as plain Postgres values (from arguments or a batch item).
 struct Item {
@@ -518,8 +524,8 @@ Datum renew(FunctionCallInfo fcinfo, Oid caller) {
     delivery::check_lease_usec(pg::interval_usec(lease));
     pg::fence::require_writable(call.tenant);
     pg::Spi spi;
-    Datum values[4] = {UUIDPGetDatum(call.tenant), Int64GetDatum(call.id), Int64GetDatum(call.generation),
-                       IntervalPGetDatum(lease)};
+    Datum values[5] = {UUIDPGetDatum(call.tenant), Int64GetDatum(call.id), Int64GetDatum(call.generation),
+                       IntervalPGetDatum(lease), claimed_text()};
     if (spi.run(g_renew, values, nullptr) == 1) {
         pg::auth::require_member(caller, spi.oid_at(0, 3), spi.cstring_at(0, 2));
         bool isnull = false;
@@ -578,8 +584,8 @@ Datum finish_batch(FunctionCallInfo fcinfo, Oid caller) {
     pg::fence::require_writable(tenant);
     ReturnSetInfo* rsinfo = pg::materialize(fcinfo);
     pg::Spi spi;
-    Datum values[4] = {UUIDPGetDatum(tenant), PG_GETARG_DATUM(1), PG_GETARG_DATUM(2),
-                       pg::text_datum(delivery::status_name(outcome))};
+    Datum values[5] = {UUIDPGetDatum(tenant), PG_GETARG_DATUM(1), PG_GETARG_DATUM(2),
+                       pg::text_datum(delivery::status_name(outcome)), claimed_text()};
     spi.run(g_finish_batch, values, nullptr);
     // Every pair is now answered from its row: settled at its generation (here or
     // before), the stored status; otherwise its lease is lost. Reading the rows also
@@ -624,9 +630,10 @@ delivery::Status finish_delivery(FunctionCallInfo fcinfo, Oid caller) {
     if (result != nullptr) pg::check_result(result);
     pg::fence::require_writable(call.tenant);
     pg::Spi spi;
-    Datum values[5] = {UUIDPGetDatum(call.tenant), Int64GetDatum(call.id), Int64GetDatum(call.generation),
-                       pg::text_datum(delivery::status_name(outcome)), result ? JsonbPGetDatum(result) : 0};
-    char nulls[6] = "     ";
+    Datum values[6] = {UUIDPGetDatum(call.tenant), Int64GetDatum(call.id), Int64GetDatum(call.generation),
+                       pg::text_datum(delivery::status_name(outcome)), result ? JsonbPGetDatum(result) : 0,
+                       claimed_text()};
+    char nulls[7] = "      ";
     if (result == nullptr) nulls[4] = 'n';
     if (spi.run(g_finish, values, nulls) == 1) {
         pg::auth::require_member(caller, spi.oid_at(0, 2), spi.cstring_at(0, 1));
