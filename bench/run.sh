@@ -45,8 +45,9 @@
 #   workflow  8 clients, each owning its own run of a declarative workflow whose stage
 #             "step" loops (next: ["step", "@finish"]); one stage step = ONE transaction:
 #             transition_stage + start_stage + complete_stage (baton_wf_step.sql), against
-#             the same protocol kept client-side in plain SQL (plain_wf_step.sql).
-#             Steps = completed stages counted in the tables.
+#             the same protocol kept client-side in plain SQL (plain_wf_step.sql). Both
+#             start from 2,000 finished runs of 10 stages (statistics and kept plans of
+#             tables in use). Steps = completed stages counted in the tables.
 #   memory    one backend: a thousand pg_baton calls, then about a million more
 #             (1,000,000 baton.delivery reads, 100,000 failing baton.finish calls caught,
 #             10,000 claim + finish pairs); context bytes (pg_backend_memory_contexts) and
@@ -221,6 +222,8 @@ q -d mem -c "CREATE EXTENSION pg_baton"
 echo "   pg_baton $(q -d mem -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'"), $("$PGBENCH" --version), node $("$NODE" --version)," \
     "graphile-worker $("$NODE" -p "require('$NODEDIR/node_modules/graphile-worker/package.json').version")," \
     "pg-boss $("$NODE" -p "require('$NODEDIR/node_modules/pg-boss/package.json').version")"
+LIBDIR=$("${PG_CONFIG:-pg_config}" --pkglibdir 2>/dev/null || echo /usr/lib/postgresql/15/lib)
+echo "   pg_baton.so: built $(date -u -r "$LIBDIR/pg_baton.so" '+%Y-%m-%d %H:%M:%S UTC'), sha256 $(sha256sum "$LIBDIR/pg_baton.so" | cut -c1-16); repo at $(git -C "$ROOT" log -1 --format='%h %cd' --date=format:'%Y-%m-%d %H:%M' 2>/dev/null || echo '?')"
 echo "   pgbench -M prepared -n, -j 2 threads (1 for one client); $BATCH items per batched cycle"
 
 # ---------------------------------------------------------------------------
@@ -258,11 +261,11 @@ pgbench_run() {
         cat "$log" >&2
         die "pgbench reported failed or aborted clients ($script)"
     fi
-    local done tps
-    done=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$log")
+    local ntx tps
+    ntx=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$log")
     tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' "$log")
-    [[ -n $done && -n $tps ]] || { cat "$log" >&2; die "could not read pgbench's output"; }
-    calc "$done / $tps"
+    [[ -n $ntx && -n $tps ]] || { cat "$log" >&2; die "could not read pgbench's output"; }
+    calc "$ntx / $tps"
 }
 
 # measure GROUP KEY ROUND DB COUNTER CLIENTS (-t N | -T S) SCRIPT: one pgbench round;
