@@ -124,10 +124,8 @@ char* tenant_text(const pg_uuid_t* tenant) {
     });
 }
 
-Check share(const pg_uuid_t* tenant) { return share_lock_and_read(tenant, true); }
-
 void require_writable(const pg_uuid_t* tenant) {
-    Check c = share(tenant);
+    Check c = share_lock_and_read(tenant, true);
     if (c.access == Access::kAllowed) return;
     std::string id = tenant_text(tenant);
     if (c.access == Access::kMissing)

@@ -25,9 +25,8 @@ struct Check {
     tenant::State state;  // meaningful for kAllowed and kNotActive
 };
 
-// Takes the share lock (waiting behind a state change in progress) and reads the state.
-Check share(const pg_uuid_t* tenant);
-// Throws DU002 unless the tenant exists and is active; holds the share lock until commit.
+// Takes the share lock (waiting behind a state change in progress), reads the state and
+// throws DU002 unless the tenant exists and is active; the lock is held until commit.
 void require_writable(const pg_uuid_t* tenant);
 // The same without waiting: false when the tenant is not writable or its state is being
 // changed right now. For reap, which skips such tenants rather than wait or fail.
