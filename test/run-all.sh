@@ -6,7 +6,7 @@
 #   3. CMake build into build/ and ctest (GoogleTest unit tests, test/unit/*_test.cpp)
 #   4. a throwaway cluster (scripts/cluster.sh), stopped on exit
 #   5. make installcheck                 (pg_regress REGRESS, then pg_isolation_regress)
-#   6. test/fault/run.sh --short         (when it exists)
+#   6. the later suites (run_suite lines at the end: fault, ...), each when it exists
 #
 # The last line of output is always "N passed, N failed" (totals over every kind; a stage
 # that errored without reporting tests counts as one failure). Exit status is non-zero
@@ -16,7 +16,8 @@
 #   BATON_SANITIZE=1            unit tests built with ASan + UBSan
 #   BATON_TEST_PORT=N           first port to try for the cluster (default 54329)
 #   BATON_EXTRA_CONF=$'a=1\nb=2' extra postgresql.conf lines for the cluster
-#   BATON_INSTALLCHECK_TIMEOUT  seconds (default 900); BATON_FAULT_TIMEOUT (default 900)
+#   BATON_INSTALLCHECK_TIMEOUT  seconds (default 900); BATON_SUITE_TIMEOUT (default 900,
+#                               per later suite)
 #   BATON_DIFF_LINES            lines of each diff file printed on failure (default 4000)
 #   BATON_KEEP_LOGS=1           keep the per-stage logs directory
 set -euo pipefail
@@ -223,6 +224,7 @@ if ! cluster_start "$CLUSTER" "$port" "${extra_conf[@]}"; then
     exit 1
 fi
 export BATON_REPO_ROOT=$ROOT
+export PG_CONFIG=${PG_CONFIG:-pg_config}
 psql -X -q -At -c 'select version()'
 
 # --- 5. make installcheck (REGRESS, then ISOLATION) -----------------------------------
@@ -265,23 +267,30 @@ if ((rc != 0 || ic_failed > 0)); then
 fi
 
 # --- 6. later suites -------------------------------------------------------------------
-if [[ -f test/fault/run.sh ]]; then
-    banner "fault suite (test/fault/run.sh --short)"
-    rc=0
-    timeout -k 10 "${BATON_FAULT_TIMEOUT:-900}" bash test/fault/run.sh --short 2>&1 \
-        | tee "$LOGDIR/fault.log" | sed -u 's/^/[fault] /' || rc=$?
-    # Its own closing "N passed, N failed" line, if any; else one result by exit status.
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$LOGDIR/fault.log" | tail -n 1 || true)
+# run_suite KIND SCRIPT [ARGS...]: runs a suite against the cluster above (PGHOST, PGPORT,
+# PG_CONFIG exported) when its script exists. Its closing "N passed, N failed" line, if
+# any, is its count; else one result by exit status. Timeout: BATON_SUITE_TIMEOUT (900 s).
+run_suite() {
+    local kind=$1 script=$2 rc=0 line
+    shift 2
+    [[ -f $script ]] || return 0
+    banner "$kind suite ($script $*)"
+    timeout -k 10 "${BATON_SUITE_TIMEOUT:-900}" bash "$script" "$@" 2>&1 \
+        | tee "$LOGDIR/$kind.log" | sed -u "s/^/[$kind] /" || rc=$?
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$LOGDIR/$kind.log" | tail -n 1 || true)
     if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-        add_result fault "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+        add_result "$kind" "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
         if ((rc != 0 && BASH_REMATCH[2] == 0)); then
-            stage_error "test/fault/run.sh exited $rc"
+            stage_error "$script exited $rc"
         fi
     elif ((rc == 0)); then
-        add_result fault 1 0 "no count reported"
+        add_result "$kind" 1 0 "no count reported"
     else
-        add_result fault 0 1 "exit $rc, no count reported"
+        add_result "$kind" 0 1 "exit $rc, no count reported"
     fi
-fi
+}
+
+# One line per suite (each test/<suite>/run.sh prints "N passed, N failed" last).
+run_suite fault test/fault/run.sh --short
 
 exit 0
