@@ -1,6 +1,7 @@
 // The module: Postgres' magic block, _PG_init and the GUCs.
 #include "core/limits.hpp"
 #include "core/tenant.hpp"
+#include "pg/claim_hints.hpp"
 #include "pg/fence.hpp"
 #include "pg/postgres.hpp"
 #include "pg/settings.hpp"
@@ -27,6 +28,7 @@ void _PG_init(void) {
                              nullptr);
     MarkGUCPrefixReserved("baton");
     baton::pg::fence::init();
+    baton::pg::claim_hints::init();
 }
 
 }  // extern "C"

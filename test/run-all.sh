@@ -213,9 +213,10 @@ fi
 
 # --- 4. throwaway cluster --------------------------------------------------------------
 banner "throwaway cluster"
-extra_conf=()
+# Preloaded, as in production: the claim hints live in shared memory (docs/performance.md).
+extra_conf=("shared_preload_libraries = 'pg_baton'")
 if [[ -n ${BATON_EXTRA_CONF:-} ]]; then
-    mapfile -t extra_conf <<<"$BATON_EXTRA_CONF"
+    mapfile -t -O 1 extra_conf <<<"$BATON_EXTRA_CONF"
 fi
 CLUSTER=$(mktemp -d /tmp/pg_baton-test.XXXXXX)
 port=$(cluster_free_port "${BATON_TEST_PORT:-54329}")

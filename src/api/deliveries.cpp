@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/claim_hint.hpp"
 #include "core/delivery.hpp"
 #include "core/error.hpp"
 #include "core/json.hpp"
@@ -20,6 +21,7 @@
 #include "core/tenant.hpp"
 #include "pg/args.hpp"
 #include "pg/auth.hpp"
+#include "pg/claim_hints.hpp"
 #include "pg/fence.hpp"
 #include "pg/settings.hpp"
 #include "pg/spi.hpp"
@@ -63,8 +65,10 @@ pg::KeptPlan g_binding_role = {
 // table); `id = ANY(ARRAY(...))` is an index probe per claimed row, whatever $3 is.
 // The rows come back in key order; claim() puts them in claim order itself (a sort
 // node and a CTE would cost more to start, per call, than sorting max_items rows).
-// The last column is the role bound to the target (an init plan, read once), so that a
-// claim that gets rows checks authorization without a statement of its own.
+// The last column but one is the role bound to the target (an init plan, read once), so
+// that a claim that gets rows checks authorization without a statement of its own.
+// $5 is the clock the claim reads right after its hint (pg/claim_hints.hpp): run_after
+// is compared with it rather than with the transaction's start.
 #define CLAIM_SQL(OPEN, CLOSE, EXTRA)                                                             \
     "UPDATE baton.deliveries d SET status = 'claimed', "                                          \
     "generation = d.generation OPERATOR(pg_catalog.+) 1, "                                        \
@@ -74,26 +78,38 @@ pg::KeptPlan g_binding_role = {
     "SELECT c.id FROM baton.deliveries c "                                                        \
     "WHERE c.tenant OPERATOR(pg_catalog.=) $1 AND c.target OPERATOR(pg_catalog.=) $2 "            \
     "AND c.status OPERATOR(pg_catalog.=) 'pending' "                                              \
-    "AND c.run_after OPERATOR(pg_catalog.<=) pg_catalog.now() " EXTRA                             \
+    "AND c.run_after OPERATOR(pg_catalog.<=) $5 " EXTRA                                           \
     "ORDER BY c.priority DESC, c.id LIMIT $3 FOR UPDATE SKIP LOCKED)" CLOSE                        \
     " RETURNING d.id, d.generation, d.lease_until, d.dedup_key, d.payload, d.binding, d.attempts, " \
     "d.run_id, (SELECT b.role FROM baton.target_bindings b WHERE b.tenant OPERATOR(pg_catalog.=) $1 " \
     "AND b.target OPERATOR(pg_catalog.=) $2), d.priority"
 
-// With `expected`: every top-level field of $5 equals the binding's field of that name.
+// With `expected`: every top-level field of $6 equals the binding's field of that name.
 #define EXPECTED_SQL                                                                             \
-    "AND NOT EXISTS (SELECT 1 FROM pg_catalog.jsonb_each($5) e WHERE NOT COALESCE("              \
+    "AND NOT EXISTS (SELECT 1 FROM pg_catalog.jsonb_each($6) e WHERE NOT COALESCE("              \
     "((c.binding OPERATOR(pg_catalog.->) e.key) OPERATOR(pg_catalog.=) e.value), false)) "
+// From a claim hint at ($6, $7): the rest of its priority level, then the levels below
+// (two index ranges; one row comparison cannot bound an index that mixes DESC and ASC).
+#define LEVEL_SQL "AND c.priority OPERATOR(pg_catalog.=) $6 AND c.id OPERATOR(pg_catalog.>=) $7 "
+#define BELOW_SQL "AND c.priority OPERATOR(pg_catalog.<) $6 "
 
+#define CLAIM_TYPES UUIDOID, TEXTOID, INT4OID, INTERVALOID, TIMESTAMPTZOID
 // One row: `id = (SELECT ...)`, a primary-key equality, the plan the planner picks even
 // before the table's first ANALYZE (it might scan a whole tenant for `id = ANY` then).
-pg::KeptPlan g_claim_one = {CLAIM_SQL("", "", ""), 4, {UUIDOID, TEXTOID, INT4OID, INTERVALOID}, nullptr};
-pg::KeptPlan g_claim_one_expected = {CLAIM_SQL("", "", EXPECTED_SQL), 5,
-                                     {UUIDOID, TEXTOID, INT4OID, INTERVALOID, JSONBOID}, nullptr};
 // Several rows: `id = ANY (ARRAY(SELECT ...))`, an index probe per row.
-pg::KeptPlan g_claim = {CLAIM_SQL("ANY (ARRAY", ")", ""), 4, {UUIDOID, TEXTOID, INT4OID, INTERVALOID}, nullptr};
-pg::KeptPlan g_claim_expected = {CLAIM_SQL("ANY (ARRAY", ")", EXPECTED_SQL), 5,
-                                 {UUIDOID, TEXTOID, INT4OID, INTERVALOID, JSONBOID}, nullptr};
+struct ClaimPlans {
+    pg::KeptPlan all, level, below, expected;
+};
+ClaimPlans g_claim_one = {
+    {CLAIM_SQL("", "", ""), 5, {CLAIM_TYPES}, nullptr},
+    {CLAIM_SQL("", "", LEVEL_SQL), 7, {CLAIM_TYPES, INT4OID, INT8OID}, nullptr},
+    {CLAIM_SQL("", "", BELOW_SQL), 6, {CLAIM_TYPES, INT4OID}, nullptr},
+    {CLAIM_SQL("", "", EXPECTED_SQL), 6, {CLAIM_TYPES, JSONBOID}, nullptr}};
+ClaimPlans g_claim_many = {
+    {CLAIM_SQL("ANY (ARRAY", ")", ""), 5, {CLAIM_TYPES}, nullptr},
+    {CLAIM_SQL("ANY (ARRAY", ")", LEVEL_SQL), 7, {CLAIM_TYPES, INT4OID, INT8OID}, nullptr},
+    {CLAIM_SQL("ANY (ARRAY", ")", BELOW_SQL), 6, {CLAIM_TYPES, INT4OID}, nullptr},
+    {CLAIM_SQL("ANY (ARRAY", ")", EXPECTED_SQL), 6, {CLAIM_TYPES, JSONBOID}, nullptr}};
 
 // The lease calls name the status 'claimed' as a parameter ($5, $6): a generic plan
 // cannot prove a partial index's predicate from a parameter, so it probes the primary
@@ -475,9 +491,34 @@ Datum enqueue_batch(FunctionCallInfo fcinfo, Oid) {
     return static_cast<Datum>(0);
 }
 
+// The rows one claim statement returned, in claim order (priority descending, then
+// enqueue order), into the result; returns the position of the last, or kEnd for none.
+// The first statement that returns rows checks the caller against the bound role.
+claim_hint::Position emit_claimed(pg::Spi& spi, std::uint64_t n, ReturnSetInfo* rsinfo, Oid caller,
+                                  const text* target, bool& authorized) {
+    if (n == 0) return claim_hint::kEnd;
+    if (!authorized) {
+        pg::auth::require_member(caller, spi.oid_at(0, 9), pg::text_view(target));
+        authorized = true;
+    }
+    std::vector<std::uint64_t> order(n);
+    for (std::uint64_t row = 0; row < n; row++) order[row] = row;
+    std::sort(order.begin(), order.end(), [&spi](std::uint64_t a, std::uint64_t b) {
+        std::int32_t pa = spi.int32_at(a, 10), pb = spi.int32_at(b, 10);
+        return pa != pb ? pa > pb : spi.int64_at(a, 1) < spi.int64_at(b, 1);
+    });
+    for (std::uint64_t row : order) spi.emit_row(rsinfo, row);
+    std::uint64_t last = order.back();
+    return {spi.int32_at(last, 10), spi.int64_at(last, 1)};
+}
+
 // baton.claim(tenant, target, lease, max_items, expected): leases up to max_items
 // pending deliveries of the target, highest priority then oldest first, skipping rows
 // other claimers hold; each gets generation + 1 and attempts + 1.
+//
+// With claim hints (pg/claim_hints.hpp) the scan starts where no claimable row can be
+// before, not over the dead entries of rows claimed before; if that finds fewer rows
+// than asked for, the claim scans again from the top, so a hint never hides a row.
 Datum claim(FunctionCallInfo fcinfo, Oid caller) {
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     text* target = pg::text_arg(fcinfo, 1, "target");
@@ -495,24 +536,51 @@ Datum claim(FunctionCallInfo fcinfo, Oid caller) {
     pg::fence::require_writable(tenant);
 
     ReturnSetInfo* rsinfo = pg::materialize(fcinfo);
+    // A claim filtered by `expected` passes over rows others may claim: it uses no hint.
+    pg::claim_hints::Scan scan = pg::claim_hints::begin(tenant, VARDATA_ANY(target),
+                                                        static_cast<int>(VARSIZE_ANY_EXHDR(target)),
+                                                        expected == nullptr);
+    ClaimPlans& plans = max_items == 1 ? g_claim_one : g_claim_many;
     pg::Spi spi;
-    Datum values[5] = {UUIDPGetDatum(tenant), PointerGetDatum(target), Int32GetDatum(max_items),
-                       IntervalPGetDatum(lease), expected ? JsonbPGetDatum(expected) : 0};
-    pg::KeptPlan& plan = max_items == 1 ? (expected ? g_claim_one_expected : g_claim_one)
-                                        : (expected ? g_claim_expected : g_claim);
-    std::uint64_t n = spi.run(plan, values, nullptr);
+    Datum values[7] = {UUIDPGetDatum(tenant), PointerGetDatum(target), Int32GetDatum(max_items),
+                       IntervalPGetDatum(lease), TimestampTzGetDatum(scan.now), 0, 0};
+    bool authorized = false;
+    std::int64_t got = 0;
+    claim_hint::Position start = scan.ticket.start;
+    bool hinted = scan.entry != nullptr && start.priority <= PG_INT32_MAX && start.priority >= PG_INT32_MIN;
+    if (hinted) {
+        // The rest of the hint's priority level, then the levels below it.
+        values[5] = Int32GetDatum(static_cast<std::int32_t>(start.priority));
+        values[6] = Int64GetDatum(start.id);
+        std::uint64_t n = spi.run(plans.level, values, nullptr);
+        claim_hint::Position last = emit_claimed(spi, n, rsinfo, caller, target, authorized);
+        got = static_cast<std::int64_t>(n);
+        if (got < max_items) {
+            values[2] = Int32GetDatum(static_cast<std::int32_t>(max_items - got));
+            n = spi.run(plans.below, values, nullptr);
+            last = emit_claimed(spi, n, rsinfo, caller, target, authorized);
+            got += static_cast<std::int64_t>(n);
+        }
+        pg::claim_hints::raise(scan, got < max_items ? claim_hint::kEnd : last);
+    }
+    if (got < max_items) {
+        // From the top: without a hint, or behind it (a row made pending while this
+        // claim ran, which only a later claim could otherwise see).
+        values[2] = Int32GetDatum(static_cast<std::int32_t>(max_items - got));
+        if (expected != nullptr) values[5] = JsonbPGetDatum(expected);
+        pg::KeptPlan* plan = expected != nullptr ? &plans.expected : &plans.all;
+        std::uint64_t rows = spi.run(*plan, values, nullptr);
+        claim_hint::Position last = emit_claimed(spi, rows, rsinfo, caller, target, authorized);
+        std::int64_t n = static_cast<std::int64_t>(rows);
+        if (!hinted && scan.entry != nullptr) {
+            scan.ticket.start = claim_hint::kTop;
+            pg::claim_hints::raise(scan, n < max_items - got ? claim_hint::kEnd : last);
+        }
+        got += n;
+    }
     // An unauthorized caller's claim raises DU005, which rolls back what it claimed; an
     // empty claim still checks (it would otherwise tell a stranger nothing is pending).
-    Oid role = n > 0 ? spi.oid_at(0, 9) : bound_role(spi, tenant, target);
-    pg::auth::require_member(caller, role, pg::text_view(target));
-    // Claim order: priority descending, then enqueue order (id).
-    std::vector<std::uint64_t> order(n);
-    for (std::uint64_t row = 0; row < n; row++) order[row] = row;
-    std::sort(order.begin(), order.end(), [&spi](std::uint64_t a, std::uint64_t b) {
-        std::int32_t pa = spi.int32_at(a, 10), pb = spi.int32_at(b, 10);
-        return pa != pb ? pa > pb : spi.int64_at(a, 1) < spi.int64_at(b, 1);
-    });
-    for (std::uint64_t row : order) spi.emit_row(rsinfo, row);
+    if (!authorized) pg::auth::require_member(caller, bound_role(spi, tenant, target), pg::text_view(target));
     return static_cast<Datum>(0);
 }
 

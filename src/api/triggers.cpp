@@ -2,10 +2,12 @@
 // whatever path wrote it (the functions, direct SQL, COPY).
 #include <cstring>
 
+#include "core/claim_hint.hpp"
 #include "core/error.hpp"
 #include "core/tenant.hpp"
 #include "pg/args.hpp"
 #include "pg/boundary.hpp"
+#include "pg/claim_hints.hpp"
 #include "pg/fence.hpp"
 
 namespace baton::api {
@@ -27,25 +29,111 @@ TriggerData* trigger_data(FunctionCallInfo fcinfo) {
     return reinterpret_cast<TriggerData*>(fcinfo->context);
 }
 
+// The columns of baton.deliveries the claim hints read, found once per relation.
+struct DeliveryColumns {
+    Oid relid = InvalidOid;
+    bool is_deliveries = false;
+    int id = 0, target = 0, status = 0, priority = 0, run_after = 0;
+};
+DeliveryColumns g_columns;
+
+const DeliveryColumns& delivery_columns(Relation rel) {
+    if (g_columns.relid == RelationGetRelid(rel)) return g_columns;
+    DeliveryColumns c;
+    c.relid = RelationGetRelid(rel);
+    TupleDesc desc = RelationGetDescr(rel);
+    c.is_deliveries = std::strcmp(RelationGetRelationName(rel), "deliveries") == 0;
+    if (c.is_deliveries) {
+        pg::guard([&c, desc] {
+            c.id = SPI_fnumber(desc, "id");
+            c.target = SPI_fnumber(desc, "target");
+            c.status = SPI_fnumber(desc, "status");
+            c.priority = SPI_fnumber(desc, "priority");
+            c.run_after = SPI_fnumber(desc, "run_after");
+        });
+        c.is_deliveries = c.id > 0 && c.target > 0 && c.status > 0 && c.priority > 0 && c.run_after > 0;
+    }
+    g_columns = c;
+    return g_columns;
+}
+
+// A delivery row as the claim hints see it.
+struct HintRow {
+    bool pending;
+    const pg_uuid_t* tenant;
+    text* target;
+    claim_hint::Position at;
+    TimestampTz run_after;
+};
+
+HintRow hint_row(HeapTuple tuple, TupleDesc desc, const DeliveryColumns& c) {
+    HintRow r{};
+    bool isnull = false;
+    Datum status = heap_getattr(tuple, c.status, desc, &isnull);
+    if (isnull) return r;
+    text* s = DatumGetTextPP(status);
+    r.pending = VARSIZE_ANY_EXHDR(s) == 7 && std::memcmp(VARDATA_ANY(s), "pending", 7) == 0;
+    if (!r.pending) return r;
+    r.tenant = row_tenant(tuple, desc);
+    bool n1 = false, n2 = false, n3 = false, n4 = false;
+    r.target = DatumGetTextPP(heap_getattr(tuple, c.target, desc, &n1));
+    r.at = {DatumGetInt32(heap_getattr(tuple, c.priority, desc, &n2)),
+            DatumGetInt64(heap_getattr(tuple, c.id, desc, &n3))};
+    r.run_after = DatumGetTimestampTz(heap_getattr(tuple, c.run_after, desc, &n4));
+    if (n1 || n2 || n3 || n4) r.pending = false;  // NOT NULL columns: the write will fail
+    return r;
+}
+
+bool same_place(const HintRow& a, const HintRow& b) {
+    return std::memcmp(a.tenant, b.tenant, sizeof *a.tenant) == 0 && a.at.priority == b.at.priority &&
+           a.at.id == b.at.id && a.run_after == b.run_after &&
+           VARSIZE_ANY_EXHDR(a.target) == VARSIZE_ANY_EXHDR(b.target) &&
+           std::memcmp(VARDATA_ANY(a.target), VARDATA_ANY(b.target), VARSIZE_ANY_EXHDR(a.target)) == 0;
+}
+
+// Tells the claim hints about a write to baton.deliveries: a row that becomes pending
+// (or moves while pending) lowers its target's hint; a pending row taken out (claimed,
+// settled, deleted) comes back if the transaction aborts.
+void note_delivery_write(TriggerData* td) {
+    const DeliveryColumns& c = delivery_columns(td->tg_relation);
+    if (!c.is_deliveries) return;
+    TupleDesc desc = td->tg_relation->rd_att;
+    TriggerEvent ev = td->tg_event;
+    HintRow before{}, after{};
+    if (!TRIGGER_FIRED_BY_INSERT(ev)) before = hint_row(td->tg_trigtuple, desc, c);
+    if (TRIGGER_FIRED_BY_INSERT(ev)) after = hint_row(td->tg_trigtuple, desc, c);
+    if (TRIGGER_FIRED_BY_UPDATE(ev)) after = hint_row(td->tg_newtuple, desc, c);
+    bool unchanged = before.pending && after.pending && same_place(before, after);
+    if (unchanged) return;
+    if (before.pending)
+        pg::claim_hints::row_taken(before.tenant, VARDATA_ANY(before.target),
+                                   static_cast<int>(VARSIZE_ANY_EXHDR(before.target)), before.at,
+                                   before.run_after);
+    if (after.pending)
+        pg::claim_hints::row_pending(after.tenant, VARDATA_ANY(after.target),
+                                     static_cast<int>(VARSIZE_ANY_EXHDR(after.target)), after.at,
+                                     after.run_after);
+}
+
 // BEFORE INSERT/UPDATE/DELETE FOR EACH ROW on deliveries, runs, target_bindings:
-// the row's tenant (old and new, for an update) must be writable.
+// the row's tenant (old and new, for an update) must be writable. On deliveries, the
+// write is also told to the claim hints (when they live).
 Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     TriggerData* td = trigger_data(fcinfo);
     TupleDesc desc = td->tg_relation->rd_att;
     TriggerEvent ev = td->tg_event;
     if (TRIGGER_FIRED_BY_INSERT(ev)) {
         pg::fence::require_writable(row_tenant(td->tg_trigtuple, desc));
-        return PointerGetDatum(td->tg_trigtuple);
-    }
-    if (TRIGGER_FIRED_BY_UPDATE(ev)) {
+    } else if (TRIGGER_FIRED_BY_UPDATE(ev)) {
         const pg_uuid_t* before = row_tenant(td->tg_trigtuple, desc);
         const pg_uuid_t* after = row_tenant(td->tg_newtuple, desc);
         pg::fence::require_writable(before);
         if (std::memcmp(before, after, sizeof *before) != 0) pg::fence::require_writable(after);
-        return PointerGetDatum(td->tg_newtuple);
+    } else {
+        pg::fence::require_writable(row_tenant(td->tg_trigtuple, desc));
     }
-    pg::fence::require_writable(row_tenant(td->tg_trigtuple, desc));
-    return PointerGetDatum(td->tg_trigtuple);
+    if (pg::claim_hints::enabled()) note_delivery_write(td);
+    return PointerGetDatum(TRIGGER_FIRED_BY_UPDATE(ev) ? td->tg_newtuple : td->tg_trigtuple);
 }
 
 // BEFORE TRUNCATE on tenant-owned tables: a truncate writes to every tenant at once
