@@ -201,6 +201,7 @@ trap 'exit 143' TERM
 
 PORT=$(cluster_free_port "${BATON_BENCH_PORT:-55470}") || die "no free port"
 cluster_start "$CLUSTER" "$PORT" "shared_buffers = 512MB" "max_connections = 200" \
+    "shared_preload_libraries = 'pg_baton'" \
     "fsync = on" "synchronous_commit = on" 2>/dev/null || die "could not start a cluster"
 
 q() { psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
@@ -213,7 +214,7 @@ echo
 echo "-- cluster (throwaway, port $PORT, Unix socket only)"
 q -F ' = ' -c "SELECT name, current_setting(name) FROM pg_settings
                 WHERE name IN ('server_version', 'fsync', 'synchronous_commit', 'wal_sync_method',
-                               'full_page_writes', 'shared_buffers', 'max_connections', 'autovacuum',
+                               'full_page_writes', 'shared_buffers', 'max_connections', 'autovacuum', 'shared_preload_libraries',
                                'max_wal_size', 'checkpoint_timeout', 'work_mem', 'jit')
                 ORDER BY name" | sed 's/^/   /'
 echo "   cpus = $(nproc 2>/dev/null || echo '?'), load average at start = $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
