@@ -1,4 +1,5 @@
 // Reading SQL arguments and jsonb values (see args.hpp).
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -193,6 +194,15 @@ void check_binding(const Jsonb* binding) {
 
 void check_result(const Jsonb* result) {
     delivery::check_json_bytes("result", jsonb_bytes(result), max_payload_bytes());
+}
+
+void check_json_utf8(const char* name, const Jsonb* jb) {
+    if (guard([] { return GetDatabaseEncoding(); }) == PG_UTF8) return;
+    char* text = guard([jb] { return JsonbToCString(nullptr, const_cast<JsonbContainer*>(&jb->root), VARSIZE(jb)); });
+    int len = static_cast<int>(strlen(text));
+    bool valid = guard([text, len] { return pg_verify_mbstr(PG_UTF8, text, len, true); });
+    if (!valid)
+        throw_invalid_argument(name, std::string(name) + " is not valid UTF-8 text; pg_baton reads it as UTF-8.");
 }
 
 Datum text_datum(std::string_view s) {

@@ -46,6 +46,10 @@ void check_object_argument(const char* name, const Jsonb* jb);
 void check_binding(const Jsonb* binding);
 // Refuses (22023) a result that is too large.
 void check_result(const Jsonb* result);
+// Refuses (22023) a JSON argument whose text is not valid UTF-8, which only a SQL_ASCII
+// database lets through: pg_baton reads it as UTF-8 (definitions, the inputs' digest).
+// A no-op in a UTF8 database.
+void check_json_utf8(const char* name, const Jsonb* jb);
 
 // The largest payload, binding or result accepted (GUC baton.max_payload_bytes).
 std::int64_t max_payload_bytes();
