@@ -302,7 +302,13 @@ Outcome decide_and_switch(pg::Spi& spi, const OwnerCall& call, const pg::Workflo
         if (!pg::jsonb_is_object(jb))
             throw Error(SqlState::kCorruptHistory, "history of run is corrupt",
                         "The result saved on stage \"" + from_name + "\" is not a JSON object.");
-        result_text = pg::jsonb_text(jb);
+        // insert_stage takes UTF-8: in a database of another encoding, convert.
+        try {
+            result_text = pg::jsonb_utf8_text(jb);
+        } catch (const Error& e) {
+            throw Error(SqlState::kCorruptHistory, "history of run is corrupt",
+                        "The result saved on stage \"" + from_name + "\" cannot be read as UTF-8. " + e.detail());
+        }
     }
     Datum context = decision_context(spi, call, done.id);
 
@@ -367,7 +373,15 @@ Outcome transition(pg::Spi& spi, const OwnerCall& call, const LockedRun& run, Oi
         bool isnull = false;
         Datum d = spi.value(0, 1, &isnull);
         Jsonb* inputs = pg::guard([d] { return DatumGetJsonbP(d); });
-        return stage_outcome(insert_stage(spi, call, start, 0, pg::jsonb_text(inputs)));
+        // insert_stage takes UTF-8: in a database of another encoding, convert.
+        char* utf8 = nullptr;
+        try {
+            utf8 = pg::jsonb_utf8_text(inputs);
+        } catch (const Error& e) {
+            throw Error(SqlState::kCorruptHistory, "history of run is corrupt",
+                        "The run's inputs cannot be read as UTF-8. " + e.detail());
+        }
+        return stage_outcome(insert_stage(spi, call, start, 0, utf8));
     }
     pg::Workflow wf = pg::load_workflow(spi, run.workflow, run.version);
     Datum key[2] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id)};
@@ -462,6 +476,7 @@ Datum complete_stage(FunctionCallInfo fcinfo, Oid) {
     std::int64_t stage_id = pg::int64_arg(fcinfo, 3, "stage_id");
     Jsonb* result = pg::jsonb_arg(fcinfo, 4, "result");
     pg::check_object_argument("result", result);
+    pg::check_json_utf8("result", result);  // the successor's inputs, read as UTF-8
     pg::fence::require_writable(call.tenant);
     pg::Spi spi;
     LockedRun run = lock_run(spi, call);

@@ -31,16 +31,8 @@ char* jsonb_text(const Jsonb* jb) {
 }
 
 json::Value jsonb_value(const Jsonb* jb) {
-    // The core reads UTF-8; convert from the server encoding (a no-op in UTF8 databases).
-    // Text that is not valid UTF-8 (only a SQL_ASCII database stores it) is refused as
-    // invalid JSON text, as the core's reader refuses it, not with Postgres' 22021.
-    char* text = jsonb_text(jb);
-    int len = static_cast<int>(strlen(text));
-    char* utf8 = nullptr;
-    if (ErrorData* e = attempt([text, len, &utf8] { utf8 = pg_server_to_any(text, len, PG_UTF8); }))
-        throw Error(SqlState::kInvalidParameterValue, "invalid JSON text",
-                    std::string("It is not valid UTF-8: ") + (e->message ? e->message : "invalid byte sequence") + ".");
-    return json::parse(utf8);
+    // The core reads UTF-8; text that cannot be converted is invalid JSON text to it.
+    return json::parse(jsonb_utf8_text(jb));
 }
 
 Workflow load_workflow(Spi& spi, text* name, int version) {
