@@ -65,19 +65,34 @@ SELECT baton.set_tenant_state(:'fz', 'fenced');
 -- The ids, as the sequences made them (the messages below name them).
 SELECT :D AS d, :Dp AS dp, :Do AS do_, :S AS s, :S2 AS s2, :So AS so, :E AS e, :Eo AS eo, :G AS g, :G2 AS g2;
 
--- Every row of the extension's tables, digested.
+-- Every row a call could change, digested: all tenants and workflows, and every row
+-- of the tenants a case names (t, o, fz, the random and the zero uuid).
+CREATE TEMP TABLE hx_tenants (tenant uuid PRIMARY KEY);
+INSERT INTO hx_tenants VALUES (:'t'), (:'o'), (:'fz'), (:'rand'), ('00000000-0000-0000-0000-000000000000');
 CREATE FUNCTION pg_temp.hx_digest() RETURNS text LANGUAGE sql AS $$
 SELECT md5(concat_ws('#',
     (SELECT string_agg(x::text, '|' ORDER BY x.tenant) FROM baton.tenants x),
-    (SELECT string_agg(x::text, '|' ORDER BY x.tenant, x.target) FROM baton.target_bindings x),
     (SELECT string_agg(x::text, '|' ORDER BY x.name, x.version) FROM baton.workflows x),
-    (SELECT string_agg(x::text, '|' ORDER BY x.tenant, x.id) FROM baton.runs x),
-    (SELECT string_agg(x::text, '|' ORDER BY x.tenant, x.id) FROM baton.stages x),
-    (SELECT string_agg(x::text, '|' ORDER BY x.tenant, x.id) FROM baton.step_entries x),
-    (SELECT string_agg(x::text, '|' ORDER BY x.tenant, x.entry_id, x."position") FROM baton.markers x),
-    (SELECT string_agg(x::text, '|' ORDER BY x.tenant, x.id) FROM baton.deliveries x)))
+    (SELECT string_agg(x::text, '|' ORDER BY x.tenant, x.target) FROM baton.target_bindings x
+      WHERE x.tenant IN (SELECT tenant FROM hx_tenants)),
+    (SELECT string_agg(x::text, '|' ORDER BY x.tenant, x.id) FROM baton.runs x
+      WHERE x.tenant IN (SELECT tenant FROM hx_tenants)),
+    (SELECT string_agg(x::text, '|' ORDER BY x.tenant, x.id) FROM baton.stages x
+      WHERE x.tenant IN (SELECT tenant FROM hx_tenants)),
+    (SELECT string_agg(x::text, '|' ORDER BY x.tenant, x.id) FROM baton.step_entries x
+      WHERE x.tenant IN (SELECT tenant FROM hx_tenants)),
+    (SELECT string_agg(x::text, '|' ORDER BY x.tenant, x.entry_id, x."position") FROM baton.markers x
+      WHERE x.tenant IN (SELECT tenant FROM hx_tenants)),
+    (SELECT string_agg(x::text, '|' ORDER BY x.tenant, x.id) FROM baton.deliveries x
+      WHERE x.tenant IN (SELECT tenant FROM hx_tenants))))
 $$;
 SELECT pg_temp.hx_digest() AS h0 \gset
+SELECT md5(concat_ws('#', (SELECT string_agg(x::text, '|' ORDER BY x::text) FROM baton.runs x),
+    (SELECT string_agg(x::text, '|' ORDER BY x::text) FROM baton.stages x),
+    (SELECT string_agg(x::text, '|' ORDER BY x::text) FROM baton.step_entries x),
+    (SELECT string_agg(x::text, '|' ORDER BY x::text) FROM baton.markers x),
+    (SELECT string_agg(x::text, '|' ORDER BY x::text) FROM baton.target_bindings x),
+    (SELECT string_agg(x::text, '|' ORDER BY x::text) FROM baton.deliveries x))) AS all0 \gset
 
 -- The valid value of each argument: by function and name, else by name alone ('*').
 CREATE TEMP TABLE hx_valid (fn text, arg text, expr text, PRIMARY KEY (fn, arg));
@@ -298,6 +313,13 @@ SELECT code, count(*) FROM hx_results GROUP BY code ORDER BY code;
 -- the calls that succeeded and wrote (then rolled back) are the ones that should write.
 SELECT fn, arg, label FROM hx_results WHERE wrote ORDER BY case_no;
 
--- Nothing changed, after all the cases.
+-- Nothing changed, after all the cases: the digest above, and every row of every
+-- table (taken before the cases as well).
 SELECT pg_temp.hx_digest() = :'h0' AS nothing_changed;
+SELECT md5(concat_ws('#', (SELECT string_agg(x::text, '|' ORDER BY x::text) FROM baton.runs x),
+    (SELECT string_agg(x::text, '|' ORDER BY x::text) FROM baton.stages x),
+    (SELECT string_agg(x::text, '|' ORDER BY x::text) FROM baton.step_entries x),
+    (SELECT string_agg(x::text, '|' ORDER BY x::text) FROM baton.markers x),
+    (SELECT string_agg(x::text, '|' ORDER BY x::text) FROM baton.target_bindings x),
+    (SELECT string_agg(x::text, '|' ORDER BY x::text) FROM baton.deliveries x))) = :'all0' AS no_row_of_any_tenant_changed;
 DROP ROLE baton_hx_role;
