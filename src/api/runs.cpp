@@ -140,6 +140,7 @@ Datum submit(FunctionCallInfo fcinfo, Oid) {
     text* key = pg::optional_text_arg(fcinfo, 3);
     check_label("workflow", pg::text_chars(workflow));
     pg::check_object_argument("inputs", inputs);
+    pg::check_json_utf8("inputs", inputs);  // its digest is taken over its UTF-8 text
     if (key != nullptr) check_label("idempotency_key", pg::text_chars(key));
     pg::fence::require_writable(tenant);
     pg::Spi spi;

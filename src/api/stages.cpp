@@ -238,6 +238,29 @@ Datum decision_context(pg::Spi& spi, const OwnerCall& call, std::int64_t stage_i
     return spi.copy_out(0, 1, &isnull);
 }
 
+// What the transition read before calling the decide function, read again after it:
+// the decided stage still current and completed, the run still at the caller's
+// generation and running.
+pg::KeptPlan g_unchanged = {
+    "SELECT s.is_current AND s.status OPERATOR(pg_catalog.=) 'completed' "
+    "AND r.generation OPERATOR(pg_catalog.=) $4 AND r.status OPERATOR(pg_catalog.=) 'running' "
+    "FROM baton.runs r JOIN baton.stages s ON s.tenant OPERATOR(pg_catalog.=) r.tenant "
+    "AND s.run_id OPERATOR(pg_catalog.=) r.id WHERE " KEY_OF_R " AND s.id OPERATOR(pg_catalog.=) $3",
+    4, {UUIDOID, UUIDOID, INT8OID, INT8OID}, nullptr};
+
+// Refuses (DU007) to go on when the decide function changed the run itself (it may
+// call pg_baton, e.g. transition_stage on the same run): the decision was taken on a
+// state that no longer holds, and writing it would apply a transition twice.
+void require_unchanged_by_decide(pg::Spi& spi, const OwnerCall& call, std::int64_t stage_id) {
+    Datum values[4] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id), Int64GetDatum(stage_id),
+                       Int64GetDatum(call.generation)};
+    if (spi.run(g_unchanged, values, nullptr) == 1 && spi.bool_at(0, 1)) return;
+    throw Error(SqlState::kInvalidState, "run changed while its decide function ran",
+                "The decide function moved the run itself (it called pg_baton on the same run); "
+                "nothing of this transition is written.",
+                "A decide function returns a decision and leaves the run to transition_stage.");
+}
+
 // Calls the workflow's decide function with the context, as the caller (who needs
 // EXECUTE on it): user code never runs with the extension owner's rights. Returns
 // nullptr for SQL NULL.
@@ -302,7 +325,13 @@ Outcome decide_and_switch(pg::Spi& spi, const OwnerCall& call, const pg::Workflo
         if (!pg::jsonb_is_object(jb))
             throw Error(SqlState::kCorruptHistory, "history of run is corrupt",
                         "The result saved on stage \"" + from_name + "\" is not a JSON object.");
-        result_text = pg::jsonb_text(jb);
+        // insert_stage takes UTF-8: in a database of another encoding, convert.
+        try {
+            result_text = pg::jsonb_utf8_text(jb);
+        } catch (const Error& e) {
+            throw Error(SqlState::kCorruptHistory, "history of run is corrupt",
+                        "The result saved on stage \"" + from_name + "\" cannot be read as UTF-8. " + e.detail());
+        }
     }
     Datum context = decision_context(spi, call, done.id);
 
@@ -310,6 +339,7 @@ Outcome decide_and_switch(pg::Spi& spi, const OwnerCall& call, const pg::Workflo
     bool has_value = true;
     if (wf.decide != InvalidOid) {
         Jsonb* returned = call_decide(wf.decide, caller, context);
+        require_unchanged_by_decide(spi, call, done.id);
         has_value = returned != nullptr;
         if (has_value && pg::jsonb_bytes(returned) > pg::max_payload_bytes())
             throw Error(SqlState::kTransitionNotAllowed, "decision for stage \"" + from_name + "\" is malformed",
@@ -367,7 +397,15 @@ Outcome transition(pg::Spi& spi, const OwnerCall& call, const LockedRun& run, Oi
         bool isnull = false;
         Datum d = spi.value(0, 1, &isnull);
         Jsonb* inputs = pg::guard([d] { return DatumGetJsonbP(d); });
-        return stage_outcome(insert_stage(spi, call, start, 0, pg::jsonb_text(inputs)));
+        // insert_stage takes UTF-8: in a database of another encoding, convert.
+        char* utf8 = nullptr;
+        try {
+            utf8 = pg::jsonb_utf8_text(inputs);
+        } catch (const Error& e) {
+            throw Error(SqlState::kCorruptHistory, "history of run is corrupt",
+                        "The run's inputs cannot be read as UTF-8. " + e.detail());
+        }
+        return stage_outcome(insert_stage(spi, call, start, 0, utf8));
     }
     pg::Workflow wf = pg::load_workflow(spi, run.workflow, run.version);
     Datum key[2] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id)};
@@ -462,6 +500,7 @@ Datum complete_stage(FunctionCallInfo fcinfo, Oid) {
     std::int64_t stage_id = pg::int64_arg(fcinfo, 3, "stage_id");
     Jsonb* result = pg::jsonb_arg(fcinfo, 4, "result");
     pg::check_object_argument("result", result);
+    pg::check_json_utf8("result", result);  // the successor's inputs, read as UTF-8
     pg::fence::require_writable(call.tenant);
     pg::Spi spi;
     LockedRun run = lock_run(spi, call);

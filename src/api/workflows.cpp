@@ -95,7 +95,14 @@ Datum define_workflow(FunctionCallInfo fcinfo, Oid) {
     Jsonb* definition = pg::jsonb_arg(fcinfo, 1, "definition");
     check_label("name", pg::text_chars(name));
     pg::check_object_argument("definition", definition);
-    definition::Definition def = definition::parse_definition(pg::jsonb_value(definition));
+    json::Value tree;
+    try {
+        tree = pg::jsonb_value(definition);
+    } catch (const Error& e) {
+        // jsonb's own limits are wider than the core's reader (nesting, UTF-8 in SQL_ASCII).
+        throw Error(SqlState::kInvalidParameterValue, "invalid workflow definition", e.detail());
+    }
+    definition::Definition def = definition::parse_definition(tree);
     check_with_server(def);
     Oid decide = def.decide.empty() ? InvalidOid : resolve_decide(def.decide);
 

@@ -31,10 +31,8 @@ char* jsonb_text(const Jsonb* jb) {
 }
 
 json::Value jsonb_value(const Jsonb* jb) {
-    // The core reads UTF-8; convert from the server encoding (a no-op in UTF8 databases).
-    char* text = jsonb_text(jb);
-    char* utf8 = guard([text] { return pg_server_to_any(text, static_cast<int>(strlen(text)), PG_UTF8); });
-    return json::parse(utf8);
+    // The core reads UTF-8; text that cannot be converted is invalid JSON text to it.
+    return json::parse(jsonb_utf8_text(jb));
 }
 
 Workflow load_workflow(Spi& spi, text* name, int version) {

@@ -20,7 +20,8 @@ Workflow load_workflow(Spi& spi, text* name, int version);
 
 // The canonical text of a jsonb value (palloc'd), as jsonb prints it.
 char* jsonb_text(const Jsonb* jb);
-// A jsonb value read into the core's JSON tree.
+// A jsonb value read into the core's JSON tree (22023 when it is not UTF-8 or nests
+// deeper than the core's reader takes).
 json::Value jsonb_value(const Jsonb* jb);
 
 }  // namespace baton::pg
