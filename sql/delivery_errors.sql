@@ -413,3 +413,15 @@ SELECT * FROM baton.enqueue_batch(:'e',
 \echo :LAST_ERROR_SQLSTATE
 SELECT n, h = :'h0' AS nothing_changed FROM e_digest;
 DROP VIEW e_digest;
+-- Direct SQL is held to the rules of a stored row by the table's trigger (23514, named
+-- like the constraints they replace): a status among the four, max_attempts >= 1.
+SELECT baton.enqueue(:'e', 'rules', 'r1') > 0 AS enqueued;
+UPDATE baton.deliveries SET status = 'done' WHERE tenant = :'e' AND dedup_key = 'r1';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE baton.deliveries SET max_attempts = 0 WHERE tenant = :'e' AND dedup_key = 'r1';
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO baton.deliveries (tenant, target, dedup_key, status) VALUES (:'e', 'rules', 'r2', 'Pending');
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO baton.deliveries (tenant, target, dedup_key, max_attempts) VALUES (:'e', 'rules', 'r2', -1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT dedup_key, status, max_attempts FROM baton.deliveries WHERE tenant = :'e' AND target = 'rules';

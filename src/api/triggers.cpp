@@ -1,8 +1,10 @@
 // The fence's triggers: every row written to a tenant-owned table passes the fence,
 // whatever path wrote it (the functions, direct SQL, COPY).
 #include <cstring>
+#include <string_view>
 
 #include "core/claim_hint.hpp"
+#include "core/delivery.hpp"
 #include "core/error.hpp"
 #include "core/tenant.hpp"
 #include "pg/args.hpp"
@@ -33,7 +35,7 @@ TriggerData* trigger_data(FunctionCallInfo fcinfo) {
 struct DeliveryColumns {
     Oid relid = InvalidOid;
     bool is_deliveries = false;
-    int id = 0, target = 0, status = 0, priority = 0, run_after = 0;
+    int id = 0, target = 0, status = 0, priority = 0, run_after = 0, max_attempts = 0;
 };
 DeliveryColumns g_columns;
 
@@ -50,8 +52,10 @@ const DeliveryColumns& delivery_columns(Relation rel) {
             c.status = SPI_fnumber(desc, "status");
             c.priority = SPI_fnumber(desc, "priority");
             c.run_after = SPI_fnumber(desc, "run_after");
+            c.max_attempts = SPI_fnumber(desc, "max_attempts");
         });
-        c.is_deliveries = c.id > 0 && c.target > 0 && c.status > 0 && c.priority > 0 && c.run_after > 0;
+        c.is_deliveries = c.id > 0 && c.target > 0 && c.status > 0 && c.priority > 0 && c.run_after > 0 &&
+                          c.max_attempts > 0;
     }
     g_columns = c;
     return g_columns;
@@ -89,6 +93,17 @@ bool same_place(const HintRow& a, const HintRow& b) {
            a.at.id == b.at.id && a.run_after == b.run_after &&
            VARSIZE_ANY_EXHDR(a.target) == VARSIZE_ANY_EXHDR(b.target) &&
            std::memcmp(VARDATA_ANY(a.target), VARDATA_ANY(b.target), VARSIZE_ANY_EXHDR(a.target)) == 0;
+}
+
+// The rules of a delivery row written (delivery::check_stored_row): NULLs are left to
+// the columns' NOT NULL constraints.
+void check_delivery_row(HeapTuple tuple, TupleDesc desc, const DeliveryColumns& c) {
+    bool status_null = false, max_null = false;
+    Datum status = heap_getattr(tuple, c.status, desc, &status_null);
+    Datum max_attempts = heap_getattr(tuple, c.max_attempts, desc, &max_null);
+    if (status_null || max_null) return;
+    text* s = DatumGetTextPP(status);
+    delivery::check_stored_row(std::string_view(VARDATA_ANY(s), VARSIZE_ANY_EXHDR(s)), DatumGetInt32(max_attempts));
 }
 
 // Tells the claim hints about a write to baton.deliveries: a row that becomes pending
@@ -131,6 +146,11 @@ Datum fence_row(FunctionCallInfo fcinfo, Oid) {
         if (std::memcmp(before, after, sizeof *before) != 0) pg::fence::require_writable(after);
     } else {
         pg::fence::require_writable(row_tenant(td->tg_trigtuple, desc));
+    }
+    if (!TRIGGER_FIRED_BY_DELETE(ev)) {
+        const DeliveryColumns& c = delivery_columns(td->tg_relation);
+        if (c.is_deliveries)
+            check_delivery_row(TRIGGER_FIRED_BY_UPDATE(ev) ? td->tg_newtuple : td->tg_trigtuple, desc, c);
     }
     if (pg::claim_hints::enabled()) note_delivery_write(td);
     return PointerGetDatum(TRIGGER_FIRED_BY_UPDATE(ev) ? td->tg_newtuple : td->tg_trigtuple);

@@ -32,6 +32,17 @@ std::optional<Status> parse_status(std::string_view text) {
     return std::nullopt;
 }
 
+void check_stored_row(std::string_view status, std::int32_t max_attempts) {
+    if (!parse_status(status))
+        throw Error(SqlState::kCheckViolation,
+                    "new row for relation \"deliveries\" violates check constraint \"deliveries_status_check\"",
+                    "status is one of pending, claimed, finished, failed.");
+    if (max_attempts < 1)
+        throw Error(SqlState::kCheckViolation,
+                    "new row for relation \"deliveries\" violates check constraint \"deliveries_max_attempts_check\"",
+                    "max_attempts is at least 1.");
+}
+
 const char* status_name(Status s) {
     switch (s) {
         case Status::kPending: return "pending";

@@ -56,6 +56,12 @@ Status give_back_status(std::int32_t attempts, std::int32_t max_attempts);
 // The retry delay when none is given: 1 s x 2^(attempts - 1), at most one hour.
 std::int64_t backoff_usec(std::int32_t attempts);
 
+// The rules of a stored delivery row that its table's triggers enforce for every writer
+// (direct SQL included), in place of CHECK constraints, which Postgres re-reads from the
+// catalog text on every statement: a status among the four, max_attempts at least 1.
+// Throws baton::Error (23514) naming the rule as a constraint would.
+void check_stored_row(std::string_view status, std::int32_t max_attempts);
+
 // Argument rules; each throws baton::Error (22023) naming the argument.
 void check_target_chars(std::int64_t chars);
 void check_dedup_key_chars(std::int64_t chars);

@@ -88,6 +88,23 @@ TEST(DeliveryStatus, OnlyFinishedAndFailedAreSettled) {
 
 // ---------------------------------------------------------------- parse_outcome
 
+TEST(CheckStoredRow, AcceptsTheFourStatusesAndOneAttemptOrMore) {
+    for (const char* status : {"pending", "claimed", "finished", "failed"})
+        for (std::int32_t max : {1, 3, INT32_MAX})
+            EXPECT_EQ(state_of([&] { check_stored_row(status, max); }), kOk) << status << ' ' << max;
+}
+
+TEST(CheckStoredRow, RefusesOtherRowsWith23514NamingTheRule) {
+    for (const char* status : {"", "Pending", "done", "pending "})
+        EXPECT_EQ(state_of([&] { check_stored_row(status, 3); }), SqlState::kCheckViolation) << status;
+    for (std::int32_t max : {0, -1, INT32_MIN})
+        EXPECT_EQ(state_of([&] { check_stored_row("pending", max); }), SqlState::kCheckViolation) << max;
+    EXPECT_NE(error_of([] { check_stored_row("done", 3); })->message().find("deliveries_status_check"),
+              std::string::npos);
+    EXPECT_NE(error_of([] { check_stored_row("pending", 0); })->message().find("deliveries_max_attempts_check"),
+              std::string::npos);
+}
+
 TEST(ParseOutcome, AcceptsFinishedAndFailed) {
     EXPECT_EQ(parse_outcome("finished"), Status::kFinished);
     EXPECT_EQ(parse_outcome("failed"), Status::kFailed);
