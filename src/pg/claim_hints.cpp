@@ -209,11 +209,13 @@ void on_subxact(SubXactEvent event, SubTransactionId, SubTransactionId, void*) {
 }  // namespace
 
 void init() {
-    DefineCustomIntVariable("baton.claim_hint_targets",
-                            "Targets whose claim position pg_baton keeps in shared memory.",
-                            "Claims of other targets scan from the top. Needs shared_preload_libraries.",
-                            &g_capacity, 1024, 0, 1000000, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
+    // A PGC_POSTMASTER setting can only be defined while preloading (Postgres makes a
+    // later definition FATAL): without the preload it does not exist.
     if (process_shared_preload_libraries_in_progress) {
+        DefineCustomIntVariable("baton.claim_hint_targets",
+                                "Targets whose claim position pg_baton keeps in shared memory.",
+                                "Claims of other targets scan from the top.", &g_capacity, 1024, 0, 1000000,
+                                PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
         if (g_capacity > 0) {
             g_prev_request = shmem_request_hook;
             shmem_request_hook = request_shmem;
