@@ -176,7 +176,7 @@ export class Worker {
         client.end().catch(() => {});
         log('connect_failed', { error: JSON.stringify(String(e.message)), retry_in: delay / 1000 });
         tries += 1;
-        if (this.stopping && (this.signals > 1 || tries > 5)) throw e;
+        if (this.stopping && (this.signals > 1 || tries > 3)) throw e;
         await sleep(delay);
         delay = Math.min(delay * 2, 5000);
       }

@@ -191,7 +191,7 @@ class Worker:
             except psycopg.OperationalError as e:
                 log("connect_failed", error=json.dumps(str(e).strip()), retry_in=delay)
                 tries += 1
-                if self.stopping and (self.signals > 1 or tries > 5):
+                if self.stopping and (self.signals > 1 or tries > 3):
                     raise
                 time.sleep(delay)
                 delay = min(delay * 2, 5.0)
