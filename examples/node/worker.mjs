@@ -44,8 +44,8 @@ import pg from 'pg';
 
 const CHANNEL = 'baton_enqueue';
 
-// YOUR WORK GOES HERE. Resolve with a JSON-able result (stored by finish), or throw to
-// retry. `signal` aborts when the lease is lost (DU001) or the worker shuts down: stop
+// YOUR WORK GOES HERE. Resolve with a JSON-able result (stored by finish; undefined or
+// null stores none), or throw to retry. `signal` aborts when the lease is lost (DU001) or the worker shuts down: stop
 // early if you can, the result will not be stored. This demo handler does what the
 // payload says: waits payload.sleep seconds, and throws while the attempt is at most
 // payload.fail_attempts.
@@ -253,7 +253,7 @@ export class Worker {
     try {
       if (outcome.ok) {
         const [row] = await this.call("SELECT baton.finish($1, $2, $3, 'finished', $4) AS status",
-          [this.config.tenant, item.id, gen, JSON.stringify(outcome.result ?? null)]);
+          [this.config.tenant, item.id, gen, outcome.result == null ? null : JSON.stringify(outcome.result)]);
         log('finished', { id: item.id, generation: gen, attempt: item.attempt, status: row.status });
       } else {
         const err = outcome.error;

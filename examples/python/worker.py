@@ -71,7 +71,8 @@ class Item:
 
 
 def handle(item: Item, lease_lost: threading.Event) -> Any:
-    """YOUR WORK GOES HERE. Return a JSON-able result (stored by finish), or raise to retry.
+    """YOUR WORK GOES HERE. Return a JSON-able result (stored by finish; None stores
+    none), or raise to retry.
 
     lease_lost is set when the worker learns that the lease is gone (DU001): stop early
     if you can, the result will not be stored. This demo handler does what the payload
@@ -250,6 +251,9 @@ class Worker:
                 del self.held[did]
                 if did in lost:
                     lost[did].set()
+            except psycopg.Error as e:  # e.g. DU002 (tenant fenced): tried again next time
+                log("renew_failed", id=did, generation=gen, sqlstate=e.sqlstate,
+                    error=json.dumps(str(e).strip()))
 
     def settle(self, item: Item, error: Optional[BaseException], result: Any) -> None:
         """finish after success, retry after an exception; DU001 drops the item."""
@@ -261,7 +265,7 @@ class Worker:
             if error is None:
                 status = self.call(
                     "SELECT baton.finish(%s, %s, %s, 'finished', %s)",
-                    (self.config.tenant, item.id, gen, Jsonb(result)),
+                    (self.config.tenant, item.id, gen, None if result is None else Jsonb(result)),
                 )[0][0]
                 log("finished", id=item.id, generation=gen, attempt=item.attempt, status=status)
             else:
