@@ -87,7 +87,7 @@ export function configFromEnv() {
   }
   return {
     dsn: process.env.BATON_DSN || undefined,
-    tenant,
+    tenant: tenant.toLowerCase(), // the canonical form, as notifications spell it
     target,
     lease: Math.max(1, envNumber('BATON_LEASE_SECONDS', 30)),
     batch: Math.max(1, Math.floor(envNumber('BATON_BATCH', 10))),
@@ -103,7 +103,7 @@ class LeaseLost extends Error {}
 // True when an error means the connection is gone (not a refusal by the server).
 function isConnectionError(e) {
   const code = e && e.code;
-  if (!code) return true; // "Connection terminated unexpectedly" and the like
+  if (!code) return /terminated|connection|closed|socket/i.test(String(e && e.message)); // "Connection terminated unexpectedly"...
   if (/^E[A-Z]+$/.test(code)) return true; // ECONNRESET, EPIPE, ECONNREFUSED, ENOENT...
   return code.startsWith('08') || code.startsWith('57P');
 }

@@ -47,6 +47,7 @@ import signal
 import sys
 import threading
 import time
+import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional
 
@@ -126,7 +127,7 @@ class Config:
             sys.exit("worker: BATON_TENANT and BATON_TARGET are required")
         return Config(
             dsn=os.environ.get("BATON_DSN", ""),
-            tenant=tenant,
+            tenant=str(uuid.UUID(tenant)),  # the canonical form, as notifications spell it
             target=target,
             lease=max(1.0, env_number("BATON_LEASE_SECONDS", 30)),
             batch=max(1, int(env_number("BATON_BATCH", 10))),
