@@ -53,8 +53,11 @@ declare -A tools=(
     [make]=make
     [pkg-config]=pkg-config
     [libgtest-dev]=""
+    [python3-psycopg]="" # examples/python/worker.py and test/clients
+    [nodejs]=node        # examples/node/worker.mjs and test/clients (Node.js >= 18)
+    [npm]=npm
 )
-for pkg in cmake g++ make pkg-config libgtest-dev; do
+for pkg in cmake g++ make pkg-config libgtest-dev python3-psycopg nodejs npm; do
     cmd=${tools[$pkg]}
     if [[ -n $cmd ]] && command -v "$cmd" >/dev/null 2>&1; then
         continue

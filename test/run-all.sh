@@ -294,5 +294,6 @@ run_suite() {
 # One line per suite (each test/<suite>/run.sh prints "N passed, N failed" last).
 run_suite fault test/fault/run.sh --short
 run_suite unpreloaded test/unpreloaded/run.sh
+run_suite clients test/clients/run.sh
 
 exit 0

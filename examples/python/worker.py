@@ -1,0 +1,407 @@
+#!/usr/bin/python3
+"""A pg_baton worker in Python: copy this file, replace handle(), run it.
+
+    BATON_TENANT=<uuid> BATON_TARGET=email PGHOST=... PGDATABASE=... python3 worker.py
+
+Needs psycopg 3 (Debian: apt-get install python3-psycopg). What it does, in a loop:
+
+  1. LISTEN baton_enqueue (before the first claim, so no wake-up falls in between);
+  2. claim up to BATON_BATCH deliveries of (tenant, target) with a lease of
+     BATON_LEASE_SECONDS; while any come back, work them one by one (step 3), then claim
+     again;
+  3. run handle(item) in a thread while the main thread renews every held lease every
+     lease/3; then finish (handler returned) or retry (handler raised: the row is pending
+     again after the backoff, or failed once its attempts are spent). DU001 (lease lost:
+     reaped or claimed by someone else) drops the item: its new holder owns it now;
+  4. when the queue is empty, sleep until a notification for (tenant, target) arrives or
+     BATON_POLL_SECONDS pass (the fallback, which also catches retries and run_after
+     items, which send no notification), calling baton.reap() on each fallback wake-up;
+  5. on SIGINT or SIGTERM: stop claiming, give the running handler up to
+     BATON_SHUTDOWN_GRACE_SECONDS, then release every lease still held with
+     retry(..., delay => 0): the item is pending again at once instead of waiting for its
+     lease to expire. The interrupted attempt counts (the contract has no release that
+     gives it back; see docs/wakeups.md), so an item on its last attempt is failed;
+  6. a lost connection is reopened (with backoff) and the interrupted call repeated:
+     renew, finish and retry are fenced by generation, not by session, so held leases
+     survive a reconnect.
+
+Configuration (environment):
+  connection      libpq's PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD..., or
+                  BATON_DSN (a conninfo string or postgresql:// URL)
+  BATON_TENANT    tenant uuid (required)
+  BATON_TARGET    target (required)
+  BATON_LEASE_SECONDS            lease of a claim (default 30)
+  BATON_BATCH                    max_items of a claim (default 10)
+  BATON_POLL_SECONDS             fallback poll when no notification comes (default 10)
+  BATON_LISTEN                   1 (default): LISTEN; 0: poll only
+  BATON_SHUTDOWN_GRACE_SECONDS   how long a shutdown waits for the running handler (default 10)
+  BATON_REAP                     1 (default): call baton.reap() on each fallback wake-up
+
+Every event is logged as one line on stdout: "worker[python] EVENT key=value ...".
+"""
+
+import json
+import os
+import select
+import signal
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Optional
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+CHANNEL = "baton_enqueue"
+
+
+@dataclass
+class Item:
+    """One claimed delivery, as baton.claim returns it."""
+
+    id: int
+    generation: int
+    lease_until: Any
+    dedup_key: str
+    payload: Dict[str, Any]
+    binding: Dict[str, Any]
+    attempt: int
+    run_id: Optional[str]
+
+
+def handle(item: Item, lease_lost: threading.Event) -> Any:
+    """YOUR WORK GOES HERE. Return a JSON-able result (stored by finish; None stores
+    none), or raise to retry.
+
+    lease_lost is set when the worker learns that the lease is gone (DU001): stop early
+    if you can, the result will not be stored. This demo handler does what the payload
+    says: sleeps payload["sleep"] seconds, and raises while the attempt is at most
+    payload["fail_attempts"].
+    """
+    deadline = time.monotonic() + float(item.payload.get("sleep", 0))
+    while not lease_lost.is_set() and time.monotonic() < deadline:
+        time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+    if item.attempt <= int(item.payload.get("fail_attempts", 0)):
+        raise RuntimeError(f"demo failure on attempt {item.attempt}")
+    return {"handled_by": "python", "attempt": item.attempt}
+
+
+def log(event: str, **fields: Any) -> None:
+    """One line per event on stdout, flushed, so that a supervisor or a test can read it."""
+    parts = " ".join(f"{k}={v}" for k, v in fields.items())
+    print(f"worker[python] {event} {parts}".rstrip(), flush=True)
+
+
+def env_number(name: str, default: float) -> float:
+    """A positive number from the environment, or the default."""
+    raw = os.environ.get(name, "")
+    if raw == "":
+        return default
+    value = float(raw)
+    if value < 0:
+        raise ValueError(f"{name} must not be negative")
+    return value
+
+
+@dataclass
+class Config:
+    """The worker's settings; from_env reads them from the environment."""
+
+    dsn: str
+    tenant: str
+    target: str
+    lease: float = 30.0
+    batch: int = 10
+    poll: float = 10.0
+    listen: bool = True
+    grace: float = 10.0
+    reap: bool = True
+
+    @staticmethod
+    def from_env() -> "Config":
+        tenant = os.environ.get("BATON_TENANT", "")
+        target = os.environ.get("BATON_TARGET", "")
+        if not tenant or not target:
+            sys.exit("worker: BATON_TENANT and BATON_TARGET are required")
+        return Config(
+            dsn=os.environ.get("BATON_DSN", ""),
+            tenant=str(uuid.UUID(tenant)),  # the canonical form, as notifications spell it
+            target=target,
+            lease=max(1.0, env_number("BATON_LEASE_SECONDS", 30)),
+            batch=max(1, int(env_number("BATON_BATCH", 10))),
+            poll=max(0.1, env_number("BATON_POLL_SECONDS", 10)),
+            listen=os.environ.get("BATON_LISTEN", "1") != "0",
+            grace=env_number("BATON_SHUTDOWN_GRACE_SECONDS", 10),
+            reap=os.environ.get("BATON_REAP", "1") != "0",
+        )
+
+
+class LeaseLost(Exception):
+    """DU001: the generation no longer holds the delivery."""
+
+
+class Worker:
+    """The loop described at the top of the file. Only the main thread uses the connection."""
+
+    def __init__(self, config: Config, handler: Callable[[Item, threading.Event], Any] = handle):
+        self.config = config
+        self.handler = handler
+        self.conn: Optional[psycopg.Connection] = None
+        self.stopping = False
+        self.signals = 0
+        self.woken = False  # a notification for our (tenant, target) arrived
+        self.held: Dict[int, int] = {}  # id -> generation of every lease we hold
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_w, False)
+
+    # --- signals --------------------------------------------------------------------------
+    def on_signal(self, signum: int, _frame: Any) -> None:
+        """First signal: stop after the grace period. Second: stop now (no grace)."""
+        self.signals += 1
+        self.stopping = True
+        try:
+            os.write(self.wake_w, b"x")
+        except BlockingIOError:
+            pass
+
+    # --- connection -----------------------------------------------------------------------
+    def on_notify(self, n: psycopg.Notify) -> None:
+        """Marks a wake-up when the notification names our tenant and target."""
+        try:
+            body = json.loads(n.payload)
+        except ValueError:
+            return
+        if body.get("tenant") == self.config.tenant and body.get("target") == self.config.target:
+            self.woken = True
+
+    def connect(self) -> None:
+        """Opens the connection (autocommit: every call is its own transaction), LISTENs."""
+        delay, tries = 0.2, 0
+        while True:
+            try:
+                conn = psycopg.connect(self.config.dsn, autocommit=True, application_name="baton-worker-python")
+                conn.add_notify_handler(self.on_notify)
+                if self.config.listen:
+                    conn.execute(f"LISTEN {CHANNEL}")
+                self.conn = conn
+                log("connected", pid=conn.info.backend_pid, listen=int(self.config.listen))
+                # Anything enqueued while we were away sent its notification to nobody.
+                self.woken = True
+                return
+            except psycopg.OperationalError as e:
+                log("connect_failed", error=json.dumps(str(e).strip()), retry_in=delay)
+                tries += 1
+                if self.stopping and (self.signals > 1 or tries > 3):
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
+    def drop_connection(self, why: BaseException) -> None:
+        log("connection_lost", error=json.dumps(str(why).strip()))
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except Exception:
+                pass
+        self.conn = None
+
+    def call(self, sql: str, params: tuple) -> list:
+        """Runs one statement; on a lost connection reconnects and runs it again.
+
+        Repeating is safe for renew, finish and retry (fenced by generation; a repeated
+        finish or retry answers the stored status). A claim whose answer was lost leaves
+        its rows claimed until their leases expire and someone reaps them.
+        """
+        while True:
+            if self.conn is None:
+                self.connect()
+            assert self.conn is not None
+            try:
+                return self.conn.execute(sql, params).fetchall()
+            except psycopg.OperationalError as e:
+                if not self.conn.broken:
+                    raise
+                self.drop_connection(e)
+            except psycopg.Error as e:
+                if e.sqlstate == "DU001":
+                    raise LeaseLost(str(e)) from None
+                raise
+
+    # --- the lease calls -------------------------------------------------------------------
+    def claim(self) -> list:
+        rows = self.call(
+            "SELECT id, generation, lease_until, dedup_key, payload, binding, attempt, run_id"
+            "  FROM baton.claim(%s, %s, %s * interval '1 second', %s)",
+            (self.config.tenant, self.config.target, self.config.lease, self.config.batch),
+        )
+        return [Item(*r) for r in rows]
+
+    def renew_all(self, lost: Dict[int, threading.Event]) -> None:
+        """Renews every held lease; a DU001 drops that item and tells its handler."""
+        for did, gen in list(self.held.items()):
+            try:
+                self.call(
+                    "SELECT baton.renew(%s, %s, %s, %s * interval '1 second')",
+                    (self.config.tenant, did, gen, self.config.lease),
+                )
+                log("renewed", id=did, generation=gen)
+            except LeaseLost:
+                log("lease_lost", id=did, generation=gen, during="renew")
+                del self.held[did]
+                if did in lost:
+                    lost[did].set()
+            except psycopg.Error as e:  # e.g. DU002 (tenant fenced): tried again next time
+                log("renew_failed", id=did, generation=gen, sqlstate=e.sqlstate,
+                    error=json.dumps(str(e).strip()))
+
+    def settle(self, item: Item, error: Optional[BaseException], result: Any) -> None:
+        """finish after success, retry after an exception; DU001 drops the item."""
+        gen = self.held.pop(item.id, None)
+        if gen is None:
+            log("dropped", id=item.id, generation=item.generation, reason="lease_lost")
+            return
+        try:
+            if error is None:
+                status = self.call(
+                    "SELECT baton.finish(%s, %s, %s, 'finished', %s)",
+                    (self.config.tenant, item.id, gen, None if result is None else Jsonb(result)),
+                )[0][0]
+                log("finished", id=item.id, generation=gen, attempt=item.attempt, status=status)
+            else:
+                status = self.call(
+                    "SELECT baton.retry(%s, %s, %s, %s)",
+                    (self.config.tenant, item.id, gen, f"{type(error).__name__}: {error}"),
+                )[0][0]
+                log("retried", id=item.id, generation=gen, attempt=item.attempt, status=status,
+                    error=json.dumps(str(error)))
+        except LeaseLost:
+            log("lease_lost", id=item.id, generation=gen, during="finish" if error is None else "retry")
+
+    def release_held(self) -> None:
+        """Shutdown: gives every held lease back at once (retry with a zero delay)."""
+        for did, gen in list(self.held.items()):
+            try:
+                status = self.call(
+                    "SELECT baton.retry(%s, %s, %s, 'released: worker shutting down', interval '0')",
+                    (self.config.tenant, did, gen),
+                )[0][0]
+                log("released", id=did, generation=gen, status=status)
+            except LeaseLost:
+                log("lease_lost", id=did, generation=gen, during="release")
+            except psycopg.Error as e:
+                log("release_failed", id=did, generation=gen, error=json.dumps(str(e).strip()))
+            del self.held[did]
+
+    # --- working ----------------------------------------------------------------------------
+    def work(self, items: list) -> None:
+        """Works a claimed batch one item at a time, renewing all held leases every lease/3."""
+        for it in items:
+            self.held[it.id] = it.generation
+        lost: Dict[int, threading.Event] = {}
+        interval = self.config.lease / 3
+        next_renew = time.monotonic() + interval
+        for item in items:
+            if self.stopping:
+                break
+            if item.id not in self.held:  # lost while it waited its turn
+                log("dropped", id=item.id, generation=item.generation, reason="lease_lost")
+                continue
+            log("claimed", id=item.id, generation=item.generation, attempt=item.attempt)
+            lost[item.id] = threading.Event()
+            box: Dict[str, Any] = {}
+
+            def run(item: Item = item, box: Dict[str, Any] = box) -> None:
+                try:
+                    box["result"] = self.handler(item, lost[item.id])
+                except BaseException as e:  # the handler's failure is the retry's error
+                    box["error"] = e
+
+            thread = threading.Thread(target=run, name=f"handler-{item.id}", daemon=True)
+            thread.start()
+            grace_until: Optional[float] = None
+            while thread.is_alive():
+                now = time.monotonic()
+                if self.stopping and grace_until is None:
+                    grace_until = now + (0 if self.signals > 1 else self.config.grace)
+                    log("stopping", id=item.id, grace=self.config.grace)
+                if grace_until is not None and (now >= grace_until or self.signals > 1):
+                    log("abandoned", id=item.id, generation=item.generation)
+                    return  # release_held gives the lease back; the thread is a daemon
+                if now >= next_renew:
+                    self.renew_all(lost)
+                    next_renew = now + interval
+                wait = next_renew - now
+                if grace_until is not None:
+                    wait = min(wait, grace_until - now)
+                thread.join(max(0.01, min(wait, 0.25)))
+            self.settle(item, box.get("error"), box.get("result"))
+
+    def wait_for_wakeup(self) -> str:
+        """Sleeps until a notification for us, the poll timeout, or a signal."""
+        deadline = time.monotonic() + self.config.poll
+        while True:
+            if self.stopping:
+                return "stop"
+            if self.woken:
+                self.woken = False
+                return "notify"
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return "poll"
+            if self.conn is None:
+                self.connect()
+                continue
+            fd = self.conn.fileno()
+            readable, _, _ = select.select([fd, self.wake_r], [], [], remaining)
+            if self.wake_r in readable:
+                os.read(self.wake_r, 64)
+            if fd in readable:
+                try:
+                    self.conn.pgconn.consume_input()
+                except psycopg.OperationalError as e:
+                    self.drop_connection(e)
+                    continue
+                while True:
+                    n = self.conn.pgconn.notifies()
+                    if n is None:
+                        break
+                    self.on_notify(psycopg.Notify(n.relname.decode(), n.extra.decode(), n.be_pid))
+                if self.conn.pgconn.status != psycopg.pq.ConnStatus.OK:
+                    self.drop_connection(RuntimeError("server closed the connection"))
+
+    def run(self) -> int:
+        signal.signal(signal.SIGINT, self.on_signal)
+        signal.signal(signal.SIGTERM, self.on_signal)
+        c = self.config
+        log("starting", tenant=c.tenant, target=c.target, lease=c.lease, batch=c.batch, poll=c.poll)
+        try:
+            self.connect()
+            while not self.stopping:
+                try:
+                    items = self.claim()
+                    if items:
+                        self.work(items)
+                        continue
+                    log("idle")
+                    why = self.wait_for_wakeup()
+                    if why == "poll" and c.reap:
+                        reaped = self.call("SELECT baton.reap()", ())[0][0]
+                        if reaped:
+                            log("reaped", rows=reaped)
+                except psycopg.Error as e:
+                    # A refusal (e.g. DU002: the tenant is fenced): wait, then try again.
+                    log("error", sqlstate=e.sqlstate, error=json.dumps(str(e).strip()))
+                    self.woken = False
+                    self.wait_for_wakeup()
+        finally:
+            self.release_held()
+            if self.conn is not None:
+                self.conn.close()
+            log("stopped")
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(Worker(Config.from_env()).run())
