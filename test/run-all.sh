@@ -294,3 +294,4 @@ run_suite() {
 run_suite fault test/fault/run.sh --short
 
 exit 0
+run_suite reaper test/reaper/run.sh
