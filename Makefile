@@ -13,6 +13,8 @@ SHLIB_LINK += -lstdc++
 
 # pg_regress: sql/NAME.sql against expected/NAME.out, in this order.
 REGRESS      = setup tenants deliveries delivery_errors authorization boundary workflows workflow_errors markers
+# Issue 7 (operations): the views for monitoring, then retention (recreates the extension).
+REGRESS     += monitoring retention
 REGRESS_OPTS = --inputdir=$(srcdir)
 # Isolation specs: test/isolation/specs/NAME.spec against test/isolation/expected/NAME.out.
 ISOLATION      = $(sort $(basename $(notdir $(wildcard $(srcdir)/test/isolation/specs/*.spec))))
