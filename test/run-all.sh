@@ -293,5 +293,7 @@ run_suite() {
 # One line per suite (each test/<suite>/run.sh prints "N passed, N failed" last).
 run_suite fault test/fault/run.sh --short
 
-exit 0
 run_suite reaper test/reaper/run.sh
+run_suite upgrade test/upgrade/run.sh
+
+exit 0
