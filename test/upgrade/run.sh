@@ -31,6 +31,7 @@ WORK=$(mktemp -d /tmp/pg_baton-upgrade.XXXXXX)
 cleanup() {
     for db in $A $B $C; do q -d postgres -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1; done
     q -d postgres -c "DROP ROLE IF EXISTS baton_upgrade_role" >/dev/null 2>&1
+    q -d postgres -c "DROP ROLE IF EXISTS baton_upgrade_exporter" >/dev/null 2>&1
     rm -rf -- "$WORK"
 }
 trap cleanup EXIT
@@ -171,6 +172,28 @@ for obj in 'FUNCTION baton.purge' 'VIEW baton.run_stats' 'INDEX deliveries_settl
         not_ok "the update adds $obj"
     fi
 done
+
+# --- the exporter's queries run on the 0.2.0 schema ------------------------------------
+# contrib/postgres_exporter/queries.yaml: every query runs on the upgraded database A,
+# as a role that has only what the file's header grants, and returns exactly the columns
+# its metrics name.
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
+q -d $A -c "CREATE ROLE baton_upgrade_exporter" \
+    -c "GRANT USAGE ON SCHEMA baton TO baton_upgrade_exporter" \
+    -c "GRANT SELECT ON baton.delivery_stats, baton.run_stats TO baton_upgrade_exporter" >/dev/null
+while IFS=$'\t' read -r name columns query; do
+    got=$(q -d $A -c "SET ROLE baton_upgrade_exporter" -c "SELECT string_agg(key, ',' ORDER BY ord) FROM (SELECT to_jsonb(x) AS j FROM ($query) x LIMIT 1) s, LATERAL jsonb_object_keys(j) WITH ORDINALITY AS k(key, ord)" 2>&1)
+    want=$(tr ',' '\n' <<<"$columns" | sort | paste -sd,)
+    got_sorted=$(tr ',' '\n' <<<"$got" | sort | paste -sd,)
+    check "exporter query $name runs and returns its metrics' columns" "$want" "$got_sorted"
+done < <(/usr/bin/python3 - "$ROOT/contrib/postgres_exporter/queries.yaml" <<'PY'
+import sys, yaml
+for name, spec in yaml.safe_load(open(sys.argv[1])).items():
+    cols = ",".join(next(iter(m)) for m in spec["metrics"])
+    print(name, cols, " ".join(spec["query"].split()), sep="\t")
+PY
+)
+q -d $A -c "DROP OWNED BY baton_upgrade_exporter" -c "DROP ROLE baton_upgrade_exporter" >/dev/null
 
 echo "$PASS passed, $FAIL failed"
 ((FAIL == 0))
