@@ -3,8 +3,8 @@
 -- baton.run_stats (per tenant and workflow), over known data. Timestamps are set by
 -- direct UPDATEs relative to now(), so every window and age has a known answer.
 -- ===========================================================================
-\set t '00000000-0000-0000-0007-000000000001'
-\set u '00000000-0000-0000-0007-000000000002'
+\set t '00000000-0000-0000-0e07-000000000001'
+\set u '00000000-0000-0000-0e07-000000000002'
 SELECT baton.create_tenant(:'t');
 SELECT baton.create_tenant(:'u');
 

@@ -6,8 +6,8 @@
 -- ===========================================================================
 DROP EXTENSION pg_baton CASCADE;
 CREATE EXTENSION pg_baton;
-\set a '00000000-0000-0000-0007-00000000000a'
-\set b '00000000-0000-0000-0007-00000000000b'
+\set a '00000000-0000-0000-0e07-00000000000a'
+\set b '00000000-0000-0000-0e07-00000000000b'
 SELECT baton.create_tenant(:'a');
 SELECT baton.create_tenant(:'b');
 
