@@ -5,7 +5,8 @@
 #   bash test/reaper/run.sh          (PG_CONFIG exported; pg_baton installed into it)
 #
 # Checks: one worker per listed database; a listed database without the extension is
-# skipped and said once; expired leases become pending (or failed once attempts are
+# skipped and said once; a listed database that does not exist yet gets its worker once
+# it does (restarted every 5 s); expired leases become pending (or failed once attempts are
 # spent) with no client calling reap; a fenced tenant is skipped; an error inside a batch
 # (a lock timeout) is logged and the worker goes on with the same pid; after kill -9 the
 # workers come back and reap again; a clean stop logs a clean exit. Last line:
@@ -35,7 +36,7 @@ trap cleanup EXIT
 BINDIR=$(_cluster_bindir) || { not_ok "no server binaries"; finish; exit 1; }
 port=$(cluster_free_port $((${PGPORT:-55500} + 1)))
 if ! cluster_start "$DIR" "$port" "shared_preload_libraries = 'pg_baton'" \
-    "baton.reaper_databases = 'reapdb, plaindb'" "baton.reaper_interval = '200ms'"; then
+    "baton.reaper_databases = 'reapdb, plaindb, latedb'" "baton.reaper_interval = '200ms'"; then
     not_ok "cluster with the preload starts"
     finish
     exit 1
@@ -55,13 +56,14 @@ wait_for() {
 }
 worker_pid() { q -d postgres -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND datname = '$1'"; }
 
-# The listed databases exist before the workers connect: create them, then restart.
+# Two of the listed databases exist before the workers connect (create them, then
+# restart); latedb comes later.
 q -d postgres -c "CREATE DATABASE reapdb" -c "CREATE DATABASE plaindb"
 pgctl -w -t 60 -m fast restart -l "$LOG" >/dev/null || not_ok "restart"
 
 # --- 1. workers --------------------------------------------------------------------
 if wait_for postgres "SELECT count(*) = 2 FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper'"; then
-    ok "one reaper per listed database (2 running)"
+    ok "one reaper per existing listed database (2 running; latedb does not exist yet)"
 else
     not_ok "one reaper per listed database: $(q -d postgres -c "SELECT string_agg(datname, ',') FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper'")"
 fi
@@ -73,6 +75,20 @@ check "GUC baton.reaper_databases is fixed at server start" "postmaster" \
 sleep 1
 check "a database without pg_baton is skipped, said once" "1" \
     "$(grep -c 'pg_baton is not installed in database "plaindb"' "$LOG")"
+
+# A listed database that does not exist yet: its worker fails (FATAL, exit 1) and the
+# postmaster starts it again every 5 s (bgw_restart_time) until the database exists.
+if grep -q 'FATAL:  database "latedb" does not exist' "$LOG"; then
+    ok "a missing database: its worker fails and says why"
+else
+    not_ok "a missing database: its worker fails and says why"
+fi
+q -d postgres -c "CREATE DATABASE latedb"
+if wait_for postgres "SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND datname = 'latedb'" 20; then
+    ok "its worker is restarted and connects once the database exists"
+else
+    not_ok "its worker is restarted and connects once the database exists"
+fi
 
 # --- 2. reaping without anyone calling reap ------------------------------------------
 T1=00000000-0000-0000-0701-000000000001
@@ -122,6 +138,25 @@ else
     not_ok "reaping goes on after the error"
 fi
 
+# --- 3b. batches and reloads ---------------------------------------------------------
+# baton.reaper_batch = 2 and a 10 s interval, by ALTER SYSTEM and a reload: five expired
+# leases are all reaped in the one round a reload starts (batches of 2, 2, 1), not one
+# batch per interval.
+q -d postgres -c "ALTER SYSTEM SET baton.reaper_batch = 2" -c "ALTER SYSTEM SET baton.reaper_interval = '10s'" \
+    -c "SELECT pg_reload_conf()" >/dev/null
+sleep 1
+check "five claimed with a short lease" "5" \
+    "$(q -d reapdb -c "SELECT count(*) FROM baton.claim('$T1', 'w', '100 milliseconds', 5)")"
+sleep 0.5
+q -d postgres -c "SELECT pg_reload_conf()" >/dev/null
+if wait_for reapdb "SELECT count(*) = 5 FROM baton.deliveries WHERE tenant = '$T1' AND target = 'w' AND status = 'pending'" 3; then
+    ok "a round reaps batch after batch until one comes back short"
+else
+    not_ok "a round reaps batch after batch: $(q -d reapdb -c "SELECT string_agg(dedup_key || ':' || status, ',') FROM baton.deliveries WHERE target = 'w'")"
+fi
+q -d postgres -c "ALTER SYSTEM RESET baton.reaper_batch" -c "ALTER SYSTEM RESET baton.reaper_interval" \
+    -c "SELECT pg_reload_conf()" >/dev/null
+
 # --- 4. restart after a crash ---------------------------------------------------------
 pid_before=$(worker_pid reapdb)
 if [[ -n $pid_before ]] && kill -9 "$pid_before"; then
@@ -130,7 +165,7 @@ else
     not_ok "no reaper pid to kill"
 fi
 sleep 1
-if wait_for postgres "SELECT count(*) = 2 FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND pid <> ${pid_before:-0}" 30; then
+if wait_for postgres "SELECT count(*) = 3 FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND pid <> ${pid_before:-0}" 30; then
     ok "the reapers are back after the crash"
 else
     not_ok "the reapers are back after the crash"
@@ -148,7 +183,7 @@ fi
 lines_before=$(wc -l <"$LOG")
 pgctl -w -t 60 -m fast stop >/dev/null || not_ok "fast stop"
 tail -n +"$((lines_before + 1))" "$LOG" >"$DIR/stop.log"
-check "each reaper says it shuts down" "2" "$(grep -c 'pg_baton reaper in database ".*" shutting down' "$DIR/stop.log")"
+check "each reaper says it shuts down" "3" "$(grep -c 'pg_baton reaper in database ".*" shutting down' "$DIR/stop.log")"
 check "no reaper exits with an error at shutdown" "0" "$(grep -Ec 'pg_baton reaper.*exit code|FATAL|PANIC' "$DIR/stop.log")"
 check "the server shut down" "1" "$(grep -c 'database system is shut down' "$DIR/stop.log")"
 if ((FAIL > 0)); then
