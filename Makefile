@@ -2,7 +2,7 @@
 # against a running server (test/run-all.sh starts a throwaway one).
 EXTENSION   = pg_baton
 MODULE_big  = pg_baton
-DATA        = pg_baton--0.1.0.sql
+DATA        = pg_baton--0.1.0.sql pg_baton--0.2.0.sql pg_baton--0.1.0--0.2.0.sql
 
 SRCS = $(sort $(wildcard src/*.cpp src/core/*.cpp src/pg/*.cpp src/api/*.cpp))
 OBJS = $(SRCS:.cpp=.o)
@@ -14,6 +14,8 @@ SHLIB_LINK += -lstdc++
 # pg_regress: sql/NAME.sql against expected/NAME.out, in this order.
 REGRESS      = setup tenants deliveries delivery_errors authorization boundary workflows workflow_errors markers
 REGRESS     += hostile_arguments hostile_json security
+# Issue 7 (operations): the views for monitoring, then retention (recreates the extension).
+REGRESS     += monitoring retention
 REGRESS_OPTS = --inputdir=$(srcdir)
 # Isolation specs: test/isolation/specs/NAME.spec against test/isolation/expected/NAME.out.
 ISOLATION      = $(sort $(basename $(notdir $(wildcard $(srcdir)/test/isolation/specs/*.spec))))

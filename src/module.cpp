@@ -4,6 +4,7 @@
 #include "pg/claim_hints.hpp"
 #include "pg/fence.hpp"
 #include "pg/postgres.hpp"
+#include "pg/reaper.hpp"
 #include "pg/settings.hpp"
 
 namespace baton::settings {
@@ -26,6 +27,9 @@ void _PG_init(void) {
     DefineCustomBoolVariable("baton.notify", "Sends NOTIFY baton_enqueue when a delivery is enqueued.",
                              nullptr, &baton::settings::notify, true, PGC_USERSET, 0, nullptr, nullptr,
                              nullptr);
+    // The background reaper (issue 7): its GUCs always, its workers only when preloaded.
+    baton::pg::reaper::define_settings();
+    if (process_shared_preload_libraries_in_progress) baton::pg::reaper::register_workers();
     MarkGUCPrefixReserved("baton");
     baton::pg::fence::init();
     baton::pg::claim_hints::init();

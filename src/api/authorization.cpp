@@ -41,10 +41,15 @@ constexpr const char* kAdminFunctions =
     "'baton'::pg_catalog.regnamespace "
     "AND p.prorettype OPERATOR(pg_catalog.<>) 'pg_catalog.trigger'::pg_catalog.regtype "
     "AND NOT p.proname OPERATOR(pg_catalog.~~) 'grant\\_%'";
-constexpr const char* kAdminViews = "baton.delivery_stats";
+// Every view of the schema, read from the catalog like the functions.
+constexpr const char* kAdminViews =
+    "SELECT pg_catalog.string_agg(c.oid::pg_catalog.regclass::pg_catalog.text, ', ') "
+    "FROM pg_catalog.pg_class c WHERE c.relnamespace OPERATOR(pg_catalog.=) "
+    "'baton'::pg_catalog.regnamespace AND c.relkind OPERATOR(pg_catalog.=) 'v'";
 
 // Grants USAGE on the schema, EXECUTE on functions and SELECT on views to role.
-// `functions` is a list, or (for admins) a query that returns one.
+// `functions` is a list, or (for admins) a query that returns one; `views` (nullptr:
+// none) is always a query that returns a list, as the views differ between versions.
 void grant(FunctionCallInfo fcinfo, const char* functions, bool list_is_query, const char* views) {
     pg::require(fcinfo, 0, "role");
     Oid role = PG_GETARG_OID(0);
@@ -57,12 +62,17 @@ void grant(FunctionCallInfo fcinfo, const char* functions, bool list_is_query, c
         functions = spi.cstring_at(0, 1);
         if (functions == nullptr) throw Error(SqlState::kInternal, "pg_baton found none of its functions");
     }
+    const char* view_list = nullptr;
+    if (views) {
+        spi.exec(views);
+        view_list = spi.cstring_at(0, 1);
+    }
     std::string usage = "GRANT USAGE ON SCHEMA baton" + to;
     std::string execute = std::string("GRANT EXECUTE ON FUNCTION ") + functions + to;
-    std::string select = views ? std::string("GRANT SELECT ON ") + views + to : std::string();
+    std::string select = view_list ? std::string("GRANT SELECT ON ") + view_list + to : std::string();
     spi.exec(usage.c_str());
     spi.exec(execute.c_str());
-    if (views) spi.exec(select.c_str());
+    if (view_list) spi.exec(select.c_str());
 }
 
 // baton.bind_target(tenant, target, role): only members of role may claim, renew,

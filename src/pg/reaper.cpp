@@ -1,0 +1,213 @@
+// The background reaper (see reaper.hpp).
+//
+// The worker is plain Postgres code: no C++ object with a destructor lives in it, so a
+// Postgres error may longjmp anywhere in it. Each batch runs in its own transaction
+// under PG_TRY; an error is logged, the transaction aborted, and the loop goes on at the
+// next interval, so one bad batch never takes the worker down. SIGTERM (shutdown, or
+// pg_terminate_backend) ends the loop and the worker exits with status 0; a crash
+// (any other exit) is restarted by the postmaster after kRestartSeconds.
+#include <csignal>
+#include <cstring>
+
+#include "core/limits.hpp"
+#include "pg/postgres.hpp"
+#include "pg/reaper.hpp"
+
+extern "C" {
+#include "commands/extension.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/varlena.h"
+
+PGDLLEXPORT void baton_reaper_main(Datum arg);
+}
+
+namespace baton::pg::reaper {
+
+namespace {
+
+constexpr int kRestartSeconds = 5;
+constexpr int kDefaultIntervalMs = 1000;
+constexpr int kDefaultBatch = 1000;
+
+char* g_databases = nullptr;             // baton.reaper_databases
+int g_interval_ms = kDefaultIntervalMs;  // baton.reaper_interval
+int g_batch = kDefaultBatch;             // baton.reaper_batch
+
+volatile sig_atomic_t g_terminate = false;
+
+// SIGTERM: ends the loop at its next check; the latch wakes a sleeping worker.
+void on_sigterm(SIGNAL_ARGS) {
+    int saved_errno = errno;
+    g_terminate = true;
+    SetLatch(MyLatch);
+    errno = saved_errno;
+}
+
+// One batch in its own transaction: SELECT baton.reap(batch) through SPI (so the call
+// runs exactly as a client's would, as the extension's owner, under the fence).
+// Returns the rows reaped, or -1 when pg_baton is not installed in this database.
+int reap_batch(int batch) {
+    int reaped = -1;
+    SetCurrentStatementStartTimestamp();
+    StartTransactionCommand();
+    PushActiveSnapshot(GetTransactionSnapshot());
+    pgstat_report_activity(STATE_RUNNING, "SELECT baton.reap($1)");
+    if (OidIsValid(get_extension_oid("pg_baton", true))) {
+        Oid argtypes[1] = {INT4OID};
+        Datum values[1] = {Int32GetDatum(batch)};
+        if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_baton reaper: SPI_connect failed");
+        int rc = SPI_execute_with_args("SELECT baton.reap($1)", 1, argtypes, values, nullptr, false, 1);
+        if (rc != SPI_OK_SELECT || SPI_processed != 1)
+            elog(ERROR, "pg_baton reaper: baton.reap() failed: %s", SPI_result_code_string(rc));
+        bool isnull = false;
+        Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+        reaped = isnull ? 0 : DatumGetInt32(d);
+        SPI_finish();
+    }
+    PopActiveSnapshot();
+    CommitTransactionCommand();
+    pgstat_report_stat(false);
+    pgstat_report_activity(STATE_IDLE, nullptr);
+    return reaped;
+}
+
+// Runs one batch and catches its error: logs it, aborts the transaction and returns
+// false, so that the worker survives (a cancel, a lock timeout, a dropped extension).
+bool try_reap_batch(int batch, int* reaped) {
+    volatile bool ok = true;
+    PG_TRY();
+    { *reaped = reap_batch(batch); }
+    PG_CATCH();
+    {
+        HOLD_INTERRUPTS();
+        EmitErrorReport();
+        AbortCurrentTransaction();
+        MemoryContextSwitchTo(TopMemoryContext);
+        FlushErrorState();
+        pgstat_report_activity(STATE_IDLE, nullptr);
+        RESUME_INTERRUPTS();
+        ok = false;
+    }
+    PG_END_TRY();
+    return ok;
+}
+
+}  // namespace
+
+void define_settings() {
+    DefineCustomStringVariable(
+        "baton.reaper_databases",
+        "Databases in which the pg_baton reaper runs (a comma-separated list; needs the preload).",
+        "One background worker per database. Takes effect at server start, and only with "
+        "shared_preload_libraries = 'pg_baton'.",
+        &g_databases, "", process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP, 0,
+        nullptr, nullptr, nullptr);
+    DefineCustomIntVariable("baton.reaper_interval", "Time the pg_baton reaper sleeps between rounds.",
+                            "A round reaps batch after batch until a batch comes back short.", &g_interval_ms,
+                            kDefaultIntervalMs, 10, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr,
+                            nullptr);
+    DefineCustomIntVariable("baton.reaper_batch", "Expired leases the pg_baton reaper returns per transaction.",
+                            nullptr, &g_batch, kDefaultBatch, 1, limits::kMaxReapRows, PGC_SIGHUP, 0, nullptr,
+                            nullptr, nullptr);
+}
+
+void register_workers() {
+    if (g_databases == nullptr || g_databases[0] == '\0') return;
+    char* raw = pstrdup(g_databases);
+    List* names = NIL;
+    if (!SplitGUCList(raw, ',', &names)) {
+        ereport(WARNING, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                          errmsg("invalid list syntax in parameter \"baton.reaper_databases\""),
+                          errdetail("No pg_baton reaper is started.")));
+        return;
+    }
+    List* seen = NIL;
+    ListCell* lc;
+    foreach (lc, names) {
+        const char* db = static_cast<const char*>(lfirst(lc));
+        if (db[0] == '\0') continue;
+        if (std::strlen(db) >= NAMEDATALEN) {
+            ereport(WARNING, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                              errmsg("database name \"%s\" in baton.reaper_databases is too long", db),
+                              errdetail("No pg_baton reaper is started for it.")));
+            continue;
+        }
+        bool duplicate = false;
+        ListCell* sc;
+        foreach (sc, seen)
+            if (std::strcmp(static_cast<const char*>(lfirst(sc)), db) == 0) duplicate = true;
+        if (duplicate) continue;
+        seen = lappend(seen, const_cast<char*>(db));
+
+        BackgroundWorker worker;
+        std::memset(&worker, 0, sizeof worker);
+        worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+        worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+        worker.bgw_restart_time = kRestartSeconds;
+        snprintf(worker.bgw_library_name, BGW_MAXLEN, "pg_baton");
+        snprintf(worker.bgw_function_name, BGW_MAXLEN, "baton_reaper_main");
+        snprintf(worker.bgw_name, BGW_MAXLEN, "pg_baton reaper for database %s", db);
+        snprintf(worker.bgw_type, BGW_MAXLEN, "pg_baton reaper");
+        strlcpy(worker.bgw_extra, db, BGW_EXTRALEN);
+        worker.bgw_main_arg = Int32GetDatum(0);
+        worker.bgw_notify_pid = 0;
+        RegisterBackgroundWorker(&worker);
+    }
+}
+
+}  // namespace baton::pg::reaper
+
+// The worker's entry point: connects to its database, then reaps every interval until
+// SIGTERM. Skips (and says so once) a database where pg_baton is not installed.
+void baton_reaper_main(Datum) {
+    using namespace baton::pg::reaper;
+    char dbname[NAMEDATALEN];
+    strlcpy(dbname, MyBgworkerEntry->bgw_extra, sizeof dbname);
+
+    pqsignal(SIGTERM, on_sigterm);
+    pqsignal(SIGHUP, SignalHandlerForConfigReload);
+    BackgroundWorkerUnblockSignals();
+    BackgroundWorkerInitializeConnection(dbname, nullptr, 0);
+    pgstat_report_appname("pg_baton reaper");
+    ereport(LOG, (errmsg("pg_baton reaper started in database \"%s\"", dbname)));
+
+    bool said_missing = false;
+    while (!g_terminate) {
+        // A round: batch after batch, one transaction each, until one comes back short.
+        for (;;) {
+            CHECK_FOR_INTERRUPTS();
+            if (g_terminate) break;
+            int batch = g_batch;
+            int reaped = 0;
+            if (!try_reap_batch(batch, &reaped)) break;
+            if (reaped < 0) {
+                if (!said_missing)
+                    ereport(LOG, (errmsg("pg_baton is not installed in database \"%s\"; its reaper waits", dbname),
+                                  errhint("Run CREATE EXTENSION pg_baton there, or remove the database from "
+                                          "baton.reaper_databases.")));
+                said_missing = true;
+                break;
+            }
+            if (said_missing)
+                ereport(LOG, (errmsg("pg_baton is installed in database \"%s\"; its reaper starts reaping", dbname)));
+            said_missing = false;
+            if (reaped > 0) elog(DEBUG1, "pg_baton reaper reaped %d expired leases in \"%s\"", reaped, dbname);
+            if (reaped < batch) break;
+        }
+        if (g_terminate) break;
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, g_interval_ms, PG_WAIT_EXTENSION);
+        ResetLatch(MyLatch);
+        CHECK_FOR_INTERRUPTS();
+        if (ConfigReloadPending) {
+            ConfigReloadPending = false;
+            ProcessConfigFile(PGC_SIGHUP);
+        }
+    }
+    ereport(LOG, (errmsg("pg_baton reaper in database \"%s\" shutting down", dbname)));
+    proc_exit(0);
+}

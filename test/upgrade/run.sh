@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# Upgrades: pg_baton 0.1.0 -> 0.2.0 with ALTER EXTENSION pg_baton UPDATE, against the
+# running test cluster (PGHOST/PGPORT/PGUSER exported, PG_CONFIG exported, the extension
+# installed). Three scratch databases:
+#   A  CREATE EXTENSION pg_baton VERSION '0.1.0', filled (tenants in every state,
+#      deliveries in every status, a bound target, runs with stages and markers, step
+#      entries), digested table by table; ALTER EXTENSION UPDATE; the digests must not
+#      change; the functions of both versions must work (one pg_baton.so serves both).
+#   B  a fresh CREATE EXTENSION pg_baton (the default version, 0.2.0).
+#   C  CREATE EXTENSION pg_baton VERSION '0.1.0', left at 0.1.0.
+# The schemas of A and B, as pg_dump --schema-only --binary-upgrade prints them (the
+# mode that lists an extension's member objects one by one) with object ids and
+# transaction ids removed, must be identical; C's must differ from B's (the comparison
+# sees what an update script leaves out). Last line: "N passed, N failed".
+set -uo pipefail
+
+BINDIR=$("${PG_CONFIG:-pg_config}" --bindir)
+PASS=0
+FAIL=0
+ok() { PASS=$((PASS + 1)); echo "ok   - $*"; }
+not_ok() { FAIL=$((FAIL + 1)); echo "FAIL - $*"; }
+check() { # check NAME EXPECTED ACTUAL
+    if [[ $2 == "$3" ]]; then ok "$1"; else not_ok "$1 (expected '$2', got '$3')"; fi
+}
+q() { "$BINDIR/psql" -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+
+A=baton_upgrade_a
+B=baton_upgrade_b
+C=baton_upgrade_c
+WORK=$(mktemp -d /tmp/pg_baton-upgrade.XXXXXX)
+cleanup() {
+    for db in $A $B $C; do q -d postgres -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1; done
+    q -d postgres -c "DROP ROLE IF EXISTS baton_upgrade_role" >/dev/null 2>&1
+    q -d postgres -c "DROP ROLE IF EXISTS baton_upgrade_exporter" >/dev/null 2>&1
+    rm -rf -- "$WORK"
+}
+trap cleanup EXIT
+cleanup
+mkdir -p "$WORK"
+for db in $A $B $C; do q -d postgres -c "CREATE DATABASE $db" || not_ok "create $db"; done
+q -d postgres -c "CREATE ROLE baton_upgrade_role"
+
+# --- A: 0.1.0, filled ----------------------------------------------------------------
+T1=00000000-0000-0000-0703-000000000001
+T2=00000000-0000-0000-0703-000000000002
+T3=00000000-0000-0000-0703-000000000003
+q -d $A -c "CREATE EXTENSION pg_baton VERSION '0.1.0'"
+check "A starts at 0.1.0" "0.1.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+if ! q -d $A >/dev/null <<SQL; then not_ok "fill A"; fi
+SELECT baton.create_tenant('$T1'), baton.create_tenant('$T2'), baton.create_tenant('$T3');
+SELECT baton.bind_target('$T1', 'bound', 'baton_upgrade_role');
+-- Deliveries: pending, claimed, finished, failed, given back by retry (pending later).
+SELECT baton.enqueue('$T1', 'w', 'k' || i, jsonb_build_object('i', i), '{"cause": {"event": "e"}}')
+  FROM generate_series(1, 8) i;
+SELECT baton.finish('$T1', c.id, c.generation) FROM baton.claim('$T1', 'w', '1 hour', 2) c;
+SELECT baton.finish('$T1', c.id, c.generation, 'failed', '{"why": "no"}') FROM baton.claim('$T1', 'w', '1 hour', 1) c;
+SELECT baton.retry('$T1', c.id, c.generation, 'again', '1 hour') FROM baton.claim('$T1', 'w', '1 hour', 1) c;
+SELECT baton.claim('$T1', 'w', '1 hour', 2);
+SELECT baton.enqueue('$T2', 'w', 'f1');
+SELECT baton.enqueue('$T3', 'w', 'q1');
+-- A workflow and runs: completed, running with a failed stage, awaiting approval, cancelled.
+SELECT baton.define_workflow('up_wf', '{"start": "a", "stages": {"a": {"next": ["b"]}, "b": {"next": ["@finish"], "max_attempts": 5}}}');
+SELECT baton.define_workflow('up_gate', '{"start": "a", "requires_approval": true, "stages": {"a": {"next": ["@finish"]}}}');
+SELECT baton.submit('$T1', 'up_wf', '{"n": 1}', 'run1') AS r1 \gset
+SELECT baton.submit('$T1', 'up_wf', '{"n": 2}', 'run2') AS r2 \gset
+SELECT baton.submit('$T1', 'up_gate', '{"n": 3}', 'run3') AS r3 \gset
+SELECT baton.submit('$T1', 'up_wf', '{"n": 4}', 'run4') AS r4 \gset
+SELECT baton.acquire_run('$T1', :'r1', 'o', '1 hour');
+SELECT stage_id AS s1 FROM baton.transition_stage('$T1', :'r1', 1) \gset
+SELECT baton.start_stage('$T1', :'r1', 1, :s1);
+SELECT baton.claim_marker('$T1', :s1, "position" => 0, kind => 'mail', operation_id => 'op-1');
+SELECT baton.complete_marker('$T1', :s1, "position" => 0, state => 'done');
+SELECT baton.complete_stage('$T1', :'r1', 1, :s1, '{"a": 1}');
+SELECT stage_id AS s1b FROM baton.transition_stage('$T1', :'r1', 1) \gset
+SELECT baton.start_stage('$T1', :'r1', 1, :s1b);
+SELECT baton.complete_stage('$T1', :'r1', 1, :s1b, '{"b": 1}');
+SELECT baton.transition_stage('$T1', :'r1', 1);
+SELECT baton.enqueue('$T1', 'runw', 'of-r1', run_id => :'r1');
+SELECT baton.acquire_run('$T1', :'r2', 'o', '1 hour');
+SELECT stage_id AS s2 FROM baton.transition_stage('$T1', :'r2', 1) \gset
+SELECT baton.start_stage('$T1', :'r2', 1, :s2);
+SELECT baton.claim_marker('$T1', :s2, "position" => 0, kind => 'call');
+SELECT baton.fail_stage('$T1', :'r2', 1, :s2, 'boom', '1 hour');
+SELECT baton.cancel('$T1', :'r4', 'no longer needed');
+-- Step entries outside the engine, with a marker.
+SELECT entry_id AS e1 FROM baton.enter_step('$T1', 'user-1', 'purge', 'd1') \gset
+SELECT baton.claim_marker('$T1', :e1, "position" => 1, kind => 'db');
+-- Tenant states last: T2 fenced, T3 quiescing.
+SELECT baton.set_tenant_state('$T2', 'fenced'), baton.set_tenant_state('$T3', 'quiescing');
+SQL
+
+# digests DB: one line per table (and sequence), the md5 of its rows in key order.
+digests() {
+    q -d "$1" <<'SQL'
+SELECT 'tenants ' || md5(coalesce(string_agg(t::text, '|' ORDER BY tenant), '')) FROM baton.tenants t;
+SELECT 'target_bindings ' || md5(coalesce(string_agg(t::text, '|' ORDER BY tenant, target), '')) FROM baton.target_bindings t;
+SELECT 'workflows ' || md5(coalesce(string_agg(t::text, '|' ORDER BY name, version), '')) FROM baton.workflows t;
+SELECT 'runs ' || md5(coalesce(string_agg(t::text, '|' ORDER BY tenant, id), '')) FROM baton.runs t;
+SELECT 'stages ' || md5(coalesce(string_agg(t::text, '|' ORDER BY tenant, id), '')) FROM baton.stages t;
+SELECT 'step_entries ' || md5(coalesce(string_agg(t::text, '|' ORDER BY tenant, id), '')) FROM baton.step_entries t;
+SELECT 'markers ' || md5(coalesce(string_agg(t::text, '|' ORDER BY tenant, entry_id, "position"), '')) FROM baton.markers t;
+SELECT 'deliveries ' || md5(coalesce(string_agg(t::text, '|' ORDER BY tenant, id), '')) FROM baton.deliveries t;
+SELECT 'entry_id_seq ' || last_value FROM baton.entry_id_seq;
+SELECT 'counts ' || (SELECT count(*) FROM baton.deliveries) || ' ' || (SELECT count(*) FROM baton.runs) || ' '
+       || (SELECT count(*) FROM baton.stages) || ' ' || (SELECT count(*) FROM baton.markers);
+SELECT 'statuses ' || string_agg(DISTINCT status, ',' ORDER BY status) FROM baton.deliveries;
+SQL
+}
+digests $A >"$WORK/before"
+check "A holds deliveries in every status" "statuses claimed,failed,finished,pending" "$(grep '^statuses' "$WORK/before")"
+check "A holds deliveries, runs, stages, markers" "counts 11 4 3 3" "$(grep '^counts' "$WORK/before")"
+check "0.1.0 -> 0.2.0 is an update path" "0.1.0--0.2.0" \
+    "$(q -d $A -c "SELECT source || '--' || target FROM pg_extension_update_paths('pg_baton') WHERE path = '0.1.0--0.2.0'")"
+
+# --- the update --------------------------------------------------------------------
+if q -d $A -c "ALTER EXTENSION pg_baton UPDATE"; then ok "ALTER EXTENSION pg_baton UPDATE"; else not_ok "ALTER EXTENSION pg_baton UPDATE"; fi
+check "A is at 0.2.0" "0.2.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+digests $A >"$WORK/after"
+if diff "$WORK/before" "$WORK/after"; then ok "no row changed in the update (digests of every table)"; else not_ok "rows changed in the update"; fi
+
+# The upgraded database works: 0.1.0's functions and 0.2.0's views and purge.
+check "claim after the update" "2" "$(q -d $A -c "SELECT count(*) FROM baton.claim('$T1', 'w', '1 hour', 10)")"
+check "delivery_stats has its new columns" "w 1 4 2 1 0 2" \
+    "$(q -d $A -c "SELECT target, pending, claimed, finished, failed, expired_leases, finished_last_5m FROM baton.delivery_stats WHERE tenant = '$T1' AND target = 'w'" | tr '|' ' ')"
+check "run_stats reads the old runs" "up_gate 1 0 0|up_wf 0 1 1" \
+    "$(q -d $A -c "SELECT workflow || ' ' || submitted || ' ' || running || ' ' || completed FROM baton.run_stats WHERE tenant = '$T1' ORDER BY workflow" | paste -sd'|')"
+check "the fenced tenant's row is still there, fenced" "fenced 1" \
+    "$(q -d $A -c "SELECT t.state || ' ' || count(*) FROM baton.deliveries d JOIN baton.tenants t USING (tenant) WHERE tenant = '$T2' GROUP BY t.state")"
+q -d $A -c "SELECT baton.finish('$T1', c.id, c.generation) FROM baton.claim('$T1', 'runw', '1 hour') c" \
+    -c "UPDATE baton.runs SET finished_at = now() - interval '2 days' WHERE idempotency_key = 'run1'" >/dev/null
+check "purge works on the upgraded data (removes run1)" "1" "$(q -d $A -c "SELECT baton.purge('1 day')")"
+check "run1 went with its stages, its marker and its delivery" "0 0 0 0" \
+    "$(q -d $A -c "SELECT (SELECT count(*) FROM baton.runs WHERE idempotency_key = 'run1') || ' ' || (SELECT count(*) FROM baton.stages WHERE stage IN ('a', 'b') AND status = 'completed') || ' ' || (SELECT count(*) FROM baton.markers WHERE operation_id = 'op-1') || ' ' || (SELECT count(*) FROM baton.deliveries WHERE dedup_key = 'of-r1')")"
+
+# --- B: fresh 0.2.0, C: 0.1.0 ---------------------------------------------------------
+q -d $B -c "CREATE EXTENSION pg_baton"
+check "B installs 0.2.0 by default" "0.2.0" "$(q -d $B -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+q -d $C -c "CREATE EXTENSION pg_baton VERSION '0.1.0'"
+
+# schema DB: the extension's objects as pg_dump prints them, without oids, xids and
+# sequence positions (data that binary-upgrade mode prints with the schema).
+schema() {
+    "$BINDIR/pg_dump" --schema-only --binary-upgrade -d "$1" \
+        | grep -v -E 'binary_upgrade_set_next_|^SET relfrozenxid|^WHERE oid = |^UPDATE pg_catalog.pg_class$|^\\(un)?restrict |^-- For binary upgrade, set heap|^SELECT pg_catalog.setval\(' \
+        | grep -v -E '^-- Dumped (from|by)' \
+        | sed -e "s/$1/DB/g"
+}
+schema $A >"$WORK/a.sql"
+schema $B >"$WORK/b.sql"
+schema $C >"$WORK/c.sql"
+members=$(grep -c '^ALTER EXTENSION pg_baton ADD ' "$WORK/b.sql")
+if ((members > 50)); then
+    ok "the dump lists the extension's member objects ($members)"
+else
+    not_ok "the dump lists the extension's member objects (only $members)"
+fi
+if diff -u "$WORK/b.sql" "$WORK/a.sql" >"$WORK/ab.diff"; then
+    ok "upgraded schema (A) = fresh 0.2.0 schema (B)"
+else
+    not_ok "upgraded schema (A) differs from a fresh 0.2.0 install (B):"
+    head -n 80 "$WORK/ab.diff"
+fi
+if diff -q "$WORK/b.sql" "$WORK/c.sql" >/dev/null; then
+    not_ok "a 0.1.0 schema (C) differs from 0.2.0 (B): the comparison sees nothing"
+else
+    ok "a 0.1.0 schema (C) differs from 0.2.0 (B): the comparison can fail"
+fi
+for obj in 'FUNCTION baton.purge' 'VIEW baton.run_stats' 'INDEX deliveries_settled' 'INDEX runs_finished'; do
+    if grep -q "$obj" "$WORK/a.sql" && ! grep -q "$obj" "$WORK/c.sql"; then
+        ok "the update adds $obj"
+    else
+        not_ok "the update adds $obj"
+    fi
+done
+
+# --- the exporter's queries run on the 0.2.0 schema ------------------------------------
+# contrib/postgres_exporter/queries.yaml: every query runs on the upgraded database A,
+# as a role that has only what the file's header grants, and returns exactly the columns
+# its metrics name.
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
+q -d $A -c "CREATE ROLE baton_upgrade_exporter" \
+    -c "GRANT USAGE ON SCHEMA baton TO baton_upgrade_exporter" \
+    -c "GRANT SELECT ON baton.delivery_stats, baton.run_stats TO baton_upgrade_exporter" >/dev/null
+while IFS=$'\t' read -r name columns query; do
+    got=$(q -d $A -c "SET ROLE baton_upgrade_exporter" -c "SELECT string_agg(key, ',' ORDER BY ord) FROM (SELECT to_jsonb(x) AS j FROM ($query) x LIMIT 1) s, LATERAL jsonb_object_keys(j) WITH ORDINALITY AS k(key, ord)" 2>&1)
+    want=$(tr ',' '\n' <<<"$columns" | sort | paste -sd,)
+    got_sorted=$(tr ',' '\n' <<<"$got" | sort | paste -sd,)
+    check "exporter query $name runs and returns its metrics' columns" "$want" "$got_sorted"
+done < <(/usr/bin/python3 - "$ROOT/contrib/postgres_exporter/queries.yaml" <<'PY'
+import sys, yaml
+for name, spec in yaml.safe_load(open(sys.argv[1])).items():
+    cols = ",".join(next(iter(m)) for m in spec["metrics"])
+    print(name, cols, " ".join(spec["query"].split()), sep="\t")
+PY
+)
+q -d $A -c "DROP OWNED BY baton_upgrade_exporter" -c "DROP ROLE baton_upgrade_exporter" >/dev/null
+
+echo "$PASS passed, $FAIL failed"
+((FAIL == 0))
