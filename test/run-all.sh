@@ -295,7 +295,6 @@ run_suite() {
 run_suite fault test/fault/run.sh --short
 run_suite unpreloaded test/unpreloaded/run.sh
 run_suite clients test/clients/run.sh
-
 run_suite reaper test/reaper/run.sh
 run_suite upgrade test/upgrade/run.sh
 
