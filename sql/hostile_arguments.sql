@@ -116,6 +116,7 @@ INSERT INTO hx_valid VALUES
     ('*', 'error', '''boom'''),
     ('*', 'delay', 'NULL::interval'),
     ('*', 'max_rows', '10'),
+    ('*', 'older_than', '''1 day''::interval'),
     ('*', 'ids', 'ARRAY[' || :'D' || ']::bigint[]'),
     ('*', 'generations', 'ARRAY[1]::bigint[]'),
     ('*', 'name', '''hx_flow'''),

@@ -17,6 +17,11 @@ void check_older_than(std::int32_t months, std::int32_t days, std::int64_t usec)
     if (months < 0 || days < 0 || usec < 0)
         throw_invalid_argument("older_than",
                                "older_than is an age: zero or more in each of its months, days and time.");
+    // Months count 30 days, as Postgres' interval comparison does; in days, so nothing overflows.
+    constexpr std::int64_t kUsecPerDay = 86400LL * 1000000LL;
+    std::int64_t total_days = static_cast<std::int64_t>(months) * 30 + days + usec / kUsecPerDay;
+    if (total_days > kMaxOlderThanDays)
+        throw_invalid_argument("older_than", "older_than is at most 10000 years (3650000 days).");
 }
 
 }  // namespace baton::retention

@@ -39,6 +39,15 @@ TEST(RetentionTest, MaxRowsDetailNamesTheBound) {
     }
 }
 
+TEST(RetentionTest, OlderThanIsAtMostTenThousandYears) {
+    EXPECT_EQ(code_of([] { check_older_than(0, 3650000, 0); }), "");
+    EXPECT_EQ(code_of([] { check_older_than(0, 3650001, 0); }), "22023");
+    EXPECT_EQ(code_of([] { check_older_than(121666, 20, 0); }), "");
+    EXPECT_EQ(code_of([] { check_older_than(2147483647, 0, 0); }), "22023");
+    EXPECT_EQ(code_of([] { check_older_than(0, 0, INT64_MAX); }), "22023");
+    EXPECT_EQ(code_of([] { check_older_than(2147483647, 2147483647, INT64_MAX); }), "22023");
+}
+
 TEST(RetentionTest, OlderThanIsNeverNegative) {
     EXPECT_EQ(code_of([] { check_older_than(0, 0, 0); }), "");
     EXPECT_EQ(code_of([] { check_older_than(1, 2, 3); }), "");
