@@ -1,7 +1,15 @@
--- pg_baton 0.1.0 -> 0.2.0: retention (baton.purge) and the views for monitoring.
+-- pg_baton 0.1.0 -> 0.2.0: retention (baton.purge), the views for monitoring, and the
+-- rules of a delivery row held by its trigger instead of CHECK constraints.
 -- pg_baton--0.2.0.sql holds the same objects for a fresh install; test/upgrade/run.sh
 -- checks that both ways give the same schema.
 \echo Use "ALTER EXTENSION pg_baton UPDATE TO '0.2.0'" to load this file. \quit
+
+-- The rules of a delivery row (status among the four, max_attempts >= 1) move from CHECK
+-- constraints, which Postgres re-reads from the catalog for every statement that writes
+-- the table, to the fence trigger, which already sees every row written (0.2.0's library
+-- checks them whichever version's schema is installed).
+ALTER TABLE baton.deliveries DROP CONSTRAINT deliveries_status_check,
+                             DROP CONSTRAINT deliveries_max_attempts_check;
 
 -- What purge scans: settled deliveries in order of settling, terminal runs in order of
 -- finishing (settled_at and finished_at are set exactly when a row becomes terminal).
