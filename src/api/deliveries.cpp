@@ -518,7 +518,8 @@ claim_hint::Position emit_claimed(pg::Spi& spi, std::uint64_t n, ReturnSetInfo* 
 //
 // With claim hints (pg/claim_hints.hpp) the scan starts where no claimable row can be
 // before, not over the dead entries of rows claimed before; if that finds fewer rows
-// than asked for, the claim scans again from the top, so a hint never hides a row.
+// than asked for, the claim scans again from the top (once a second per target at most),
+// so a hint never hides a row for long.
 Datum claim(FunctionCallInfo fcinfo, Oid caller) {
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     text* target = pg::text_arg(fcinfo, 1, "target");
@@ -563,9 +564,9 @@ Datum claim(FunctionCallInfo fcinfo, Oid caller) {
         }
         pg::claim_hints::raise(scan, got < max_items ? claim_hint::kEnd : last);
     }
-    if (got < max_items) {
-        // From the top: without a hint, or behind it (a row made pending while this
-        // claim ran, which only a later claim could otherwise see).
+    if (got < max_items && (!hinted || pg::claim_hints::may_scan_from_top(scan))) {
+        // From the top: without a hint, or behind it (a row the hint cannot see, or one
+        // put back while this claim ran, which only a later claim would otherwise see).
         values[2] = Int32GetDatum(static_cast<std::int32_t>(max_items - got));
         if (expected != nullptr) values[5] = JsonbPGetDatum(expected);
         pg::KeptPlan* plan = expected != nullptr ? &plans.expected : &plans.all;

@@ -32,6 +32,7 @@ struct Entry {
     Key key;  // first: the hash table's key
     slock_t mutex;
     bool disabled;  // a prepared transaction wrote it: no hint until the server restarts
+    TimestampTz last_from_top;  // the last hinted claim that scanned again from the top
     int target_len;
     char target[kMaxTargetBytes];
     claim_hint::State state;
@@ -111,6 +112,7 @@ Entry* find(const pg_uuid_t* tenant, const char* target, int len) {
             if (e != nullptr && !found) {
                 SpinLockInit(&e->mutex);
                 e->disabled = false;
+                e->last_from_top = 0;
                 e->target_len = len;
                 std::memcpy(e->target, target, len);
                 claim_hint::reset(e->state);
@@ -243,6 +245,17 @@ Scan begin(const pg_uuid_t* tenant, const char* target, int target_len, bool use
     // Read after the ticket: a row made pending before it was due by now (claim_hint.hpp).
     scan.now = GetCurrentTimestamp();
     return scan;
+}
+
+bool may_scan_from_top(const Scan& scan) {
+    Entry* e = static_cast<Entry*>(scan.entry);
+    if (e == nullptr) return true;
+    constexpr TimestampTz kEvery = 1000 * 1000;  // microseconds
+    SpinLockAcquire(&e->mutex);
+    bool may = scan.now - e->last_from_top >= kEvery;
+    if (may) e->last_from_top = scan.now;
+    SpinLockRelease(&e->mutex);
+    return may;
 }
 
 void raise(const Scan& scan, Position last) {

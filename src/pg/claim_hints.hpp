@@ -31,6 +31,12 @@ struct Scan {
     TimestampTz now;  // the clock the claim compares run_after with
 };
 
+// A hinted claim that found fewer rows than it asked for may scan again from the top
+// (over the dead entries the hint skips) at most once a second per target, whoever asks:
+// true when this claim may. A row the hint cannot see (written with triggers disabled)
+// is still found, and a drained queue polled by many workers does not pay for it each time.
+bool may_scan_from_top(const Scan& scan);
+
 // Begins a claim of (tenant, target): the ticket, and the clock read after it.
 Scan begin(const pg_uuid_t* tenant, const char* target, int target_len, bool use_hint);
 // The claim scanned every position from the ticket's start and claimed rows up to
