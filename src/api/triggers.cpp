@@ -31,7 +31,8 @@ TriggerData* trigger_data(FunctionCallInfo fcinfo) {
     return reinterpret_cast<TriggerData*>(fcinfo->context);
 }
 
-// The columns of baton.deliveries the claim hints read, found once per relation.
+// The columns of baton.deliveries its trigger reads (the row rules, the claim hints),
+// found once per relation; is_deliveries is false for the other tables.
 struct DeliveryColumns {
     Oid relid = InvalidOid;
     bool is_deliveries = false;
@@ -40,23 +41,26 @@ struct DeliveryColumns {
 DeliveryColumns g_columns;
 
 const DeliveryColumns& delivery_columns(Relation rel) {
+    static const DeliveryColumns kOther{};
     if (g_columns.relid == RelationGetRelid(rel)) return g_columns;
+    if (std::strcmp(RelationGetRelationName(rel), "deliveries") != 0) return kOther;
     DeliveryColumns c;
     c.relid = RelationGetRelid(rel);
     TupleDesc desc = RelationGetDescr(rel);
-    c.is_deliveries = std::strcmp(RelationGetRelationName(rel), "deliveries") == 0;
-    if (c.is_deliveries) {
-        pg::guard([&c, desc] {
-            c.id = SPI_fnumber(desc, "id");
-            c.target = SPI_fnumber(desc, "target");
-            c.status = SPI_fnumber(desc, "status");
-            c.priority = SPI_fnumber(desc, "priority");
-            c.run_after = SPI_fnumber(desc, "run_after");
-            c.max_attempts = SPI_fnumber(desc, "max_attempts");
-        });
-        c.is_deliveries = c.id > 0 && c.target > 0 && c.status > 0 && c.priority > 0 && c.run_after > 0 &&
-                          c.max_attempts > 0;
-    }
+    bool in_baton = pg::guard([rel] {
+        char* nsp = get_namespace_name(RelationGetNamespace(rel));
+        return nsp != nullptr && std::strcmp(nsp, "baton") == 0;
+    });
+    pg::guard([&c, desc] {
+        c.id = SPI_fnumber(desc, "id");
+        c.target = SPI_fnumber(desc, "target");
+        c.status = SPI_fnumber(desc, "status");
+        c.priority = SPI_fnumber(desc, "priority");
+        c.run_after = SPI_fnumber(desc, "run_after");
+        c.max_attempts = SPI_fnumber(desc, "max_attempts");
+    });
+    c.is_deliveries = in_baton && c.id > 0 && c.target > 0 && c.status > 0 && c.priority > 0 && c.run_after > 0 &&
+                      c.max_attempts > 0;
     g_columns = c;
     return g_columns;
 }
@@ -109,9 +113,7 @@ void check_delivery_row(HeapTuple tuple, TupleDesc desc, const DeliveryColumns& 
 // Tells the claim hints about a write to baton.deliveries: a row that becomes pending
 // (or moves while pending) lowers its target's hint; a pending row taken out (claimed,
 // settled, deleted) comes back if the transaction aborts.
-void note_delivery_write(TriggerData* td) {
-    const DeliveryColumns& c = delivery_columns(td->tg_relation);
-    if (!c.is_deliveries) return;
+void note_delivery_write(TriggerData* td, const DeliveryColumns& c) {
     TupleDesc desc = td->tg_relation->rd_att;
     TriggerEvent ev = td->tg_event;
     HintRow before{}, after{};
@@ -132,7 +134,7 @@ void note_delivery_write(TriggerData* td) {
 
 // BEFORE INSERT/UPDATE/DELETE FOR EACH ROW on deliveries, runs, target_bindings:
 // the row's tenant (old and new, for an update) must be writable. On deliveries, the
-// write is also told to the claim hints (when they live).
+// row must also keep the row rules, and the write is told to the claim hints.
 Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     TriggerData* td = trigger_data(fcinfo);
     TupleDesc desc = td->tg_relation->rd_att;
@@ -147,12 +149,12 @@ Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     } else {
         pg::fence::require_writable(row_tenant(td->tg_trigtuple, desc));
     }
-    if (!TRIGGER_FIRED_BY_DELETE(ev)) {
-        const DeliveryColumns& c = delivery_columns(td->tg_relation);
-        if (c.is_deliveries)
+    const DeliveryColumns& c = delivery_columns(td->tg_relation);
+    if (c.is_deliveries) {
+        if (!TRIGGER_FIRED_BY_DELETE(ev))
             check_delivery_row(TRIGGER_FIRED_BY_UPDATE(ev) ? td->tg_newtuple : td->tg_trigtuple, desc, c);
+        if (pg::claim_hints::enabled()) note_delivery_write(td, c);
     }
-    if (pg::claim_hints::enabled()) note_delivery_write(td);
     return PointerGetDatum(TRIGGER_FIRED_BY_UPDATE(ev) ? td->tg_newtuple : td->tg_trigtuple);
 }
 
