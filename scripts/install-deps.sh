@@ -53,8 +53,12 @@ declare -A tools=(
     [make]=make
     [pkg-config]=pkg-config
     [libgtest-dev]=""
+    # test/fuzz (clang++ with libFuzzer) and test/model (spin; pan is compiled with gcc)
+    [clang]=clang++
+    [libclang-rt-dev]=""
+    [spin]=spin
 )
-for pkg in cmake g++ make pkg-config libgtest-dev; do
+for pkg in cmake g++ make pkg-config libgtest-dev clang libclang-rt-dev spin; do
     cmd=${tools[$pkg]}
     if [[ -n $cmd ]] && command -v "$cmd" >/dev/null 2>&1; then
         continue
