@@ -9,6 +9,9 @@
 //   - write(parse(x)) is accepted by write, parse reads it back as the same value, and
 //     writing that again gives the same text (a fixed point after one round);
 //   - as_int64 agrees with is_integer and with the decimal text of the number it returns;
+//   - write of a string or a number built from the raw bytes (as the Postgres layer and
+//     the tests build values) succeeds exactly when the bytes are valid UTF-8 without NUL
+//     (a string) or a JSON number (a number), and then parse reads them back unchanged;
 //   - excerpt, clip and copy_text give short, valid UTF-8 results of the documented
 //     bounds from any input, never reading or writing out of bounds.
 #include <cstdint>
@@ -105,6 +108,34 @@ void check_json(std::string_view input) {
     FUZZ_CHECK(written.size() <= input.size() * 6 + 2, "written text is far longer than input");
 }
 
+// write of values built by hand: refused unless writable, and then read back unchanged.
+void check_built(std::string_view input) {
+    const bool writable_string = fuzz::utf8_valid(input) && input.find('\0') == std::string::npos;
+    std::string written;
+    try {
+        written = baton::json::write(baton::json::make_string(std::string(input)));
+        FUZZ_CHECK(writable_string, "write accepted a string that is not UTF-8, or holds NUL");
+        Value back;
+        FUZZ_CHECK(try_parse(written, back), "parse refused a written string");
+        FUZZ_CHECK(back.kind == Kind::kString && back.text == input, "a written string changed");
+    } catch (const baton::Error& e) {
+        FUZZ_CHECK(!writable_string, "write refused a valid string");
+        FUZZ_CHECK(std::string_view(e.code()) == "22023", "write refused with the wrong SQLSTATE");
+    }
+    // A number: writable exactly when parse reads the same text as one number.
+    Value parsed;
+    const bool is_number = try_parse(input, parsed) && parsed.kind == Kind::kNumber &&
+                           parsed.text == input;
+    try {
+        written = baton::json::write(baton::json::make_number(std::string(input)));
+        FUZZ_CHECK(is_number, "write accepted a number text that is not a JSON number");
+        FUZZ_CHECK(written == input, "a written number changed");
+    } catch (const baton::Error& e) {
+        FUZZ_CHECK(!is_number, "write refused a JSON number");
+        FUZZ_CHECK(std::string_view(e.code()) == "22023", "write refused with the wrong SQLSTATE");
+    }
+}
+
 // excerpt: quoted, valid UTF-8, printable, within its bound; a short plain text verbatim.
 void check_excerpt(std::string_view s, std::size_t max_bytes) {
     const std::string out = baton::json::excerpt(s, max_bytes);
@@ -159,6 +190,7 @@ void check_copy_text(std::string_view s, std::size_t cap) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view input(reinterpret_cast<const char*>(data), size);
     check_json(input);
+    check_built(input);
     const std::size_t bound = size == 0 ? 0 : data[0] % 80;
     check_excerpt(input, bound);
     check_excerpt(input, 64);
