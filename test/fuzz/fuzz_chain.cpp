@@ -63,7 +63,8 @@ bool oracle(const std::vector<Link>& links) {
 }
 
 std::int64_t draw_id(FuzzedDataProvider& p, bool small) {
-    return small ? p.ConsumeIntegralInRange<std::int64_t>(0, 11) : p.ConsumeIntegral<std::int64_t>();
+    return small ? p.ConsumeIntegralInRange<std::int64_t>(0, 11)
+                 : p.ConsumeIntegral<std::int64_t>();
 }
 
 }  // namespace
@@ -78,7 +79,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const std::size_t n = p.ConsumeIntegralInRange<std::size_t>(1, 40);
         std::vector<std::int64_t> ids;
         for (std::size_t k = 0; k < n; ++k) {
-            std::int64_t id = small ? static_cast<std::int64_t>(k) * 7 - 3 : p.ConsumeIntegral<std::int64_t>();
+            std::int64_t id =
+                small ? static_cast<std::int64_t>(k) * 7 - 3 : p.ConsumeIntegral<std::int64_t>();
             bool dup = false;
             for (std::int64_t x : ids)
                 dup = dup || x == id;
@@ -93,10 +95,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         while (p.remaining_bytes() >= 3) {
             Link& l = links[p.ConsumeIntegralInRange<std::size_t>(0, links.size() - 1)];
             switch (p.ConsumeIntegralInRange<int>(0, 3)) {
-                case 0: l.id = draw_id(p, small); break;
-                case 1: l.predecessor = draw_id(p, small); break;
-                case 2: l.has_predecessor = !l.has_predecessor; break;
-                default: links.push_back({draw_id(p, small), draw_id(p, small), p.ConsumeBool()});
+                case 0:
+                    l.id = draw_id(p, small);
+                    break;
+                case 1:
+                    l.predecessor = draw_id(p, small);
+                    break;
+                case 2:
+                    l.has_predecessor = !l.has_predecessor;
+                    break;
+                default:
+                    links.push_back({draw_id(p, small), draw_id(p, small), p.ConsumeBool()});
             }
         }
     } else {

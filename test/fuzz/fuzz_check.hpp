@@ -15,13 +15,13 @@
 
 #include "core/error.hpp"
 
-#define FUZZ_CHECK(cond, what)                                                          \
-    do {                                                                                \
-        if (!(cond)) {                                                                  \
+#define FUZZ_CHECK(cond, what)                                                            \
+    do {                                                                                  \
+        if (!(cond)) {                                                                    \
             std::fprintf(stderr, "FUZZ PROPERTY FAILED at %s:%d: %s\n  (%s)\n", __FILE__, \
-                         __LINE__, (what), #cond);                                      \
-            std::abort();                                                               \
-        }                                                                               \
+                         __LINE__, (what), #cond);                                        \
+            std::abort();                                                                 \
+        }                                                                                 \
     } while (0)
 
 namespace fuzz {

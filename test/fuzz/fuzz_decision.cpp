@@ -43,8 +43,8 @@ Verdict oracle(const json::Value* d, const def::StageDef& from) {
     if (d == nullptr || d->kind != json::Kind::kObject)
         return Verdict::kMalformed;
     for (const auto& m : d->members)
-        if (m.first != "next" && m.first != "finish" && m.first != "inputs" &&
-            m.first != "state" && m.first != "reason")
+        if (m.first != "next" && m.first != "finish" && m.first != "inputs" && m.first != "state" &&
+            m.first != "reason")
             return Verdict::kMalformed;
     const json::Value* next = last_member(*d, "next");
     const json::Value* finish = last_member(*d, "finish");
@@ -118,9 +118,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         got = baton::decision::check_decision(decision, from);
     } catch (const baton::Error& e) {
         FUZZ_CHECK(expected != Verdict::kAccept, "refused a decision the rules allow");
-        fuzz::check_refusal(e, "DU003",
-                            expected == Verdict::kMalformed ? "is malformed" : "is not allowed",
-                            true);
+        fuzz::check_refusal(
+            e, "DU003", expected == Verdict::kMalformed ? "is malformed" : "is not allowed", true);
         FUZZ_CHECK(e.message().rfind("decision for stage \"gate_user\"", 0) == 0,
                    "refusal does not name the stage");
         return 0;

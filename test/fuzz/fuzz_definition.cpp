@@ -37,8 +37,8 @@ bool name_ok(const std::string& s) {
 }
 
 bool same(const def::Definition& a, const def::Definition& b) {
-    if (a.start != b.start || a.requires_approval != b.requires_approval ||
-        a.decide != b.decide || a.stages.size() != b.stages.size())
+    if (a.start != b.start || a.requires_approval != b.requires_approval || a.decide != b.decide ||
+        a.stages.size() != b.stages.size())
         return false;
     for (std::size_t i = 0; i < a.stages.size(); ++i) {
         const def::StageDef& x = a.stages[i];
@@ -64,9 +64,10 @@ json::Value to_json(const def::Definition& d) {
                                ? json::make_string(e.to)
                                : json::make_object({{"to", json::make_string(e.to)},
                                                     {"when", json::make_string(e.when)}}));
-        stages.emplace_back(s.name, json::make_object({{"next", json::make_array(next)},
-                                                       {"max_attempts", json::make_int(s.max_attempts)},
-                                                       {"retry_delay", json::make_string(s.retry_delay)}}));
+        stages.emplace_back(s.name,
+                            json::make_object({{"next", json::make_array(next)},
+                                               {"max_attempts", json::make_int(s.max_attempts)},
+                                               {"retry_delay", json::make_string(s.retry_delay)}}));
     }
     std::vector<std::pair<std::string, json::Value>> top = {
         {"start", json::make_string(d.start)},

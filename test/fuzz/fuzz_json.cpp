@@ -124,8 +124,8 @@ void check_built(std::string_view input) {
     }
     // A number: writable exactly when parse reads the same text as one number.
     Value parsed;
-    const bool is_number = try_parse(input, parsed) && parsed.kind == Kind::kNumber &&
-                           parsed.text == input;
+    const bool is_number =
+        try_parse(input, parsed) && parsed.kind == Kind::kNumber && parsed.text == input;
     try {
         written = baton::json::write(baton::json::make_number(std::string(input)));
         FUZZ_CHECK(is_number, "write accepted a number text that is not a JSON number");
