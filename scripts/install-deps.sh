@@ -56,8 +56,12 @@ declare -A tools=(
     [python3-psycopg]="" # examples/python/worker.py and test/clients
     [nodejs]=node        # examples/node/worker.mjs and test/clients (Node.js >= 18)
     [npm]=npm
+    # test/fuzz (clang++ with libFuzzer) and test/model (spin; pan is compiled with gcc)
+    [clang]=clang++
+    [libclang-rt-dev]=""
+    [spin]=spin
 )
-for pkg in cmake g++ make pkg-config libgtest-dev python3-psycopg nodejs npm; do
+for pkg in cmake g++ make pkg-config libgtest-dev python3-psycopg nodejs npm clang libclang-rt-dev spin; do
     cmd=${tools[$pkg]}
     if [[ -n $cmd ]] && command -v "$cmd" >/dev/null 2>&1; then
         continue

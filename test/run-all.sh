@@ -3,7 +3,8 @@
 #
 #   1. scripts/install-deps.sh          (fast no-op when everything is installed)
 #   2. make -j2 WERROR=1 && make install (PGXS)
-#   3. CMake build into build/ and ctest (GoogleTest unit tests, test/unit/*_test.cpp)
+#   3. CMake build into build/ and ctest (GoogleTest unit tests, test/unit/*_test.cpp);
+#      the same unit tests built with ASan + UBSan into build-asan/ (kind "unit-asan")
 #   4. a throwaway cluster (scripts/cluster.sh), stopped on exit
 #   5. make installcheck                 (pg_regress REGRESS, then pg_isolation_regress)
 #   6. the later suites (run_suite lines at the end: fault, ...), each when it exists
@@ -13,7 +14,7 @@
 # when anything failed.
 #
 # Environment (all optional):
-#   BATON_SANITIZE=1            unit tests built with ASan + UBSan
+#   BATON_SANITIZE=0            skip the unit tests under ASan + UBSan (build-asan/)
 #   BATON_TEST_PORT=N           first port to try for the cluster (default 54329)
 #   BATON_EXTRA_CONF=$'a=1\nb=2' extra postgresql.conf lines for the cluster
 #   BATON_INSTALLCHECK_TIMEOUT  seconds (default 900); BATON_SUITE_TIMEOUT (default 900,
@@ -178,32 +179,50 @@ else
 fi
 
 # --- 3. CMake build and unit tests -----------------------------------------------------
-banner "CMake build and unit tests (ctest)"
-cmake_args=(-S . -B build -DBATON_WERROR=ON)
-if [[ ${BATON_SANITIZE:-0} == 1 ]]; then
-    cmake_args+=(-DBATON_SANITIZE=ON)
-else
-    cmake_args+=(-DBATON_SANITIZE=OFF)
-fi
-if cmake "${cmake_args[@]}" && cmake --build build -j "$JOBS"; then
-    rc=0
-    ctest --test-dir build --output-on-failure -j "$JOBS" 2>&1 | tee "$LOGDIR/ctest.log" || rc=$?
-    line=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' \
-        "$LOGDIR/ctest.log" | tail -n 1 || true)
+# count_ctest KIND LOG RC: one result from ctest's summary line.
+count_ctest() {
+    local kind=$1 log=$2 rc=$3 line failed
+    line=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" \
+        | tail -n 1 || true)
     if [[ $line =~ ([0-9]+)\ tests?\ failed\ out\ of\ ([0-9]+) ]]; then
         failed=${BASH_REMATCH[1]}
-        add_result unit $((BASH_REMATCH[2] - failed)) "$failed"
+        add_result "$kind" $((BASH_REMATCH[2] - failed)) "$failed"
         if ((rc != 0 && failed == 0)); then
-            stage_error "ctest exited $rc"
+            stage_error "ctest ($kind) exited $rc"
         fi
-    elif grep -q 'No tests were found' "$LOGDIR/ctest.log"; then
-        add_result unit 0 0 "no unit tests"
-        ((rc == 0)) || stage_error "ctest exited $rc"
+    elif grep -q 'No tests were found' "$log"; then
+        add_result "$kind" 0 0 "no unit tests"
+        ((rc == 0)) || stage_error "ctest ($kind) exited $rc"
     else
-        stage_error "ctest exited $rc without a summary"
+        stage_error "ctest ($kind) exited $rc without a summary"
     fi
+}
+
+banner "CMake build and unit tests (ctest)"
+# build/ is never sanitized: it is the plain build (and the module's .so path).
+if cmake -S . -B build -DBATON_WERROR=ON -DBATON_SANITIZE=OFF && cmake --build build -j "$JOBS"; then
+    rc=0
+    ctest --test-dir build --output-on-failure -j "$JOBS" 2>&1 | tee "$LOGDIR/ctest.log" || rc=$?
+    count_ctest unit "$LOGDIR/ctest.log" "$rc"
 else
     stage_error "CMake configure or build failed"
+fi
+
+# The same unit tests under AddressSanitizer + UndefinedBehaviorSanitizer, in build-asan/
+# (only baton_core and the tests: the server never loads the sanitizer runtimes).
+if [[ ${BATON_SANITIZE:-1} != 0 ]]; then
+    banner "unit tests under ASan + UBSan (build-asan, ctest)"
+    if cmake -S . -B build-asan -DBATON_WERROR=ON -DBATON_SANITIZE=ON \
+        && cmake --build build-asan --target baton_unit_tests -j "$JOBS"; then
+        rc=0
+        ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
+            UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+            ctest --test-dir build-asan --output-on-failure -j "$JOBS" 2>&1 \
+            | tee "$LOGDIR/ctest-asan.log" || rc=$?
+        count_ctest unit-asan "$LOGDIR/ctest-asan.log" "$rc"
+    else
+        stage_error "CMake configure or build with sanitizers failed"
+    fi
 fi
 
 if ((BUILD_OK == 0)); then
@@ -297,5 +316,8 @@ run_suite unpreloaded test/unpreloaded/run.sh
 run_suite clients test/clients/run.sh
 run_suite reaper test/reaper/run.sh
 run_suite upgrade test/upgrade/run.sh
+run_suite fuzz test/fuzz/run.sh --short
+run_suite memory test/memory/run.sh
+run_suite model test/model/run.sh
 
 exit 0
