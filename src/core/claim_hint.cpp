@@ -14,7 +14,7 @@ void reset(State& s) {
     s.delayed_until = INT64_MIN;
 }
 
-bool lower(State& s, std::int32_t writer, Position at, bool delayed, std::int64_t run_after) {
+void lower(State& s, std::int32_t writer, bool again, Position at, bool delayed, std::int64_t run_after) {
     s.hint = earliest(s.hint, at);
     s.seq++;
     s.log[s.seq % kLogSize] = {s.seq, at, delayed};
@@ -22,22 +22,22 @@ bool lower(State& s, std::int32_t writer, Position at, bool delayed, std::int64_
         s.delayed_at = earliest(s.delayed_at, at);
         if (run_after > s.delayed_until) s.delayed_until = run_after;
     }
+    InFlight* mine = nullptr;
     InFlight* free_slot = nullptr;
     for (InFlight& f : s.in_flight) {
-        if (f.writer == writer) {
-            f.at = earliest(f.at, at);
-            return false;
-        }
+        if (again && f.writer == writer) mine = &f;
         if (f.writer < 0 && free_slot == nullptr) free_slot = &f;
     }
-    if (free_slot != nullptr) {
+    if (mine != nullptr) {
+        mine->at = earliest(mine->at, at);
+    } else if (!again && free_slot != nullptr) {
         *free_slot = {writer, at};
     } else {
-        // Beyond the slots a writer is pooled: its position stays until the pool empties.
-        s.pooled++;
+        // Beyond the slots a writer is pooled, counted once: the pool's first position
+        // stays until the pool empties.
+        if (!again) s.pooled++;
         s.pooled_at = earliest(s.pooled_at, at);
     }
-    return true;
 }
 
 void writer_done(State& s, std::int32_t writer) {

@@ -77,11 +77,13 @@ struct Ticket {
 void reset(State& s);
 
 // A row made pending at `at` by backend `writer`, with run_after later than now when
-// `delayed`. Returns false when the writer was already in flight for this key (its
-// first lowering holds the slot; the hint, log and delayed rows are updated either way).
-bool lower(State& s, std::int32_t writer, Position at, bool delayed, std::int64_t run_after);
+// `delayed`. The writer is in flight for this key from its first lowering until
+// writer_done(); `again` says it has lowered this key before in this transaction (the
+// caller counts: a writer is registered once, however many rows it makes pending).
+void lower(State& s, std::int32_t writer, bool again, Position at, bool delayed, std::int64_t run_after);
 
 // The writer's transaction ended (it had lowered this key): it is no longer in flight.
+// Called once per transaction that lowered the key.
 void writer_done(State& s, std::int32_t writer);
 
 // A claim begins: where to start and what bounds its raise.

@@ -145,12 +145,14 @@ Touch* touch(Entry* e) {
 
 bool delayed(TimestampTz run_after) { return run_after > GetCurrentTimestamp(); }
 
-// Lowers an entry's hint on behalf of this backend (in flight until its transaction ends).
-void lower(Entry* e, Position at, TimestampTz run_after) {
+// Lowers an entry's hint on behalf of this backend, in flight for it until its
+// transaction ends (registered at its first lowering of the entry).
+void lower(Touch& t, Position at, TimestampTz run_after) {
     bool late = delayed(run_after);
-    SpinLockAcquire(&e->mutex);
-    claim_hint::lower(e->state, MyProc->pgprocno, at, late, run_after);
-    SpinLockRelease(&e->mutex);
+    SpinLockAcquire(&t.entry->mutex);
+    claim_hint::lower(t.entry->state, MyProc->pgprocno, t.lowered, at, late, run_after);
+    SpinLockRelease(&t.entry->mutex);
+    t.lowered = true;
 }
 
 // The end of the transaction: rows it took are pending again if it aborted; it is no
@@ -162,7 +164,7 @@ void end_of_transaction(bool aborted, bool prepared) {
         bool late = aborted && t.taken && delayed(t.taken_run_after);
         SpinLockAcquire(&e->mutex);
         if (aborted && t.taken) {
-            claim_hint::lower(e->state, MyProc->pgprocno, t.taken_at, late, t.taken_run_after);
+            claim_hint::lower(e->state, MyProc->pgprocno, t.lowered, t.taken_at, late, t.taken_run_after);
             t.lowered = true;
         }
         if (prepared) {
@@ -202,9 +204,7 @@ void on_subxact(SubXactEvent event, SubTransactionId, SubTransactionId, void*) {
     if (event != SUBXACT_EVENT_ABORT_SUB) return;
     for (int i = 0; i < g_ntouched; i++) {
         Touch& t = g_touched[i];
-        if (!t.taken) continue;
-        lower(t.entry, t.taken_at, t.taken_run_after);
-        t.lowered = true;
+        if (t.taken) lower(t, t.taken_at, t.taken_run_after);
     }
 }
 
@@ -274,9 +274,7 @@ void row_pending(const pg_uuid_t* tenant, const char* target, int target_len, Po
     if (g_table == nullptr) return;
     Entry* e = find(tenant, target, target_len);
     if (e == nullptr) return;
-    Touch* t = touch(e);
-    t->lowered = true;
-    lower(e, at, run_after);
+    lower(*touch(e), at, run_after);
 }
 
 void row_taken(const pg_uuid_t* tenant, const char* target, int target_len, Position at,

@@ -44,7 +44,7 @@ TEST(ClaimHint, ALoweringLowersAndIsNeverUndoneByAnOlderClaim) {
     State s;
     reset(s);
     Ticket t = begin(s);
-    lower(s, 7, at(3), false, 0);  // a retry of row 3 while the claim was scanning
+    lower(s, 7, false, at(3), false, 0);  // a retry of row 3 while the claim was scanning
     writer_done(s, 7);
     EXPECT_TRUE(same(raise(s, t, at(10), 0), at(3)));
 }
@@ -52,7 +52,7 @@ TEST(ClaimHint, ALoweringLowersAndIsNeverUndoneByAnOlderClaim) {
 TEST(ClaimHint, AWriterInFlightAtBeginBoundsTheRaiseAfterItCommits) {
     State s;
     reset(s);
-    lower(s, 7, at(4), false, 0);  // insert of row 4, not yet committed
+    lower(s, 7, false, at(4), false, 0);  // insert of row 4, not yet committed
     Ticket t = begin(s);           // the scan cannot see row 4
     writer_done(s, 7);             // committed before the raise
     EXPECT_TRUE(same(raise(s, t, at(10), 0), at(4)));
@@ -61,7 +61,7 @@ TEST(ClaimHint, AWriterInFlightAtBeginBoundsTheRaiseAfterItCommits) {
 TEST(ClaimHint, DelayedRowsHoldTheHintUntilAScanSawThemDue) {
     State s;
     reset(s);
-    lower(s, 7, at(2), true, /*run_after=*/100);
+    lower(s, 7, false, at(2), true, /*run_after=*/100);
     writer_done(s, 7);
     Ticket t = begin(s);
     EXPECT_TRUE(same(raise(s, t, at(10), /*now=*/50), at(2)));  // not due: held
@@ -74,7 +74,7 @@ TEST(ClaimHint, DelayedRowsHoldTheHintUntilAScanSawThemDue) {
 TEST(ClaimHint, ADelayedRowBeyondTheScannedRangeIsKept) {
     State s;
     reset(s);
-    lower(s, 7, at(30), true, 100);
+    lower(s, 7, false, at(30), true, 100);
     writer_done(s, 7);
     Ticket t = begin(s);
     EXPECT_TRUE(same(raise(s, t, at(10), 150), at(10)));
@@ -89,7 +89,7 @@ TEST(ClaimHint, TooManyLoweringsSinceBeginMeanNoRaise) {
     reset(s);
     Ticket t = begin(s);
     for (int i = 0; i < kLogSize; i++) {
-        lower(s, 7, at(100 + i), false, 0);
+        lower(s, 7, false, at(100 + i), false, 0);
         writer_done(s, 7);
     }
     EXPECT_TRUE(same(raise(s, t, at(10), 0), kTop));
@@ -98,7 +98,7 @@ TEST(ClaimHint, TooManyLoweringsSinceBeginMeanNoRaise) {
 TEST(ClaimHint, WritersBeyondTheSlotsArePooled) {
     State s;
     reset(s);
-    for (int w = 0; w < kInFlightSlots + 2; w++) lower(s, w, at(50 + w), false, 0);
+    for (int w = 0; w < kInFlightSlots + 2; w++) lower(s, w, false, at(50 + w), false, 0);
     Ticket t = begin(s);
     EXPECT_TRUE(same(t.writers, at(50)));
     for (int w = 0; w < kInFlightSlots; w++) writer_done(s, w);
@@ -111,11 +111,22 @@ TEST(ClaimHint, WritersBeyondTheSlotsArePooled) {
 TEST(ClaimHint, AWriterLoweringTwiceHoldsOneSlotAtItsFirstPosition) {
     State s;
     reset(s);
-    EXPECT_TRUE(lower(s, 3, at(9), false, 0));
-    EXPECT_FALSE(lower(s, 3, at(5), false, 0));
+    lower(s, 3, false, at(9), false, 0);
+    lower(s, 3, true, at(5), false, 0);
     EXPECT_TRUE(same(begin(s).writers, at(5)));
     writer_done(s, 3);
     EXPECT_TRUE(same(begin(s).writers, kEnd));
+}
+
+TEST(ClaimHint, APooledWriterLoweringManyRowsIsCountedOnce) {
+    State s;
+    reset(s);
+    for (int w = 0; w < kInFlightSlots; w++) lower(s, w, false, at(10 + w), false, 0);
+    for (int i = 0; i < 100; i++) lower(s, 99, i > 0, at(500 + i), false, 0);  // one batch
+    EXPECT_EQ(s.pooled, 1u);
+    writer_done(s, 99);
+    for (int w = 0; w < kInFlightSlots; w++) writer_done(s, w);
+    EXPECT_TRUE(same(begin(s).writers, kEnd));  // nothing left in flight: raises are free
 }
 
 // ---- the simulation -------------------------------------------------------------------
@@ -160,7 +171,7 @@ class Simulation {
     State state_;
     std::map<std::int64_t, Row> rows_;
     Claimer claimers_[4];
-    Writer writers_[3];
+    Writer writers_[20];  // more than kInFlightSlots: some are pooled
     std::int64_t clock_ = 1000;
     std::int64_t next_id_ = 1;
 
@@ -175,7 +186,7 @@ class Simulation {
         clock_ += pick(3);
         int what = pick(10);
         if (what < 3) {
-            writer_step(pick(3));
+            writer_step(pick(20));
         } else if (what < 9) {
             claimer_step(pick(4));
         } else if (!rows_.empty()) {
@@ -186,7 +197,7 @@ class Simulation {
             if (r.committed && !r.pending && r.holder < 0) {
                 bool delayed = pick(2) == 0;
                 r.run_after = delayed ? clock_ + 1 + pick(20) : clock_;
-                lower(state_, 100, r.pos, delayed, r.run_after);
+                lower(state_, 100, false, r.pos, delayed, r.run_after);
                 r.pending = true;
                 writer_done(state_, 100);
             }
@@ -204,7 +215,7 @@ class Simulation {
             r.pending = true;
             bool delayed = pick(4) == 0;
             r.run_after = delayed ? clock_ + 1 + pick(30) : clock_;
-            lower(state_, 10 + w, r.pos, delayed, r.run_after);
+            lower(state_, 10 + w, !wr.inserted.empty(), r.pos, delayed, r.run_after);
             rows_[id] = r;
             wr.inserted.push_back(id);
         } else {
@@ -249,6 +260,7 @@ class Simulation {
             case Claimer::kScanned: {
                 raise(state_, cl.ticket, cl.last, cl.now);
                 bool commit = pick(4) != 0;
+                bool again = false;
                 for (std::int64_t id : cl.taken) {
                     Row& r = rows_[id];
                     r.holder = -1;
@@ -257,7 +269,8 @@ class Simulation {
                         claimed++;
                     } else {
                         // The abort callback: the rows are pending again.
-                        lower(state_, 200 + c, r.pos, r.run_after > clock_, r.run_after);
+                        lower(state_, 200 + c, again, r.pos, r.run_after > clock_, r.run_after);
+                        again = true;
                     }
                 }
                 if (!commit && !cl.taken.empty()) writer_done(state_, 200 + c);
