@@ -31,7 +31,8 @@
 #             triggers) and VACUUMed before each round.
 #   peers     16 workers draining the same backlog (200,000; --quick 50,000), enqueued
 #             with each system's own bulk API before timing: pg_baton (enqueue_batch,
-#             unbatched and batched cycles), plain SQL (unbatched and batched),
+#             unbatched and batched cycles of 50, and of 500, graphile-worker's local
+#             queue size), plain SQL (unbatched and batched),
 #             graphile-worker and pg-boss on Node.js 22 (bench/node/peer.mjs: unbatched and
 #             batched modes, settings documented there), no-op handlers. Rate = items
 #             worked between 10% and 90% of the backlog (or 6 s after 10%; --quick 3 s),
@@ -390,6 +391,16 @@ if want peers; then
             [[ $mode == unbatched ]] && record enqueue baton "$r" "$PEER_BACKLOG" "$(calc "$t1 - $t0")"
             q -d peers -c "VACUUM ANALYZE" -c CHECKPOINT
             drain peers "baton$suffix" "$r" "$BATON_SQL" -- "${PGB[@]}" -f "$SQL/$script_b"
+            if [[ $mode == batched ]]; then
+                # pg_baton again at graphile-worker's local queue size: claim 500, finish 500.
+                q -d peers -c "DROP EXTENSION IF EXISTS pg_baton CASCADE" -c "CREATE EXTENSION pg_baton" \
+                    -c "SELECT baton.create_tenant('$TENANT')" >/dev/null 2>&1
+                q -d peers -v tenant="$TENANT" -v rows="$PEER_BACKLOG" -f "$SQL/baton_enqueue.sql" >/dev/null \
+                    || die "pg_baton enqueue failed"
+                q -d peers -c "VACUUM ANALYZE" -c CHECKPOINT
+                drain peers batonb500 "$r" "$BATON_SQL" -- "$PGBENCH" -n -M prepared -c "$WORKERS" -j 2 -T 600 \
+                    -D tenant="$TENANT" -D batch=500 -f "$SQL/baton_batch.sql"
+            fi
             # plain SQL: INSERT ... SELECT.
             setup_plain peers "$PEER_BACKLOG"
             drain peers "plain$suffix" "$r" "$PLAIN_SQL" -- "${PGB[@]}" -f "$SQL/$script_p"

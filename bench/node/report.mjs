@@ -115,6 +115,11 @@ row('peers/batonb', 'pg_baton batched (claim 50; finish 50)', 16, peerBacklog, [
   ['peers/bossb', 'pg-boss batched'],
   ['peers/plainb', 'plain SQL batched'],
 ]);
+row('peers/batonb500', 'pg_baton batched (claim 500; finish 500)', 16, peerBacklog, [
+  ['peers/gwb', 'graphile-worker batched (local queue 500)'],
+  ['peers/bossb', 'pg-boss batched'],
+  ['peers/batonb', 'pg_baton batched 50'],
+]);
 row('peers/plainb', 'plain SQL batched (50)', 16, peerBacklog);
 row('peers/gwb', 'graphile-worker, localQueue 500, batched completion', 16, peerBacklog);
 row('peers/bossb', 'pg-boss, batchSize 50', 16, peerBacklog);
@@ -188,6 +193,8 @@ const c16 = ratio('scale/baton@16', 'scale/ceiling@16', 0.5);
 goal('unbatched pg_baton / (ceiling / 2) at 16 clients (>= 0.8)', c16, c16 >= 0.8);
 const gw = ratio('peers/batonb', 'peers/gwb');
 goal(`batched pg_baton / graphile-worker batched, ${WORKERS()} workers (>= 1.5)`, gw, gw >= 1.5);
+const gw500 = ratio('peers/batonb500', 'peers/gwb');
+goal(`  the same at graphile-worker's batch size: pg_baton claim 500 / graphile-worker localQueue 500 (>= 1.5)`, gw500, gw500 >= 1.5);
 const boss = ratio('peers/batonb', 'peers/bossb');
 goal(`batched pg_baton / pg-boss batched, ${WORKERS()} workers (>= 3)`, boss, boss >= 3);
 const bigU = ratio('backlog/baton:big', 'backlog/baton:small');
