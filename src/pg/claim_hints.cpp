@@ -3,6 +3,7 @@
 
 #include "core/claim_hint.hpp"
 #include "core/limits.hpp"
+#include "pg/boundary.hpp"
 #include "pg/claim_hints.hpp"
 
 extern "C" {
@@ -133,9 +134,10 @@ Touch* touch(Entry* e) {
         if (g_touched[i].entry == e) return &g_touched[i];
     if (g_ntouched == g_touched_size) {
         int size = g_touched_size == 0 ? 16 : g_touched_size * 2;
-        g_touched = static_cast<Touch*>(
-            g_touched == nullptr ? MemoryContextAlloc(TopMemoryContext, size * sizeof(Touch))
-                                 : repalloc(g_touched, size * sizeof(Touch)));
+        g_touched = static_cast<Touch*>(guard([size] {
+            return g_touched == nullptr ? MemoryContextAlloc(TopMemoryContext, size * sizeof(Touch))
+                                        : repalloc(g_touched, size * sizeof(Touch));
+        }));
         g_touched_size = size;
     }
     Touch* t = &g_touched[g_ntouched++];
