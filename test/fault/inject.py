@@ -3,13 +3,16 @@ when the fault could not be placed as described (that fails the suite).
 
   restart          pg_ctl stop -m immediate, then start (no shutdown checkpoint: crash
                    recovery replays the WAL)
-  kill_claim       kill -9 of a backend blocked inside baton.claim (on the tenant's fence
-                   lock, held by an uncommitted state change of another session)
-  kill_finish      kill -9 of a backend blocked inside baton.finish (on the row lock of
-                   the delivery, held by another session's SELECT ... FOR UPDATE)
-  kill_transition  kill -9 of a backend blocked inside baton.transition_stage, in the
-                   workflow's decide function (on an advisory lock another session holds),
-                   after the run was locked and before the successor stage is written
+  kill_claim       kill -9 of a backend inside baton.claim, blocked on the tenant's fence
+                   lock (held by an uncommitted state change of another session): "lock"
+                   mode; or waiting for the WAL flush of its commit: "commit" mode
+  kill_finish      kill -9 of a backend inside baton.finish, blocked on the row lock of
+                   the delivery (another session's SELECT ... FOR UPDATE), or in its commit
+  kill_transition  kill -9 of a backend inside baton.transition_stage, blocked in the
+                   workflow's decide function (on an advisory lock another session holds,
+                   after the run was locked and before the successor stage is written),
+                   or in its commit
+  The kill modes alternate by round: odd rounds "lock", even rounds "commit".
   frozen           a worker holding a delivery lease and a run lease is stopped (SIGSTOP)
                    past both leases; the reaper / another owner takes over; it is resumed
                    (SIGCONT) and its late finish and complete_stage must fail with DU001
@@ -84,50 +87,62 @@ class Injector:
         return ok, "immediate stop rc=%d, start rc=%d %s" % (
             stop.returncode, start.returncode, (stop.stderr + start.stderr).strip()[:200])
 
-    # --- kill -9 of a backend blocked inside a call ------------------------------------
-    def kill_blocked(self, function, hold, timeout=20.0):
-        """With `hold` (a connection) holding the lock, waits for a suite backend whose
-        statement calls baton.<function> and that waits on a lock, and kills it with
-        SIGKILL. The postmaster then restarts every backend (crash recovery)."""
+    # --- kill -9 of a backend inside a call ---------------------------------------------
+    # Where the victim must be waiting: on a lock another session holds (the "lock" mode),
+    # or on the WAL flush of its own commit (the "commit" mode: the commit record may or
+    # may not be on disk, and the client never hears the answer).
+    WAITS = {
+        "lock": "wait_event_type = 'Lock'",
+        "commit": "((wait_event_type = 'IO' AND wait_event IN ('WALSync', 'WALWrite')) "
+                  "OR (wait_event_type = 'LWLock' AND wait_event = 'WALWrite'))",
+    }
+
+    def kill_inside(self, function, mode, timeout=20.0, hold=None):
+        """Waits for a suite backend whose statement calls baton.<function> and that waits
+        as `mode` says, and kills it with SIGKILL; the postmaster then restarts every
+        backend (crash recovery). Returns (landed, note); landed needs the victim found
+        and a witness connection, opened before the kill, broken after it."""
         deadline = time.monotonic() + timeout
         watch = psycopg.connect("", autocommit=True)
+        witness = psycopg.connect("", autocommit=True)
         try:
             while time.monotonic() < deadline:
                 rows = watch.execute(
                     "SELECT pid, wait_event_type, wait_event, "
                     "extract(epoch FROM now() - query_start)::float8 "
                     "FROM pg_stat_activity WHERE application_name LIKE %s "
-                    "AND state = 'active' AND wait_event_type = 'Lock' AND query LIKE %s",
+                    "AND state = 'active' AND query LIKE %s AND " + self.WAITS[mode],
                     (APP_PREFIX + "%", "%baton." + function + "(%")).fetchall()
                 if rows:
                     pid, wtype, wevent, waited = rows[0]
                     os.kill(pid, signal.SIGKILL)
-                    note = "killed pid %d waiting on %s/%s inside baton.%s for %.2f s" % (
+                    note = "killed pid %d waiting on %s/%s inside baton.%s (%.3f s into the call)" % (
                         pid, wtype, wevent, function, waited)
                     self.say(note)
                     break
-                time.sleep(0.02)
+                time.sleep(0.005 if mode == "commit" else 0.02)
             else:
-                return False, "no backend blocked in baton.%s within %.0f s" % (function, timeout)
+                witness.close()
+                return False, "no backend waiting (%s) in baton.%s within %.0f s" % (mode, function, timeout)
         finally:
             try:
                 watch.close()
             except psycopg.Error:
                 pass
-        # Every backend is restarted after a SIGKILL: the holder's session must be gone.
-        time.sleep(0.3)
         restarted = False
-        for _ in range(50):
+        for _ in range(100):
             try:
-                hold.execute("SELECT 1")
-                time.sleep(0.1)
+                witness.execute("SELECT 1")
+                time.sleep(0.05)
             except psycopg.Error:
                 restarted = True
                 break
-        try:
-            hold.close()
-        except psycopg.Error:
-            pass
+        for conn in (witness, hold):
+            try:
+                if conn is not None:
+                    conn.close()
+            except psycopg.Error:
+                pass
         if not restarted:
             return False, note + "; but the server did not restart its backends"
         return True, note + "; server restarted all backends"
@@ -143,16 +158,20 @@ class Injector:
             "FROM baton.tenants t WHERE t.state = 'active' ORDER BY busy DESC, t.created_at LIMIT 1").fetchone()
         return row[0], row[1]
 
-    def kill_claim(self):
+    def kill_claim(self, mode="lock"):
+        if mode == "commit":
+            return self.kill_inside("claim", "commit")
         hold = psycopg.connect("", autocommit=False)
         tenant, _ = self.busiest_tenant(hold)
         hold.commit()
         # Uncommitted state change: the fence lock of the tenant is held exclusively, and
         # every claim of that tenant waits for it inside baton.claim.
         hold.execute("UPDATE baton.tenants SET state = 'quiescing' WHERE tenant = %s", (tenant,))
-        return self.kill_blocked("claim", hold)
+        return self.kill_inside("claim", "lock", hold=hold)
 
-    def kill_finish(self):
+    def kill_finish(self, mode="lock"):
+        if mode == "commit":
+            return self.kill_inside("finish", "commit")
         hold = psycopg.connect("", autocommit=False)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -161,7 +180,7 @@ class Injector:
             locked = hold.execute("SELECT id FROM baton.deliveries WHERE status = 'claimed' "
                                   "FOR UPDATE SKIP LOCKED").fetchall()
             if locked:
-                landed, note = self.kill_blocked("finish", hold, timeout=1.0)
+                landed, note = self.kill_inside("finish", "lock", timeout=1.0, hold=hold)
                 if landed or "did not restart" in note:
                     return landed, note
             hold.rollback()
@@ -169,12 +188,14 @@ class Injector:
         hold.close()
         return False, "no backend blocked in baton.finish within 30 s"
 
-    def kill_transition(self):
+    def kill_transition(self, mode="lock"):
+        if mode == "commit":
+            return self.kill_inside("transition_stage", "commit")
         hold = psycopg.connect("", autocommit=True)
         # The decide function takes this lock (shared): transitions that decide now wait
         # inside baton.transition_stage, with the run locked and the successor not written.
         hold.execute("SELECT pg_advisory_lock(%s)", (DECIDE_LOCK,))
-        return self.kill_blocked("transition_stage", hold)
+        return self.kill_inside("transition_stage", "lock", hold=hold)
 
     # --- a frozen worker ---------------------------------------------------------------
     def frozen(self, checks):
