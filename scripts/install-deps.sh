@@ -53,8 +53,9 @@ declare -A tools=(
     [make]=make
     [pkg-config]=pkg-config
     [libgtest-dev]=""
+    [python3-psycopg]="" # test/fault (the crash and kill suite's load driver)
 )
-for pkg in cmake g++ make pkg-config libgtest-dev; do
+for pkg in cmake g++ make pkg-config libgtest-dev python3-psycopg; do
     cmd=${tools[$pkg]}
     if [[ -n $cmd ]] && command -v "$cmd" >/dev/null 2>&1; then
         continue

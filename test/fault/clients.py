@@ -77,7 +77,9 @@ def payload_of(key):
 def producer(c):
     """Enqueues deliveries with fresh dedup keys (retrying through crashes: enqueue is
     idempotent), submits workflow runs, and now and then enqueues an acknowledged key
-    again, which must return the id it returned the first time."""
+    again, which must return the id it returned the first time. Some keys are shared by
+    all producers (one per half second), so that one key is enqueued (submitted)
+    concurrently by several sessions."""
     n = 0
     acked = []
     while not c.stop.is_set():
@@ -95,10 +97,29 @@ def producer(c):
                 c.log.write("enq_again", t=t0, tg=tg, key=key, id=res[1][0][0], first=first, ts=ts)
             elif res[0] == "err":
                 c.refused("enqueue again", res)
-        elif r < 0.20:
+        elif r < 0.10:
+            # A key every producer enqueues in the same half second, to the same tenant:
+            # concurrent enqueues of one key must all return one id.
+            t = min(c.tenants) if c.tenants else t
+            tg = TARGETS[0]
+            key = "shared-%d" % int(now() * 2)
+            ts = now()
+            c.log.write("enq_try", t=t, tg=tg, key=key, ts=ts)
+            res = c.db.call("SELECT baton.enqueue(%s, %s, %s, %s::jsonb)",
+                            (t, tg, key, payload_of(key)), retry=True)
+            if res[0] == "ok":
+                c.log.write("enq", t=t, tg=tg, key=key, id=res[1][0][0], ts=ts)
+            elif res[0] == "err":
+                c.refused("enqueue shared", res)
+        elif r < 0.23:
             n += 1
-            key = "%s-run-%d" % (c.name, n)
-            inputs = json.dumps({"n": n})
+            if c.rand.random() < 0.3:
+                # Likewise for submit and its idempotency key.
+                t = min(c.tenants) if c.tenants else t
+                key = "shared-run-%d" % int(now() * 2)
+            else:
+                key = "%s-run-%d" % (c.name, n)
+            inputs = json.dumps({"key": key})
             ts = now()
             c.log.write("sub_try", t=t, key=key, ts=ts)
             res = c.db.call("SELECT baton.submit(%s, %s, %s::jsonb, %s)::text",

@@ -31,7 +31,7 @@ import uuid
 import psycopg
 
 from clients import frozen_main
-from common import APP_PREFIX, DECIDE_LOCK, WORKFLOW, Session
+from common import APP_PREFIX, DECIDE_LOCK
 
 SNAPSHOT_SQL = """
 SELECT 'deliveries:' || id, xmin::text FROM baton.deliveries WHERE tenant = %(t)s
@@ -109,7 +109,7 @@ class Injector:
             while time.monotonic() < deadline:
                 rows = watch.execute(
                     "SELECT pid, wait_event_type, wait_event, "
-                    "extract(epoch FROM now() - query_start)::float8 "
+                    "extract(epoch FROM clock_timestamp() - query_start)::float8 "
                     "FROM pg_stat_activity WHERE application_name LIKE %s "
                     "AND state = 'active' AND query LIKE %s AND " + self.WAITS[mode],
                     (APP_PREFIX + "%", "%baton." + function + "(%")).fetchall()
@@ -167,7 +167,15 @@ class Injector:
         # Uncommitted state change: the fence lock of the tenant is held exclusively, and
         # every claim of that tenant waits for it inside baton.claim.
         hold.execute("UPDATE baton.tenants SET state = 'quiescing' WHERE tenant = %s", (tenant,))
-        return self.kill_inside("claim", "lock", hold=hold)
+        landed, note = self.kill_inside("claim", "lock", hold=hold)
+        if landed and self.wait_ready():
+            # The state change died uncommitted with the crash: the tenant is active.
+            with psycopg.connect("", autocommit=True) as conn:
+                state = conn.execute("SELECT state FROM baton.tenants WHERE tenant = %s",
+                                     (tenant,)).fetchone()[0]
+            if state != "active":
+                return False, note + "; but the uncommitted fence of %s survived (%s)" % (tenant, state)
+        return landed, note
 
     def kill_finish(self, mode="lock"):
         if mode == "commit":
@@ -297,5 +305,3 @@ def server_crashes(server_log, offset):
             bad.append(line.strip())
     return offset, bad
 
-
-__all__ = ["Injector", "SNAPSHOT_SQL", "server_crashes", "Session", "WORKFLOW"]

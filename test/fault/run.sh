@@ -22,11 +22,13 @@
 # Environment: PG_CONFIG; BATON_FAULT_PORT (first port to try, default 55200);
 # BATON_FAULT_LOAD_SECONDS (load between faults, default 3); BATON_FAULT_VERBOSE=1;
 # BATON_FAULT_KINDS (comma-separated subset of the fault kinds, for debugging);
+# BATON_FAULT_EXTRA_CONF=$'a=1\nb=2' (extra postgresql.conf lines; e.g. synchronous_commit =
+# off shows the suite catching lost acknowledged writes);
 # BATON_KEEP_LOGS=1 (keep the acknowledgement logs and the server log).
 set -euo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
-# shellcheck source=scripts/cluster.sh
+# shellcheck source-path=SCRIPTDIR/../.. source=scripts/cluster.sh
 source "$ROOT/scripts/cluster.sh"
 
 rounds=2
@@ -62,6 +64,7 @@ fi
 
 # The suite's own cluster: the caller's (PGHOST/PGPORT, if any) is never touched.
 CLUSTER=$(mktemp -d /tmp/pg_baton-fault.XXXXXX)
+# shellcheck disable=SC2317  # (called from the EXIT trap)
 cleanup() {
     local rc=$?
     trap - EXIT
@@ -76,9 +79,13 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+extra_conf=()
+if [[ -n ${BATON_FAULT_EXTRA_CONF:-} ]]; then
+    mapfile -t extra_conf <<<"$BATON_FAULT_EXTRA_CONF"
+fi
 port=$(cluster_free_port "${BATON_FAULT_PORT:-55200}")
 if ! cluster_start "$CLUSTER" "$port" "track_commit_timestamp = on" "restart_after_crash = on" \
-    "max_connections = 100"; then
+    "${extra_conf[@]}"; then
     echo "fault: could not start a cluster"
     echo "0 passed, 1 failed"
     exit 1
