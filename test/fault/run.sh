@@ -3,7 +3,7 @@
 #
 #   bash test/fault/run.sh --short    2 rounds of every fault, about 2 minutes
 #                                     (what test/run-all.sh runs)
-#   bash test/fault/run.sh --long     15 rounds of every fault, about 12 minutes
+#   bash test/fault/run.sh --long     15 rounds of every fault, about 15 minutes
 #   bash test/fault/run.sh --rounds N N rounds
 #
 # Under a concurrent load (producers enqueueing and submitting runs, workers claiming,
@@ -31,39 +31,7 @@ ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR/../.. source=scripts/cluster.sh
 source "$ROOT/scripts/cluster.sh"
 
-rounds=2
-case ${1:---short} in
-    --short) rounds=2 ;;
-    --long) rounds=15 ;;
-    --rounds)
-        rounds=${2:?--rounds needs a number}
-        [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "fault: bad --rounds '$rounds'"; exit 2; }
-        ;;
-    -h | --help)
-        sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
-        exit 0
-        ;;
-    *)
-        echo "usage: $0 [--short | --long | --rounds N]"
-        exit 2
-        ;;
-esac
-
-PYTHON=/usr/bin/python3
-if ! "$PYTHON" -c 'import psycopg' 2>/dev/null; then
-    echo "fault: $PYTHON cannot import psycopg (apt-get install python3-psycopg)"
-    echo "0 passed, 1 failed"
-    exit 1
-fi
-export PG_CONFIG=${PG_CONFIG:-pg_config}
-if [[ ! -f $("$PG_CONFIG" --sharedir)/extension/pg_baton.control ]]; then
-    echo "fault: pg_baton is not installed for $PG_CONFIG (run make install)"
-    echo "0 passed, 1 failed"
-    exit 1
-fi
-
-# The suite's own cluster: the caller's (PGHOST/PGPORT, if any) is never touched.
-CLUSTER=$(mktemp -d /tmp/pg_baton-fault.XXXXXX)
+CLUSTER=""
 # shellcheck disable=SC2317  # (called from the EXIT trap)
 cleanup() {
     local rc=$?
@@ -72,31 +40,74 @@ cleanup() {
     if [[ ${BATON_KEEP_LOGS:-0} == 1 && -f $CLUSTER/log ]]; then
         cp "$CLUSTER/log" "/tmp/pg_baton-fault-server.log" && echo "fault: server log kept in /tmp/pg_baton-fault-server.log"
     fi
-    cluster_stop "$CLUSTER" 2>/dev/null || echo "fault: could not stop the cluster in $CLUSTER"
+    if [[ -n $CLUSTER ]] && ! cluster_stop "$CLUSTER" 2>/dev/null; then
+        echo "fault: could not stop the cluster in $CLUSTER"
+    fi
     exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
 
-extra_conf=()
-if [[ -n ${BATON_FAULT_EXTRA_CONF:-} ]]; then
-    mapfile -t extra_conf <<<"$BATON_FAULT_EXTRA_CONF"
-fi
-port=$(cluster_free_port "${BATON_FAULT_PORT:-55200}")
-if ! cluster_start "$CLUSTER" "$port" "track_commit_timestamp = on" "restart_after_crash = on" \
-    "${extra_conf[@]}"; then
-    echo "fault: could not start a cluster"
-    echo "0 passed, 1 failed"
-    exit 1
-fi
-psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION pg_baton'
+# The script is one function and one last line, each read whole by bash before it runs:
+# editing this file during a run cannot change the running suite.
+main() {
+    local rounds rc extra_conf port args
 
-PG_BINDIR=$("$PG_CONFIG" --bindir)
-export PG_BINDIR CLUSTER_DIR
-args=(--rounds "$rounds" --load-seconds "${BATON_FAULT_LOAD_SECONDS:-3}")
-[[ ${BATON_FAULT_VERBOSE:-0} == 1 ]] && args+=(--verbose)
-[[ -n ${BATON_FAULT_KINDS:-} ]] && args+=(--kinds "$BATON_FAULT_KINDS")
-rc=0
-"$PYTHON" "$ROOT/test/fault/driver.py" "${args[@]}" || rc=$?
-exit "$rc"
+    rounds=2
+    case ${1:---short} in
+        --short) rounds=2 ;;
+        --long) rounds=15 ;;
+        --rounds)
+            rounds=${2:?--rounds needs a number}
+            [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "fault: bad --rounds '$rounds'"; exit 2; }
+            ;;
+        -h | --help)
+            sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+            exit 0
+            ;;
+        *)
+            echo "usage: $0 [--short | --long | --rounds N]"
+            exit 2
+            ;;
+    esac
+
+    PYTHON=/usr/bin/python3
+    if ! "$PYTHON" -c 'import psycopg' 2>/dev/null; then
+        echo "fault: $PYTHON cannot import psycopg (apt-get install python3-psycopg)"
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+    export PG_CONFIG=${PG_CONFIG:-pg_config}
+    if [[ ! -f $("$PG_CONFIG" --sharedir)/extension/pg_baton.control ]]; then
+        echo "fault: pg_baton is not installed for $PG_CONFIG (run make install)"
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+
+    # The suite's own cluster: the caller's (PGHOST/PGPORT, if any) is never touched.
+    CLUSTER=$(mktemp -d /tmp/pg_baton-fault.XXXXXX)
+    trap cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    extra_conf=()
+    if [[ -n ${BATON_FAULT_EXTRA_CONF:-} ]]; then
+        mapfile -t extra_conf <<<"$BATON_FAULT_EXTRA_CONF"
+    fi
+    port=$(cluster_free_port "${BATON_FAULT_PORT:-55200}")
+    if ! cluster_start "$CLUSTER" "$port" "track_commit_timestamp = on" "restart_after_crash = on" \
+        "${extra_conf[@]}"; then
+        echo "fault: could not start a cluster"
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+    psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION pg_baton'
+
+    PG_BINDIR=$("$PG_CONFIG" --bindir)
+    export PG_BINDIR CLUSTER_DIR
+    args=(--rounds "$rounds" --load-seconds "${BATON_FAULT_LOAD_SECONDS:-3}")
+    [[ ${BATON_FAULT_VERBOSE:-0} == 1 ]] && args+=(--verbose)
+    [[ -n ${BATON_FAULT_KINDS:-} ]] && args+=(--kinds "$BATON_FAULT_KINDS")
+    rc=0
+    "$PYTHON" "$ROOT/test/fault/driver.py" "${args[@]}" || rc=$?
+    return "$rc"
+}
+
+main "$@"; exit "$?"
