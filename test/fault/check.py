@@ -26,7 +26,7 @@ import psycopg
 
 from inject import SNAPSHOT_SQL
 
-WRITE_KINDS = {"enq", "sub", "claim", "fin", "retry", "acq", "tr", "start", "cpl", "mk", "mkdone",
+WRITE_KINDS = {"enq", "sub", "claim", "fin", "retry", "acq", "tr", "start", "cpl", "mk", "mkdone", "resolve",
                "fail_stage", "rel"}
 
 
@@ -401,14 +401,22 @@ class Checker:
             if (r[3] == "done") != (key in actions):
                 problems.append("marker %d/%d is %s with %s action" % (
                     r[1], r[2], r[3], "an" if key in actions else "no"))
+        # A marker is claimed (true) once, plus once after each acknowledged resolution
+        # to retry; it is completed (true) once.
+        retries = defaultdict(int)
+        for a in self.acks.by_kind.get("resolve", []):
+            if a["outcome"] == "retry":
+                retries[(a["t"], a["eid"], a["pos"])] += 1
         for kind in ("mk", "mkdone"):
             count = defaultdict(int)
             for a in self.acks.by_kind.get(kind, []):
                 if kind == "mk" or a["r"]:
                     count[(a["t"], a["eid"], a["pos"])] += 1
             for key, n in count.items():
-                if n > 1:
-                    problems.append("marker %d/%d: %s acknowledged %d times" % (key[1], key[2], kind, n))
+                allowed = 1 + (retries.get(key, 0) if kind == "mk" else 0)
+                if n > allowed:
+                    problems.append("marker %d/%d: %s acknowledged %d times (%d resolved to retry)"
+                                    % (key[1], key[2], kind, n, retries.get(key, 0)))
         mk = {(r[0], r[1], r[2]): r[3] for r in s["markers"]}
         for a in self.acks.upto("mkdone", cut):
             if a["r"] and mk.get((a["t"], a["eid"], a["pos"])) != "done":

@@ -194,10 +194,67 @@ def delivery_worker(c):
             c.nap(0.05)
 
 
+def resolve_in_doubt(c, t, run, gen):
+    """After taking a run over: every marker left in progress by an earlier owner is
+    resolved by looking at the outside world (the action's row in public.fault_actions):
+    done if the action happened, else retry (a later claim_marker takes it again)."""
+    res = c.db.call('SELECT entry_id, "position", generation FROM baton.markers_in_doubt(%s, %s)', (t, run))
+    if res[0] != "ok":
+        if res[0] == "err":
+            c.refused("markers_in_doubt", res)
+        return
+    for eid, pos, claimed_gen in res[1]:
+        ts = now()
+        r = c.db.call("SELECT EXISTS (SELECT 1 FROM public.fault_actions WHERE tenant = %s "
+                      "AND entry_id = %s AND pos = %s)", (t, eid, pos))
+        if r[0] != "ok":
+            return
+        outcome = "done" if r[1][0][0] else "retry"
+        r = c.db.call('SELECT baton.resolve_marker(%s, %s, %s, %s, %s)', (t, eid, pos, gen, outcome))
+        if r[0] == "ok":
+            c.log.write("resolve", t=t, run=run, g=gen, eid=eid, pos=pos, claimed=claimed_gen,
+                        outcome=outcome, ts=ts)
+        elif r[0] == "err":
+            c.refused("resolve_marker", r)
+
+
+def side_effect(c, t, run, gen, sid):
+    """The stage's one side effect, at most once: claim_marker in a transaction that
+    first proves the run is still held (renew_run: DU001 otherwise, and the run stays
+    locked until the claim commits); then, again under renew_run, the action's row is
+    written only if complete_marker moves the marker to done, in the same transaction."""
+    ts = now()
+    res = c.db.transaction([
+        ("SELECT baton.renew_run(%s, %s, %s, '3 seconds')", (t, run, gen)),
+        ('SELECT baton.claim_marker(%s, %s, "position" => 0, kind => %s, operation_id => %s)',
+         (t, sid, "side_effect", "%s:%d" % (run, sid))),
+    ])
+    if res[0] == "err":
+        c.refused("claim_marker", res)
+        return res[1] != "DU001"
+    if res[0] != "ok" or not res[1][0][0]:
+        return True
+    c.log.write("mk", t=t, eid=sid, pos=0, ts=ts)
+    ts = now()
+    c.log.write("mkdone_try", t=t, eid=sid, pos=0, ts=ts)
+    res = c.db.transaction([
+        ("SELECT baton.renew_run(%s, %s, %s, '3 seconds')", (t, run, gen)),
+        ("INSERT INTO public.fault_actions (tenant, entry_id, pos, worker, generation) "
+         "SELECT %s, %s, 0, %s, %s WHERE baton.complete_marker(%s, %s, 0, 'done') RETURNING true",
+         (t, sid, c.name, gen, t, sid)),
+    ])
+    if res[0] == "ok":
+        c.log.write("mkdone", t=t, eid=sid, pos=0, r=bool(res[1]), ts=ts)
+    elif res[0] == "err":
+        c.refused("complete_marker", res)
+        return res[1] != "DU001"
+    return True
+
+
 def run_stage(c, t, run, gen, sid):
-    """Starts a stage, runs its one side effect at most once (a marker, and the action's
-    write in the marker's completing transaction), then completes or fails the stage.
-    Returns False when the run is lost to this worker."""
+    """Starts a stage, runs its side effect at most once, then completes or fails the
+    stage. Returns False when the run is lost to this worker."""
+    resolve_in_doubt(c, t, run, gen)
     ts = now()
     res = c.db.call("SELECT baton.start_stage(%s, %s, %s, %s)", (t, run, gen, sid), retry=True)
     if res[0] != "ok":
@@ -205,25 +262,8 @@ def run_stage(c, t, run, gen, sid):
             c.refused("start_stage", res)
         return False
     c.log.write("start", t=t, run=run, g=gen, sid=sid, ts=ts)
-
-    ts = now()
-    res = c.db.call('SELECT baton.claim_marker(%s, %s, "position" => 0, kind => %s, operation_id => %s)',
-                    (t, sid, "side_effect", "%s:%d" % (run, sid)))
-    if res[0] == "ok" and res[1][0][0]:
-        c.log.write("mk", t=t, eid=sid, pos=0, ts=ts)
-        ts = now()
-        c.log.write("mkdone_try", t=t, eid=sid, pos=0, ts=ts)
-        res = c.db.transaction([
-            ("INSERT INTO public.fault_actions (tenant, entry_id, pos, worker, generation) "
-             "VALUES (%s, %s, 0, %s, %s)", (t, sid, c.name, gen)),
-            ("SELECT baton.complete_marker(%s, %s, 0, 'done')", (t, sid)),
-        ])
-        if res[0] == "ok":
-            c.log.write("mkdone", t=t, eid=sid, pos=0, r=res[1][0][0], ts=ts)
-        elif res[0] == "err":
-            c.refused("complete_marker", res)
-    elif res[0] == "err":
-        c.refused("claim_marker", res)
+    if not side_effect(c, t, run, gen, sid):
+        return False
 
     c.nap(c.rand.random() * 0.02)
     if c.rand.random() < 0.1:
@@ -366,6 +406,13 @@ def frozen_main(name, logdir, tenant, pipe, seed):
             if res[0] != "ok":
                 continue
             c.log.write("start", t=tenant, run=run, g=gen, sid=sid, ts=ts)
+            # Its side effect's marker, claimed and left in progress: in doubt after the
+            # takeover, for the new owner to resolve.
+            ts = now()
+            res = c.db.call('SELECT baton.claim_marker(%s, %s, "position" => 0, kind => %s)',
+                            (tenant, sid, "side_effect"))
+            if res[0] == "ok" and res[1][0][0]:
+                c.log.write("mk", t=tenant, eid=sid, pos=0, ts=ts)
             held["run"] = (run, gen, sid)
         pipe.send(held)
         if len(held) < 2:
@@ -380,6 +427,30 @@ def frozen_main(name, logdir, tenant, pipe, seed):
         if res[0] == "ok":
             c.log.write("fin", t=tenant, id=did, g=gen, o="finished", r=res[1][0][0], ts=ts)
         run, rgen, sid = held["run"]
+        # The other calls that carry the superseded generations: DU001 each.
+        late = [
+            ("renew", "SELECT baton.renew(%s, %s, %s, '1 second')", (tenant, did, gen)),
+            ("retry", "SELECT baton.retry(%s, %s, %s, 'late')", (tenant, did, gen)),
+            ("transition_stage", "SELECT kind FROM baton.transition_stage(%s, %s, %s)", (tenant, run, rgen)),
+            ("start_stage", "SELECT baton.start_stage(%s, %s, %s, %s)", (tenant, run, rgen, sid)),
+            ("fail_stage", "SELECT baton.fail_stage(%s, %s, %s, %s, 'late')", (tenant, run, rgen, sid)),
+            ("renew_run", "SELECT baton.renew_run(%s, %s, %s, '1 second')", (tenant, run, rgen)),
+            ("release_run", "SELECT baton.release_run(%s, %s, %s)", (tenant, run, rgen)),
+        ]
+        others = {}
+        for call, sql, params in late:
+            res = c.db.call(sql, params)
+            others[call] = res[1] if res[0] == "err" else res[0]
+        # The late side effect, done as run workers do it (under renew_run): DU001, and
+        # no action row.
+        res = c.db.transaction([
+            ("SELECT baton.renew_run(%s, %s, %s, '3 seconds')", (tenant, run, rgen)),
+            ("INSERT INTO public.fault_actions (tenant, entry_id, pos, worker, generation) "
+             "SELECT %s, %s, 0, %s, %s WHERE baton.complete_marker(%s, %s, 0, 'done') RETURNING true",
+             (tenant, sid, name, rgen, tenant, sid)),
+        ])
+        others["marker action"] = res[1] if res[0] == "err" else res[0]
+        answers["others"] = others
         ts = now()
         c.log.write("cpl_try", t=tenant, run=run, g=rgen, sid=sid, ts=ts)
         res = c.db.call("SELECT baton.complete_stage(%s, %s, %s, %s, '{\"late\": true}'::jsonb)",

@@ -263,6 +263,11 @@ class Injector:
                 got = answers.get(call, "no answer")
                 checks.append(("late %s of %s after its lease was taken over is DU001" % (call, name),
                                got == "DU001", "got %s" % (got,)))
+            others = answers.get("others", {})
+            wrong = {k: v for k, v in others.items() if v != "DU001"}
+            checks.append(("late renew, retry, transition_stage, start_stage, fail_stage, renew_run, "
+                           "release_run and the marker action of %s are DU001" % name, bool(others) and not wrong,
+                           "got %s" % (wrong or "no answer",)))
             return True, "%s frozen %.1f s past its leases (run taken over by %s)" % (
                 name, time.monotonic() - start, "the injector" if forced else "a worker")
         finally:
