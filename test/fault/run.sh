@@ -3,7 +3,7 @@
 #
 #   bash test/fault/run.sh --short    2 rounds of every fault, about 2 minutes
 #                                     (what test/run-all.sh runs)
-#   bash test/fault/run.sh --long     15 rounds of every fault, about 15 minutes
+#   bash test/fault/run.sh --long     15 rounds of every fault, 15-20 minutes
 #   bash test/fault/run.sh --rounds N N rounds
 #
 # Under a concurrent load (producers enqueueing and submitting runs, workers claiming,
@@ -37,9 +37,6 @@ cleanup() {
     local rc=$?
     trap - EXIT
     set +e
-    if [[ ${BATON_KEEP_LOGS:-0} == 1 && -f $CLUSTER/log ]]; then
-        cp "$CLUSTER/log" "/tmp/pg_baton-fault-server.log" && echo "fault: server log kept in /tmp/pg_baton-fault-server.log"
-    fi
     if [[ -n $CLUSTER ]] && ! cluster_stop "$CLUSTER" 2>/dev/null; then
         echo "fault: could not stop the cluster in $CLUSTER"
     fi
@@ -106,7 +103,14 @@ main() {
     [[ ${BATON_FAULT_VERBOSE:-0} == 1 ]] && args+=(--verbose)
     [[ -n ${BATON_FAULT_KINDS:-} ]] && args+=(--kinds "$BATON_FAULT_KINDS")
     rc=0
+    if [[ ${BATON_KEEP_LOGS:-0} == 1 ]]; then
+        cp "$CLUSTER/log" /tmp/pg_baton-fault-server.log
+        echo "fault: server log kept in /tmp/pg_baton-fault-server.log"
+    fi
     "$PYTHON" "$ROOT/test/fault/driver.py" "${args[@]}" || rc=$?
+    if [[ ${BATON_KEEP_LOGS:-0} == 1 ]]; then
+        cp "$CLUSTER/log" /tmp/pg_baton-fault-server.log
+    fi
     return "$rc"
 }
 
