@@ -26,7 +26,7 @@ import psycopg
 
 from inject import SNAPSHOT_SQL
 
-WRITE_KINDS = {"enq", "sub", "claim", "fin", "retry", "acq", "tr", "start", "cpl", "mk", "mkdone", "resolve",
+WRITE_KINDS = {"enq", "sub", "claim", "fin", "retry", "acq", "tr", "start", "cpl", "mk", "mkdone", "resolve", "cancel",
                "fail_stage", "rel"}
 
 
@@ -184,6 +184,12 @@ class Checker:
                 if (key[0], i) not in by_id:
                     lost += 1
                     problems.append("acknowledged delivery %d (key %s) is missing" % (i, key[2]))
+        # enqueue_batch is all or nothing: of every batch sent (answered or not), all
+        # keys are stored or none.
+        for a in self.acks.by_kind.get("batch_try", []):
+            present = sum(1 for k in a["keys"] if (a["t"], a["tg"], k) in by_key)
+            if 0 < present < len(a["keys"]):
+                problems.append("batch %s..: %d of its %d keys stored" % (a["keys"][0], present, len(a["keys"])))
         runs = {(r[0], r[1]): r for r in s["runs"]}
         runs_of_key = defaultdict(set)
         for a in self.acks.upto("sub", cut):
@@ -216,6 +222,10 @@ class Checker:
         st = {(r[0], r[1]): r for r in s["stages"]}
         for a in self.acks.upto("tr", cut):
             if a["kind"] != "finished" and (a["t"], a["sid"]) not in st:
+                n += 1
+        runs = {(r[0], r[1]): r[2] for r in s["runs"]}
+        for a in self.acks.upto("cancel", cut):
+            if runs.get((a["t"], a["run"])) != "cancelled":
                 n += 1
         for a in self.acks.upto("cpl", cut):
             row = st.get((a["t"], a["sid"]))
@@ -382,6 +392,9 @@ class Checker:
             elif (row[2], row[3], row[4]) != (a["run"], a["stage"], a["seq"]):
                 problems.append("stage %d is %s, acknowledged as %s" % (
                     a["sid"], (row[2], row[3], row[4]), (a["run"], a["stage"], a["seq"])))
+        for a in self.acks.upto("cancel", cut):
+            if status.get((a["t"], a["run"])) != "cancelled":
+                problems.append("run %s acknowledged cancelled is %s" % (a["run"], status.get((a["t"], a["run"]))))
         for a in self.acks.upto("cpl", cut):
             row = st.get((a["t"], a["sid"]))
             if row is None or row[7] != "completed" or row[8] != a["res"]:

@@ -77,11 +77,13 @@ def payload_of(key):
 def producer(c):
     """Enqueues deliveries with fresh dedup keys (retrying through crashes: enqueue is
     idempotent), submits workflow runs, and now and then enqueues an acknowledged key
-    again, which must return the id it returned the first time. Some keys are shared by
+    again, which must return the id it returned the first time; enqueues batches of
+    four (enqueue_batch) and cancels some of its runs. Some keys are shared by
     all producers (one per half second), so that one key is enqueued (submitted)
     concurrently by several sessions."""
     n = 0
     acked = []
+    runs = []
     while not c.stop.is_set():
         t = c.tenant()
         if t is None:
@@ -111,7 +113,31 @@ def producer(c):
                 c.log.write("enq", t=t, tg=tg, key=key, id=res[1][0][0], ts=ts)
             elif res[0] == "err":
                 c.refused("enqueue shared", res)
-        elif r < 0.23:
+        elif r < 0.16:
+            # A batch of four fresh keys: all or nothing, even when a crash cuts it off.
+            n += 1
+            tg = c.rand.choice(TARGETS)
+            keys = ["%s-b%d-%d" % (c.name, n, i) for i in range(4)]
+            items = json.dumps([{"target": tg, "dedup_key": k, "payload": json.loads(payload_of(k))}
+                                for k in keys])
+            ts = now()
+            c.log.write("batch_try", t=t, tg=tg, keys=keys, ts=ts)
+            res = c.db.call("SELECT id FROM baton.enqueue_batch(%s, %s::jsonb)", (t, items), retry=True)
+            if res[0] == "ok":
+                for k, row in zip(keys, res[1]):
+                    c.log.write("enq", t=t, tg=tg, key=k, id=row[0], ts=ts)
+            elif res[0] == "err":
+                c.refused("enqueue_batch", res)
+        elif r < 0.17 and runs:
+            # Cancel one of the last runs this producer submitted (DU007 once it ended).
+            t0, run = c.rand.choice(runs[-5:])
+            ts = now()
+            res = c.db.call("SELECT baton.cancel(%s, %s, 'fault suite')", (t0, run))
+            if res[0] == "ok":
+                c.log.write("cancel", t=t0, run=run, ts=ts)
+            elif res[0] == "err":
+                c.refused("cancel", res)
+        elif r < 0.30:
             n += 1
             if c.rand.random() < 0.3:
                 # Likewise for submit and its idempotency key.
@@ -126,6 +152,7 @@ def producer(c):
                             (t, WORKFLOW, inputs, key), retry=True)
             if res[0] == "ok":
                 c.log.write("sub", t=t, key=key, run=res[1][0][0], ts=ts)
+                runs.append((t, res[1][0][0]))
             elif res[0] == "err":
                 c.refused("submit", res)
         else:

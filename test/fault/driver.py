@@ -196,10 +196,11 @@ def main():
     print("===== fault suite figures (%.0f s) =====" % (time.monotonic() - started))
     print("faults injected:         %d (%s)" % (sum(faults.values()),
                                                  ", ".join("%s %d" % kv for kv in faults.items())))
-    print("operations acknowledged: %d (enqueue %d, submit %d, claim %d, finish %d, retry %d, "
+    print("operations acknowledged: %d (enqueue %d (batches sent %d), submit %d, cancel %d, claim %d, finish %d, retry %d, "
           "acquire %d, transition %d, start %d, complete %d, fail_stage %d, marker claim %d, marker done %d, "
           "marker resolved %d, release %d, reaps %d, repeated enqueue %d)" % (
-              acks.acknowledged(), kinds.get("enq", 0), kinds.get("sub", 0), kinds.get("claim", 0),
+              acks.acknowledged(), kinds.get("enq", 0), kinds.get("batch_try", 0), kinds.get("sub", 0),
+              kinds.get("cancel", 0), kinds.get("claim", 0),
               kinds.get("fin", 0), kinds.get("retry", 0), kinds.get("acq", 0), kinds.get("tr", 0),
               kinds.get("start", 0), kinds.get("cpl", 0), kinds.get("fail_stage", 0), kinds.get("mk", 0),
               kinds.get("mkdone", 0), kinds.get("resolve", 0), kinds.get("rel", 0), kinds.get("reap", 0), kinds.get("enq_again", 0)))
