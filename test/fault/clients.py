@@ -408,14 +408,25 @@ def frozen_main(name, logdir, tenant, pipe, seed):
                 held["delivery"] = (did, gen)
             else:
                 time.sleep(0.05)
+        attempt = 0
         while "run" not in held and time.monotonic() < deadline:
+            # A run of its own (no producer cancels it), acquired by id; a fresh one when
+            # a run worker took it first.
+            attempt += 1
+            key = "%s-%d" % (name, attempt)
             ts = now()
-            res = c.db.call("SELECT run_id::text, generation FROM baton.acquire_next_run(%s, %s, %s, '1 second')",
-                            (tenant, WORKFLOW, name))
-            if res[0] != "ok" or not res[1]:
+            res = c.db.call("SELECT baton.submit(%s, %s, '{}'::jsonb, %s)::text", (tenant, WORKFLOW, key))
+            if res[0] != "ok":
                 time.sleep(0.05)
                 continue
-            run, gen = res[1][0]
+            run = res[1][0][0]
+            c.log.write("sub", t=tenant, key=key, run=run, ts=ts)
+            ts = now()
+            res = c.db.call("SELECT baton.acquire_run(%s, %s, %s, '1 second')", (tenant, run, name))
+            if res[0] != "ok" or res[1][0][0] is None:
+                time.sleep(0.05)
+                continue
+            gen = res[1][0][0]
             c.log.write("acq", t=tenant, run=run, g=gen, ts=ts)
             ts = now()
             res = c.db.call("SELECT kind, stage_id, stage, entry_seq, run_status "
@@ -426,7 +437,6 @@ def frozen_main(name, logdir, tenant, pipe, seed):
             c.log.write("tr", t=tenant, run=run, g=gen, kind=kind, sid=sid, stage=stage, seq=seq,
                         status=status, ts=ts)
             if kind != "stage":
-                c.db.call("SELECT baton.release_run(%s, %s, %s)", (tenant, run, gen))
                 continue
             ts = now()
             res = c.db.call("SELECT baton.start_stage(%s, %s, %s, %s)", (tenant, run, gen, sid))

@@ -258,7 +258,8 @@ class Injector:
             if proc.is_alive():
                 proc.kill()
             if not all(taken):
-                return False, "the leases were not taken over while %s was stopped" % name
+                return False, "%s was not taken over while %s was stopped" % (
+                    " and ".join(w for w, t in zip(("the delivery", "the run"), taken) if not t), name)
             for call in ("finish", "complete_stage"):
                 got = answers.get(call, "no answer")
                 checks.append(("late %s of %s after its lease was taken over is DU001" % (call, name),
