@@ -41,6 +41,7 @@ class Acks:
         self.attempted_fin = set()  # (t, id, g)
         self.claims = set()  # (t, id, g)
         self.stats = {}
+        self.last_write = {}  # tenant -> latest send time of an acknowledged write
 
     def read(self):
         """Reads the complete lines written since the last read; returns how many."""
@@ -64,6 +65,8 @@ class Acks:
                     self.claims.add((rec["t"], rec["id"], rec["g"]))
                 elif rec["k"] == "stats":
                     self.stats[rec["c"]] = rec
+                if rec["k"] in WRITE_KINDS and "t" in rec:
+                    self.last_write[rec["t"]] = max(self.last_write.get(rec["t"], 0.0), rec["ts"])
                 n += 1
         return n
 
@@ -89,6 +92,7 @@ class Checker:
         self.log_offset = 0
         self.crash_lines = []
         self.dead_clients = lambda: []
+        self.problems = {}  # "I1".. -> every problem the last check found
 
     def snapshot(self):
         """All rows the invariants need, in one REPEATABLE READ READ ONLY transaction."""
@@ -155,6 +159,7 @@ class Checker:
             ("I8 no unexpected error, no backend crash", self.i8_unexpected),
         ):
             problems = fn(s, cut)
+            self.problems[name.split()[0]] = problems
             results.append((name, not problems, "; ".join(problems[:5]) + (
                 " (+%d more)" % (len(problems) - 5) if len(problems) > 5 else "")))
         return results
@@ -450,10 +455,11 @@ class Checker:
                                 % (t, len(changed), sorted(changed)[:3]))
             if latest is not None and latest > f["ts"]:
                 problems.append("tenant %s: a row committed %.6f s after its fence" % (t, latest - f["ts"]))
-            for a in self.acks.records:
-                if a.get("t") == t and a["k"] in WRITE_KINDS and a["ts"] > f["ts"]:
-                    problems.append("tenant %s: %s sent %.3f s after the fence was acknowledged"
-                                    % (t, a["k"], a["ts"] - f["ts"]))
+            if self.acks.last_write.get(t, 0.0) > f["ts"]:
+                for a in self.acks.records:
+                    if a.get("t") == t and a["k"] in WRITE_KINDS and a["ts"] > f["ts"]:
+                        problems.append("tenant %s: %s sent %.3f s after the fence committed, acknowledged"
+                                        % (t, a["k"], a["ts"] - f["ts"]))
         return problems
 
     # --- I8 --------------------------------------------------------------------------
