@@ -67,6 +67,7 @@ main() {
     esac
 
     PYTHON=/usr/bin/python3
+    export PYTHONDONTWRITEBYTECODE=1
     if ! "$PYTHON" -c 'import psycopg' 2>/dev/null; then
         echo "fault: $PYTHON cannot import psycopg (apt-get install python3-psycopg)"
         echo "0 passed, 1 failed"
