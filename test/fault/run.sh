@@ -3,7 +3,7 @@
 #
 #   bash test/fault/run.sh --short    2 rounds of every fault, about 2 minutes
 #                                     (what test/run-all.sh runs)
-#   bash test/fault/run.sh --long     15 rounds of every fault, 15-20 minutes
+#   bash test/fault/run.sh --long     15 rounds of every fault, 10-17 minutes
 #   bash test/fault/run.sh --rounds N N rounds
 #
 # Under a concurrent load (producers enqueueing and submitting runs, workers claiming,
