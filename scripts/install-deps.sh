@@ -53,7 +53,7 @@ declare -A tools=(
     [make]=make
     [pkg-config]=pkg-config
     [libgtest-dev]=""
-    [python3-psycopg]="" # examples/python/worker.py and test/clients
+    [python3-psycopg]="" # examples/python, test/clients, test/fault
     [nodejs]=node        # examples/node/worker.mjs and test/clients (Node.js >= 18)
     [npm]=npm
     # test/fuzz (clang++ with libFuzzer) and test/model (spin; pan is compiled with gcc)

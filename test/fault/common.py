@@ -1,0 +1,128 @@
+"""Shared pieces of the fault suite: the connection that survives server restarts, the
+acknowledgement log every client keeps, and the suite's fixed names.
+
+Every client process writes what the server acknowledged to its own JSON-lines file
+(one object per line, line-buffered, so a line is on disk before the client's next
+call). The checker reads these files after each fault and compares them with the tables.
+"""
+
+import json
+import os
+import time
+
+import psycopg
+
+WORKFLOW = "fault_flow"
+TARGETS = ("alpha", "beta")
+DECIDE_LOCK = 424242  # advisory lock key the decide function takes (shared) mid-transition
+APP_PREFIX = "fault-"  # application_name prefix of every suite connection
+
+# SQLSTATE classes of a lost connection or a server going down: the call may or may not
+# have committed, the client does not know.
+CONNECTION_STATES = ("08", "57P01", "57P02", "57P03")
+
+
+def now():
+    """Wall-clock time in seconds; the server runs on this machine, so its commit
+    timestamps and these are on one clock."""
+    return time.time()
+
+
+class AckLog:
+    """The append-only file of one client's acknowledged (and attempted) operations."""
+
+    def __init__(self, directory, name):
+        self.name = name
+        self.path = os.path.join(directory, name + ".jsonl")
+        self.file = open(self.path, "a", buffering=1, encoding="utf-8")
+
+    def write(self, record_kind, /, **fields):
+        fields["k"] = record_kind
+        fields["c"] = self.name
+        self.file.write(json.dumps(fields, separators=(",", ":")) + "\n")
+
+    def close(self):
+        self.file.close()
+
+
+class Session:
+    """One libpq connection in autocommit mode that reconnects after a crash.
+
+    call() returns ("ok", rows), ("err", sqlstate, message), ("lost",) when the
+    connection broke during the call (outcome unknown), or ("stopped",) when the
+    suite is stopping and no connection could be made.
+    """
+
+    def __init__(self, name, stop=None):
+        self.name = name
+        self.stop = stop
+        self.conn = None
+        self.reconnects = 0
+
+    def stopping(self):
+        return self.stop is not None and self.stop.is_set()
+
+    def connect(self, give_up_after=120.0):
+        """Connects, waiting for the server to come back; False if stopping or timed out."""
+        deadline = time.monotonic() + give_up_after
+        while not self.stopping() and time.monotonic() < deadline:
+            try:
+                self.conn = psycopg.connect(
+                    "", autocommit=True, connect_timeout=3,
+                    application_name=APP_PREFIX + self.name)
+                return True
+            except psycopg.Error:
+                self.conn = None
+                time.sleep(0.2)
+        return False
+
+    def close(self):
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except psycopg.Error:
+                pass
+        self.conn = None
+
+    def call(self, sql, params=(), retry=False):
+        """Runs one statement; with retry, repeats it after a lost connection until it
+        gets an answer (for calls that are idempotent under the contract)."""
+        while True:
+            if self.conn is None or self.conn.closed:
+                if not self.connect():
+                    return ("stopped",)
+            try:
+                cur = self.conn.execute(sql, params)
+                rows = cur.fetchall() if cur.description is not None else []
+                return ("ok", rows)
+            except psycopg.Error as e:
+                state = getattr(e, "sqlstate", None) or ""
+                if self.conn.closed or self.conn.broken or state.startswith(CONNECTION_STATES):
+                    self.close()
+                    self.reconnects += 1
+                    if retry and not self.stopping():
+                        time.sleep(0.1)
+                        continue
+                    return ("lost",)
+                return ("err", state, str(e).splitlines()[0] if str(e) else "")
+
+    def transaction(self, statements):
+        """Runs (sql, params) pairs in one transaction; returns like call(), with the
+        rows of the last statement. Never retried: a lost COMMIT is an unknown outcome."""
+        if self.conn is None or self.conn.closed:
+            if not self.connect():
+                return ("stopped",)
+        try:
+            rows = []
+            with self.conn.transaction():
+                for sql, params in statements:
+                    cur = self.conn.execute(sql, params)
+                    rows = cur.fetchall() if cur.description is not None else []
+            return ("ok", rows)
+        except psycopg.Error as e:
+            state = getattr(e, "sqlstate", None) or ""
+            if self.conn.closed or self.conn.broken or state.startswith(CONNECTION_STATES):
+                self.close()
+                self.reconnects += 1
+                return ("lost",)
+            return ("err", state, str(e).splitlines()[0] if str(e) else "")

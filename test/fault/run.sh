@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# The crash and kill suite of pg_baton (docs/faults.md).
+#
+#   bash test/fault/run.sh --short    2 rounds of every fault, about 2 minutes
+#                                     (what test/run-all.sh runs)
+#   bash test/fault/run.sh --long     15 rounds of every fault, 10-17 minutes
+#   bash test/fault/run.sh --rounds N N rounds
+#
+# Under a concurrent load (producers enqueueing and submitting runs, workers claiming,
+# finishing and retrying deliveries and driving workflow runs, a reaper), each round
+# injects, one after another: an immediate shutdown and restart; kill -9 of a backend
+# inside baton.claim; a worker frozen (SIGSTOP) past its leases and resumed; kill -9 of a
+# backend inside baton.finish; a busy tenant fenced; kill -9 of a backend inside
+# baton.transition_stage. After each fault it checks the invariants (one test each) and
+# at the end prints the figures and "N passed, N failed". Exit status 1 on any failure.
+#
+# The faults restart and kill the server, so the suite starts its OWN throwaway cluster
+# (scripts/cluster.sh, track_commit_timestamp = on) and always stops it on exit; the
+# extension must be installed (make install) for $PG_CONFIG. Run as root (or as the
+# user that owns the cluster), with Debian's /usr/bin/python3 and python3-psycopg.
+#
+# Environment: PG_CONFIG; BATON_FAULT_PORT (first port to try, default 55200);
+# BATON_FAULT_LOAD_SECONDS (load between faults, default 3); BATON_FAULT_VERBOSE=1;
+# BATON_FAULT_KINDS (comma-separated subset of the fault kinds, for debugging);
+# BATON_FAULT_EXTRA_CONF=$'a=1\nb=2' (extra postgresql.conf lines; e.g. synchronous_commit =
+# off shows the suite catching lost acknowledged writes);
+# BATON_KEEP_LOGS=1 (keep the acknowledgement logs and the server log).
+set -euo pipefail
+
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR/../.. source=scripts/cluster.sh
+source "$ROOT/scripts/cluster.sh"
+
+CLUSTER=""
+# shellcheck disable=SC2317  # (called from the EXIT trap)
+cleanup() {
+    local rc=$?
+    trap - EXIT
+    set +e
+    if [[ -n $CLUSTER ]] && ! cluster_stop "$CLUSTER" 2>/dev/null; then
+        echo "fault: could not stop the cluster in $CLUSTER"
+    fi
+    exit "$rc"
+}
+
+# The script is one function and one last line, each read whole by bash before it runs:
+# editing this file during a run cannot change the running suite.
+main() {
+    local rounds rc extra_conf port args
+
+    rounds=2
+    case ${1:---short} in
+        --short) rounds=2 ;;
+        --long) rounds=15 ;;
+        --rounds)
+            rounds=${2:?--rounds needs a number}
+            [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "fault: bad --rounds '$rounds'"; exit 2; }
+            ;;
+        -h | --help)
+            sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+            exit 0
+            ;;
+        *)
+            echo "usage: $0 [--short | --long | --rounds N]"
+            exit 2
+            ;;
+    esac
+
+    PYTHON=/usr/bin/python3
+    export PYTHONDONTWRITEBYTECODE=1
+    if ! "$PYTHON" -c 'import psycopg' 2>/dev/null; then
+        echo "fault: $PYTHON cannot import psycopg (apt-get install python3-psycopg)"
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+    export PG_CONFIG=${PG_CONFIG:-pg_config}
+    if [[ ! -f $("$PG_CONFIG" --sharedir)/extension/pg_baton.control ]]; then
+        echo "fault: pg_baton is not installed for $PG_CONFIG (run make install)"
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+
+    # The suite's own cluster: the caller's (PGHOST/PGPORT, if any) is never touched.
+    CLUSTER=$(mktemp -d /tmp/pg_baton-fault.XXXXXX)
+    trap cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    extra_conf=()
+    if [[ -n ${BATON_FAULT_EXTRA_CONF:-} ]]; then
+        mapfile -t extra_conf <<<"$BATON_FAULT_EXTRA_CONF"
+    fi
+    port=$(cluster_free_port "${BATON_FAULT_PORT:-55200}")
+    if ! cluster_start "$CLUSTER" "$port" "track_commit_timestamp = on" "restart_after_crash = on" \
+        "${extra_conf[@]}"; then
+        echo "fault: could not start a cluster"
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+    psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION pg_baton'
+
+    PG_BINDIR=$("$PG_CONFIG" --bindir)
+    export PG_BINDIR CLUSTER_DIR
+    args=(--rounds "$rounds" --load-seconds "${BATON_FAULT_LOAD_SECONDS:-3}")
+    [[ ${BATON_FAULT_VERBOSE:-0} == 1 ]] && args+=(--verbose)
+    [[ -n ${BATON_FAULT_KINDS:-} ]] && args+=(--kinds "$BATON_FAULT_KINDS")
+    rc=0
+    if [[ ${BATON_KEEP_LOGS:-0} == 1 ]]; then
+        cp "$CLUSTER/log" /tmp/pg_baton-fault-server.log
+        echo "fault: server log kept in /tmp/pg_baton-fault-server.log"
+    fi
+    "$PYTHON" "$ROOT/test/fault/driver.py" "${args[@]}" || rc=$?
+    if [[ ${BATON_KEEP_LOGS:-0} == 1 ]]; then
+        cp "$CLUSTER/log" /tmp/pg_baton-fault-server.log
+    fi
+    return "$rc"
+}
+
+main "$@"; exit "$?"

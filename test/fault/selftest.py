@@ -1,0 +1,97 @@
+"""The checker's self-test: after the load has stopped and the final check has passed,
+each sabotage below breaks the data the way its invariant forbids, writing directly as
+superuser with session_replication_role = replica (no fence trigger, no foreign-key
+trigger fires), and the checker must then report that invariant as failed. A self-test
+passes when the checker catches its sabotage; so every invariant is shown able to fail.
+"""
+
+import json
+import os
+import signal
+import time
+
+import psycopg
+
+
+def sabotages(acks, inj):
+    """(invariant, what, text the invariant's report must then contain, the sabotage:
+    [(sql, params)], a callable, or None for a SIGSEGV) for each sabotage."""
+    out = []
+    enq = acks.by_kind.get("enq", [])
+    fin = acks.by_kind.get("fin", [])
+    claims = acks.by_kind.get("claim", [])
+    fin_ids = {(a["t"], a["id"]) for a in fin}
+    if enq:
+        a = enq[len(enq) // 2]
+        out.append(("I1", "an acknowledged delivery deleted", "is missing",
+                    [("DELETE FROM baton.deliveries WHERE tenant = %s AND id = %s", (a["t"], a["id"]))]))
+    if fin:
+        a = fin[len(fin) // 3]
+        out.append(("I2", "a finished delivery moved to the next generation", "settled at generation",
+                    [("UPDATE baton.deliveries SET generation = generation + 1 "
+                      "WHERE tenant = %s AND id = %s", (a["t"], a["id"]))]))
+    pick = [a for a in claims if a["g"] >= 1 and (a["t"], a["id"]) not in fin_ids]
+    if pick:
+        a = pick[0]
+        out.append(("I3", "a claimed delivery's generation set back to 0", "had reached",
+                    [("UPDATE baton.deliveries SET generation = 0 WHERE tenant = %s AND id = %s",
+                      (a["t"], a["id"]))]))
+    if enq:
+        t = enq[0]["t"]
+        out.append(("I4", "a finished delivery nobody claimed", "was never claimed",
+                    [("INSERT INTO baton.deliveries (tenant, target, dedup_key, status, generation, attempts) "
+                      "VALUES (%s, 'alpha', 'sabotage-finished', 'finished', 7, 1)", (t,))]))
+    out.append(("I5", "a run's chain broken (a later stage loses its predecessor)", "first stages",
+                [("UPDATE baton.stages SET predecessor_id = NULL WHERE (tenant, id) IN "
+                  "(SELECT tenant, id FROM baton.stages WHERE predecessor_id IS NOT NULL LIMIT 1)", ())]))
+    out.append(("I6", "a marker's action done twice", "ran 2 times",
+                [("INSERT INTO public.fault_actions (tenant, entry_id, pos, worker, generation) "
+                  "SELECT tenant, entry_id, pos, 'sabotage', generation FROM public.fault_actions LIMIT 1", ())]))
+    if inj.fenced:
+        t = next(iter(inj.fenced))
+        out.append(("I7", "a row of a fenced tenant written after its fence", "rows written after its fence",
+                    [("UPDATE baton.deliveries SET priority = priority WHERE (tenant, id) IN "
+                      "(SELECT tenant, id FROM baton.deliveries WHERE tenant = %s LIMIT 1)", (t,))]))
+        out.append(("I7", "a write acknowledged to a client that sent it after the fence", "after the fence committed, acknowledged",
+                    lambda: forge_ack(acks.logdir, t, inj.fenced[t]["ts"] + 0.5)))
+    out.append(("I8", "a backend crashed by SIGSEGV", "signal 11", None))
+    return out
+
+
+def forge_ack(logdir, tenant, ts):
+    """A client log line as if an enqueue sent after the fence had been acknowledged."""
+    with open(os.path.join(logdir, "selftest.jsonl"), "a", encoding="utf-8") as f:
+        f.write(json.dumps({"k": "enq", "c": "selftest", "t": tenant, "tg": "alpha",
+                            "key": "selftest-after-fence", "id": 0, "ts": ts}) + "\n")
+    return 1
+
+
+def run(checker, inj, tally):
+    """Applies each sabotage in turn and checks that its invariant now fails."""
+    print("checker self-test (sabotages after the final check)", flush=True)
+    for inv, what, expect, statements in sabotages(checker.acks, inj):
+        with psycopg.connect("", autocommit=True) as conn:
+            if statements is None:
+                pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+                os.kill(pid, signal.SIGSEGV)
+                time.sleep(0.5)
+            elif callable(statements):
+                statements()
+            else:
+                conn.execute("SET session_replication_role = replica")
+                changed = 0
+                for sql, params in statements:
+                    changed += conn.execute(sql, params).rowcount
+                if changed == 0:
+                    tally.test("self-test: %s catches %s" % (inv, what), False, "the sabotage changed no row")
+                    continue
+        inj.wait_ready()
+        results = {name.split()[0]: (ok, detail) for name, ok, detail in checker.run()}
+        ok, _ = results[inv]
+        # The invariant may already fail from an earlier sabotage: this one must show in
+        # the report by a problem of its own kind.
+        mine = [p for p in checker.problems[inv] if expect in p]
+        tally.test("self-test: %s catches %s" % (inv, what), not ok and bool(mine),
+                   "the checker did not notice" if not mine else "")
+        if mine:
+            print("      (reported: %s)" % mine[0][:160], flush=True)
