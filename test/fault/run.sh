@@ -90,8 +90,10 @@ main() {
         mapfile -t extra_conf <<<"$BATON_FAULT_EXTRA_CONF"
     fi
     port=$(cluster_free_port "${BATON_FAULT_PORT:-55200}")
+    # Preloaded, as in production: the claim hints (shared memory, rebuilt empty after
+    # every crash restart) are under the same faults as the rest.
     if ! cluster_start "$CLUSTER" "$port" "track_commit_timestamp = on" "restart_after_crash = on" \
-        "${extra_conf[@]}"; then
+        "shared_preload_libraries = 'pg_baton'" "${extra_conf[@]}"; then
         echo "fault: could not start a cluster"
         echo "0 passed, 1 failed"
         exit 1
