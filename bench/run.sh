@@ -471,6 +471,7 @@ if want vacuum; then
     say "-- vacuum: 16 clients on the big backlog; normal ${VAC_NORMAL[0]}+${VAC_NORMAL[1]} s, snapshot held ${VAC_HELD[0]}+${VAC_HELD[1]} s"
     # Fresh tables, big enough that neither queue runs dry in its normal and held windows
     # (a queue that ran dry would report its emptiness, not its speed).
+    meta vac_big "$VAC_BIG"
     fill_big "$VAC_BIG"
     vac_run plain:normal count_plain plain_cycle.sql 0 "${VAC_NORMAL[@]}"
     vac_run baton:normal count_baton baton_cycle.sql 0 "${VAC_NORMAL[@]}"

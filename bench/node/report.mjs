@@ -68,6 +68,7 @@ const row = (id, label, clients, backlog, cmps = []) => {
 
 const small = meta.small ?? 10000;
 const big = meta.big ?? 1000000;
+const vacBig = meta.vac_big ?? big;
 const peerBacklog = meta.peer_backlog;
 const CLIENTS = [1, 4, 16, 64];
 
@@ -132,11 +133,11 @@ row('enqueue/baton', 'pg_baton enqueue_batch (10,000 a call)', 1, peerBacklog, [
 row('enqueue/graphile', 'graphile-worker addJobs (5,000 a call)', 1, peerBacklog);
 row('enqueue/pgboss', 'pg-boss insert (5,000 a call)', 1, peerBacklog);
 
-section('vacuum: 16 clients on the big backlog; normal, then with a REPEATABLE READ snapshot held open (last window)');
-row('vacuum/plain:normal', 'plain SQL cycle, normal', 16, big);
-row('vacuum/plain:held', 'plain SQL cycle, snapshot held', 16, big, [['vacuum/plain:normal', 'normal']]);
-row('vacuum/baton:normal', 'pg_baton cycle, normal', 16, big);
-row('vacuum/baton:held', 'pg_baton cycle, snapshot held', 16, big, [['vacuum/baton:normal', 'normal']]);
+section('vacuum: 16 clients on fresh big tables; normal, then with a REPEATABLE READ snapshot held open (last window)');
+row('vacuum/plain:normal', 'plain SQL cycle, normal', 16, vacBig);
+row('vacuum/plain:held', 'plain SQL cycle, snapshot held', 16, vacBig, [['vacuum/plain:normal', 'normal']]);
+row('vacuum/baton:normal', 'pg_baton cycle, normal', 16, vacBig);
+row('vacuum/baton:held', 'pg_baton cycle, snapshot held', 16, vacBig, [['vacuum/baton:normal', 'normal']]);
 
 section('workflow: stage steps/s, each client on its own run; one step = one transaction');
 row('workflow/baton', 'pg_baton transition+start+complete', meta.wf_clients ?? 8, 'loop', [
