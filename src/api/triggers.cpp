@@ -34,17 +34,17 @@ TriggerData* trigger_data(FunctionCallInfo fcinfo) {
 // The columns of baton.deliveries its trigger reads (the row rules, the claim hints),
 // found once per relation; is_deliveries is false for the other tables.
 struct DeliveryColumns {
-    Oid relid = InvalidOid;
-    bool is_deliveries = false;
-    int id = 0, target = 0, status = 0, priority = 0, run_after = 0, max_attempts = 0;
+    Oid relid;
+    bool is_deliveries;
+    int id, target, status, priority, run_after, max_attempts;
 };
-DeliveryColumns g_columns;
+DeliveryColumns g_columns;  // zero: no relation yet (InvalidOid)
 
 const DeliveryColumns& delivery_columns(Relation rel) {
     static const DeliveryColumns kOther{};
     if (g_columns.relid == RelationGetRelid(rel)) return g_columns;
     if (std::strcmp(RelationGetRelationName(rel), "deliveries") != 0) return kOther;
-    DeliveryColumns c;
+    DeliveryColumns c{};
     c.relid = RelationGetRelid(rel);
     TupleDesc desc = RelationGetDescr(rel);
     bool in_baton = pg::guard([rel] {
