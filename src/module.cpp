@@ -10,6 +10,7 @@
 namespace baton::settings {
 int max_payload_bytes = limits::kDefaultMaxPayloadBytes;
 bool notify = true;
+bool direct_access = true;
 }  // namespace baton::settings
 
 extern "C" {
@@ -27,6 +28,10 @@ void _PG_init(void) {
     DefineCustomBoolVariable("baton.notify", "Sends NOTIFY baton_enqueue when a delivery is enqueued.",
                              nullptr, &baton::settings::notify, true, PGC_USERSET, 0, nullptr, nullptr,
                              nullptr);
+    DefineCustomBoolVariable("baton.direct_access",
+                             "Claims and finishes through direct heap and index access rather than SQL statements.",
+                             "Off: the same calls run as SPI statements (slower; for comparison and diagnosis).",
+                             &baton::settings::direct_access, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
     // The background reaper (issue 7): its GUCs always, its workers only when preloaded.
     baton::pg::reaper::define_settings();
     if (process_shared_preload_libraries_in_progress) baton::pg::reaper::register_workers();

@@ -22,6 +22,7 @@
 #include "pg/args.hpp"
 #include "pg/auth.hpp"
 #include "pg/claim_hints.hpp"
+#include "pg/delivery_store.hpp"
 #include "pg/fence.hpp"
 #include "pg/settings.hpp"
 #include "pg/spi.hpp"
@@ -54,19 +55,14 @@ pg::KeptPlan g_existing = {
     "AND d.target OPERATOR(pg_catalog.=) $2 AND d.dedup_key OPERATOR(pg_catalog.=) $3",
     5, {UUIDOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID}, nullptr};
 
-pg::KeptPlan g_binding_role = {
-    "SELECT b.role FROM baton.target_bindings b "
-    "WHERE b.tenant OPERATOR(pg_catalog.=) $1 AND b.target OPERATOR(pg_catalog.=) $2",
-    2, {UUIDOID, TEXTOID}, nullptr};
-
 // The rows to claim are chosen and locked by the ARRAY() subquery, then updated by
 // primary key: with a kept (generic) plan the planner cannot know $3, and a join
 // against a CTE would be planned for thousands of rows (a hash join over the whole
 // table); `id = ANY(ARRAY(...))` is an index probe per claimed row, whatever $3 is.
 // The rows come back in key order; claim() puts them in claim order itself (a sort
 // node and a CTE would cost more to start, per call, than sorting max_items rows).
-// The last column but one is the role bound to the target (an init plan, read once), so
-// that a claim that gets rows checks authorization without a statement of its own.
+// The last column is the priority, for that order. These statements are the claim's
+// path when direct access is not available (pg/delivery_store.hpp).
 // $5 is the clock the claim reads right after its hint (pg/claim_hints.hpp): run_after
 // is compared with it rather than with the transaction's start.
 #define CLAIM_SQL(OPEN, CLOSE, EXTRA)                                                             \
@@ -81,8 +77,7 @@ pg::KeptPlan g_binding_role = {
     "AND c.run_after OPERATOR(pg_catalog.<=) $5 " EXTRA                                           \
     "ORDER BY c.priority DESC, c.id LIMIT $3 FOR UPDATE SKIP LOCKED)" CLOSE                        \
     " RETURNING d.id, d.generation, d.lease_until, d.dedup_key, d.payload, d.binding, d.attempts, " \
-    "d.run_id, (SELECT b.role FROM baton.target_bindings b WHERE b.tenant OPERATOR(pg_catalog.=) $1 " \
-    "AND b.target OPERATOR(pg_catalog.=) $2), d.priority"
+    "d.run_id, d.priority"
 
 // With `expected`: every top-level field of $6 equals the binding's field of that name.
 #define EXPECTED_SQL                                                                             \
@@ -271,13 +266,6 @@ Enqueued enqueue_item(pg::Spi& spi, pg_uuid_t* tenant, const Item& item) {
         }
     }
     throw Error(SqlState::kInternal, "enqueue could neither insert nor find its delivery");
-}
-
-// The role bound to (tenant, target); InvalidOid when unbound.
-Oid bound_role(pg::Spi& spi, pg_uuid_t* tenant, text* target) {
-    Datum values[2] = {UUIDPGetDatum(tenant), PointerGetDatum(target)};
-    if (spi.run(g_binding_role, values, nullptr, 1) == 0) return InvalidOid;
-    return spi.oid_at(0, 1);
 }
 
 // A row read by g_row / g_row_for_update, with its target and bound role.
@@ -491,25 +479,94 @@ Datum enqueue_batch(FunctionCallInfo fcinfo, Oid) {
     return static_cast<Datum>(0);
 }
 
-// The rows one claim statement returned, in claim order (priority descending, then
-// enqueue order), into the result; returns the position of the last, or kEnd for none.
-// The first statement that returns rows checks the caller against the bound role.
-claim_hint::Position emit_claimed(pg::Spi& spi, std::uint64_t n, ReturnSetInfo* rsinfo, Oid caller,
-                                  const text* target, bool& authorized) {
-    if (n == 0) return claim_hint::kEnd;
-    if (!authorized) {
-        pg::auth::require_member(caller, spi.oid_at(0, 9), pg::text_view(target));
-        authorized = true;
+// One claim call: its arguments, where its rows go, and how it reaches the table.
+struct ClaimCall {
+    pg_uuid_t* tenant;
+    text* target;
+    Interval* lease;
+    ReturnSetInfo* rsinfo;
+    TimestampTz now;                    // the clock run_after is compared with (claim_hints::begin)
+    pg::delivery_store::Table* table;   // direct access; nullptr: the SPI statements
+    TimestampTz lease_until;            // now() + lease, for direct access
+};
+
+// What one scan claimed: how many rows, and the position of the last (kEnd for none).
+struct Got {
+    std::int64_t n;
+    claim_hint::Position last;
+};
+
+// Claims up to n rows of one range through direct access, in claim order (the index's
+// order), telling the claim hints about each row before it is written, as the fence
+// trigger does for a statement's writes.
+Got claim_direct(ClaimCall& c, pg::delivery_store::Range range, claim_hint::Position from, std::int64_t n) {
+    namespace store = pg::delivery_store;
+    store::Cursor* cursor = store::begin_claim(c.table, c.tenant, c.target, range, from, static_cast<int>(n));
+    Got got{0, claim_hint::kEnd};
+    const char* target = VARDATA_ANY(c.target);
+    int target_len = static_cast<int>(VARSIZE_ANY_EXHDR(c.target));
+    auto emit = [&c, &got](const store::Claimed& row) {
+        Datum values[8] = {Int64GetDatum(row.id),   Int64GetDatum(row.generation), TimestampTzGetDatum(row.lease_until),
+                           row.dedup_key,           row.payload,                   row.binding,
+                           Int32GetDatum(row.attempt), row.run_id};
+        bool nulls[8] = {false, false, false, false, false, false, false, !row.has_run};
+        pg::put_row(c.rsinfo, values, nulls);
+        got.n++;
+        got.last = row.at;
+    };
+    std::int64_t held = 0;
+    while (got.n + held < n) {
+        store::Candidate candidate = store::next_candidate(cursor, c.now);
+        if (!candidate.found) break;
+        pg::claim_hints::row_taken(c.tenant, target, target_len, candidate.at, candidate.run_after);
+        if (n > 1) {
+            if (store::hold(cursor, candidate, c.now)) held++;
+            continue;
+        }
+        store::Claimed row;
+        if (store::take(cursor, candidate, c.now, c.lease_until, &row)) emit(row);
     }
+    for (std::int64_t i = 0; i < held; i++) {
+        store::Claimed row;
+        store::take_held(cursor, static_cast<int>(i), c.lease_until, &row);
+        emit(row);
+    }
+    store::end_claim(cursor);
+    return got;
+}
+
+// The rows one claim statement returned, in claim order (priority descending, then
+// enqueue order), into the result.
+Got emit_claimed(pg::Spi& spi, std::uint64_t n, ReturnSetInfo* rsinfo) {
+    if (n == 0) return {0, claim_hint::kEnd};
     std::vector<std::uint64_t> order(n);
     for (std::uint64_t row = 0; row < n; row++) order[row] = row;
     std::sort(order.begin(), order.end(), [&spi](std::uint64_t a, std::uint64_t b) {
-        std::int32_t pa = spi.int32_at(a, 10), pb = spi.int32_at(b, 10);
+        std::int32_t pa = spi.int32_at(a, 9), pb = spi.int32_at(b, 9);
         return pa != pb ? pa > pb : spi.int64_at(a, 1) < spi.int64_at(b, 1);
     });
     for (std::uint64_t row : order) spi.emit_row(rsinfo, row);
     std::uint64_t last = order.back();
-    return {spi.int32_at(last, 10), spi.int64_at(last, 1)};
+    return {static_cast<std::int64_t>(n), {spi.int32_at(last, 9), spi.int64_at(last, 1)}};
+}
+
+// Claims up to n rows of one range with an SPI statement (expected: the filtered one).
+Got claim_spi(ClaimCall& c, pg::delivery_store::Range range, claim_hint::Position from, std::int64_t n,
+              Jsonb* expected) {
+    ClaimPlans& plans = n == 1 ? g_claim_one : g_claim_many;
+    Datum values[7] = {UUIDPGetDatum(c.tenant), PointerGetDatum(c.target), Int32GetDatum(static_cast<std::int32_t>(n)),
+                       IntervalPGetDatum(c.lease), TimestampTzGetDatum(c.now), 0, 0};
+    pg::KeptPlan* plan = &plans.all;
+    if (expected != nullptr) {
+        values[5] = JsonbPGetDatum(expected);
+        plan = &plans.expected;
+    } else if (range != pg::delivery_store::Range::kAll) {
+        values[5] = Int32GetDatum(static_cast<std::int32_t>(from.priority));
+        values[6] = Int64GetDatum(from.id);
+        plan = range == pg::delivery_store::Range::kLevel ? &plans.level : &plans.below;
+    }
+    pg::Spi spi;
+    return emit_claimed(spi, spi.run(*plan, values, nullptr), c.rsinfo);
 }
 
 // baton.claim(tenant, target, lease, max_items, expected): leases up to max_items
@@ -521,6 +578,7 @@ claim_hint::Position emit_claimed(pg::Spi& spi, std::uint64_t n, ReturnSetInfo* 
 // than asked for, the claim scans again from the top (once a second per target at most),
 // so a hint never hides a row for long.
 Datum claim(FunctionCallInfo fcinfo, Oid caller) {
+    namespace store = pg::delivery_store;
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     text* target = pg::text_arg(fcinfo, 1, "target");
     Interval* lease = pg::interval_arg(fcinfo, 2, "lease");
@@ -535,53 +593,53 @@ Datum claim(FunctionCallInfo fcinfo, Oid caller) {
             throw_invalid_argument("expected", "expected is NULL or an object with at least one field.");
     }
     pg::fence::require_writable(tenant);
+    // A caller who may not work on the target learns nothing, not even that it is empty.
+    const char* target_chars = VARDATA_ANY(target);
+    int target_len = static_cast<int>(VARSIZE_ANY_EXHDR(target));
+    pg::auth::require_member(caller, store::bound_role(tenant, target_chars, target_len), pg::text_view(target));
 
-    ReturnSetInfo* rsinfo = pg::materialize(fcinfo);
-    // A claim filtered by `expected` passes over rows others may claim: it uses no hint.
-    pg::claim_hints::Scan scan = pg::claim_hints::begin(tenant, VARDATA_ANY(target),
-                                                        static_cast<int>(VARSIZE_ANY_EXHDR(target)),
-                                                        expected == nullptr);
-    ClaimPlans& plans = max_items == 1 ? g_claim_one : g_claim_many;
-    pg::Spi spi;
-    Datum values[7] = {UUIDPGetDatum(tenant), PointerGetDatum(target), Int32GetDatum(max_items),
-                       IntervalPGetDatum(lease), TimestampTzGetDatum(scan.now), 0, 0};
-    bool authorized = false;
+    ClaimCall c{tenant, target, lease, pg::materialize(fcinfo), 0, nullptr, 0};
+    // A claim filtered by `expected` passes over rows others may claim: it uses no hint,
+    // and its filter is the SPI statement's.
+    pg::claim_hints::Scan scan = pg::claim_hints::begin(tenant, target_chars, target_len, expected == nullptr);
+    c.now = scan.now;
+    if (expected == nullptr) c.table = store::open();
+    if (c.table != nullptr) {
+        Datum start = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+        c.lease_until = pg::guard([start, lease] {
+            return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval, start, IntervalPGetDatum(lease)));
+        });
+    }
+    auto scan_range = [&c, expected](store::Range range, claim_hint::Position from, std::int64_t n) {
+        return c.table != nullptr ? claim_direct(c, range, from, n) : claim_spi(c, range, from, n, expected);
+    };
+
     std::int64_t got = 0;
     claim_hint::Position start = scan.ticket.start;
     bool hinted = scan.entry != nullptr && start.priority <= PG_INT32_MAX && start.priority >= PG_INT32_MIN;
     if (hinted) {
         // The rest of the hint's priority level, then the levels below it.
-        values[5] = Int32GetDatum(static_cast<std::int32_t>(start.priority));
-        values[6] = Int64GetDatum(start.id);
-        std::uint64_t n = spi.run(plans.level, values, nullptr);
-        claim_hint::Position last = emit_claimed(spi, n, rsinfo, caller, target, authorized);
-        got = static_cast<std::int64_t>(n);
+        Got level = scan_range(store::Range::kLevel, start, max_items);
+        got = level.n;
+        claim_hint::Position last = level.last;
         if (got < max_items) {
-            values[2] = Int32GetDatum(static_cast<std::int32_t>(max_items - got));
-            n = spi.run(plans.below, values, nullptr);
-            last = emit_claimed(spi, n, rsinfo, caller, target, authorized);
-            got += static_cast<std::int64_t>(n);
+            Got below = scan_range(store::Range::kBelow, start, max_items - got);
+            got += below.n;
+            if (below.n > 0) last = below.last;
         }
         pg::claim_hints::raise(scan, got < max_items ? claim_hint::kEnd : last);
     }
     if (got < max_items && (!hinted || pg::claim_hints::may_scan_from_top(scan))) {
         // From the top: without a hint, or behind it (a row the hint cannot see, or one
         // put back while this claim ran, which only a later claim would otherwise see).
-        values[2] = Int32GetDatum(static_cast<std::int32_t>(max_items - got));
-        if (expected != nullptr) values[5] = JsonbPGetDatum(expected);
-        pg::KeptPlan* plan = expected != nullptr ? &plans.expected : &plans.all;
-        std::uint64_t rows = spi.run(*plan, values, nullptr);
-        claim_hint::Position last = emit_claimed(spi, rows, rsinfo, caller, target, authorized);
-        std::int64_t n = static_cast<std::int64_t>(rows);
+        Got top = scan_range(store::Range::kAll, claim_hint::kTop, max_items - got);
         if (!hinted && scan.entry != nullptr) {
             scan.ticket.start = claim_hint::kTop;
-            pg::claim_hints::raise(scan, n < max_items - got ? claim_hint::kEnd : last);
+            pg::claim_hints::raise(scan, top.n < max_items - got ? claim_hint::kEnd : top.last);
         }
-        got += n;
+        got += top.n;
     }
-    // An unauthorized caller's claim raises DU005, which rolls back what it claimed; an
-    // empty claim still checks (it would otherwise tell a stranger nothing is pending).
-    if (!authorized) pg::auth::require_member(caller, bound_role(spi, tenant, target), pg::text_view(target));
+    if (c.table != nullptr) store::close(c.table);
     return static_cast<Datum>(0);
 }
 
@@ -606,6 +664,29 @@ Datum renew(FunctionCallInfo fcinfo, Oid caller) {
                                                  delivery::status_name(r.row.status),
                     "A settled delivery has no lease to renew.");
     throw_lease_lost(call.id, call.generation, r.row);
+}
+
+// Checks that the caller may work on the target of a settling call's delivery (DU005,
+// whether or not it was settled: the error rolls the write back). `checked` is the
+// last target checked in this call, whose role need not be read again.
+void require_target(const pg_uuid_t* tenant, const char* target, Oid caller, std::string& checked) {
+    if (!checked.empty() && checked == target) return;
+    Oid role = pg::delivery_store::bound_role(tenant, target, static_cast<int>(std::strlen(target)));
+    pg::auth::require_member(caller, role, target);
+    checked = target;
+}
+
+// A delivery as delivery_store::settle found it, authorized (require_target): DU008
+// when it does not exist, else its state.
+delivery::Row settled_row(const pg::delivery_store::Settled& s, const pg_uuid_t* tenant, std::int64_t id, Oid caller,
+                          std::string& checked) {
+    if (!s.found)
+        throw Error(SqlState::kNotFound, "delivery " + std::to_string(id) + " does not exist in this tenant",
+                    "Deliveries are addressed by (tenant, id).");
+    require_target(tenant, s.target, caller, checked);
+    auto status = delivery::parse_status(s.status);
+    if (!status) throw Error(SqlState::kInternal, "delivery has an unknown status");
+    return {*status, s.generation, s.attempts, s.max_attempts};
 }
 
 // An int8[] argument as plain values: one dimension, no NULL element (22023).
@@ -652,6 +733,28 @@ Datum finish_batch(FunctionCallInfo fcinfo, Oid caller) {
     delivery::Status outcome = delivery::parse_outcome(pg::text_view(outcome_text));
     pg::fence::require_writable(tenant);
     ReturnSetInfo* rsinfo = pg::materialize(fcinfo);
+    if (pg::delivery_store::Table* table = pg::delivery_store::open()) {
+        // Each pair settled, or answered from its row as settle() found it.
+        std::string checked;
+        for (int i = 0; i < ids.n; i++) {
+            std::int64_t id = DatumGetInt64(ids.values[i]);
+            std::int64_t generation = DatumGetInt64(generations.values[i]);
+            pg::delivery_store::Settled s = pg::delivery_store::settle(table, tenant, id, generation,
+                                                                        delivery::status_name(outcome), nullptr, true);
+            const char* answer = "not_found";
+            if (s.found) {
+                delivery::Row row = settled_row(s, tenant, id, caller, checked);
+                answer = s.applied || delivery::settle_verdict(row, generation) == delivery::Verdict::kReturnStored
+                             ? delivery::status_name(row.status)
+                             : "lease_lost";
+            }
+            Datum out[2] = {Int64GetDatum(id), pg::text_datum(answer)};
+            bool nulls[2] = {false, false};
+            pg::put_row(rsinfo, out, nulls);
+        }
+        pg::delivery_store::close(table);
+        return static_cast<Datum>(0);
+    }
     pg::Spi spi;
     Datum values[5] = {UUIDPGetDatum(tenant), PG_GETARG_DATUM(1), PG_GETARG_DATUM(2),
                        pg::text_datum(delivery::status_name(outcome)), claimed_text()};
@@ -698,6 +801,17 @@ delivery::Status finish_delivery(FunctionCallInfo fcinfo, Oid caller) {
     delivery::Status outcome = delivery::parse_outcome(pg::text_view(outcome_text));
     if (result != nullptr) pg::check_result(result);
     pg::fence::require_writable(call.tenant);
+    if (pg::delivery_store::Table* table = pg::delivery_store::open()) {
+        pg::delivery_store::Settled s = pg::delivery_store::settle(
+            table, call.tenant, call.id, call.generation, delivery::status_name(outcome), result, false);
+        pg::delivery_store::close(table);
+        std::string checked;
+        delivery::Row row = settled_row(s, call.tenant, call.id, caller, checked);
+        if (s.applied) return outcome;
+        if (delivery::settle_verdict(row, call.generation) != delivery::Verdict::kReturnStored)
+            throw_lease_lost(call.id, call.generation, row);
+        return row.status;
+    }
     pg::Spi spi;
     Datum values[6] = {UUIDPGetDatum(call.tenant), Int64GetDatum(call.id), Int64GetDatum(call.generation),
                        pg::text_datum(delivery::status_name(outcome)), result ? JsonbPGetDatum(result) : 0,

@@ -5,5 +5,6 @@ namespace baton::settings {
 
 extern int max_payload_bytes;  // baton.max_payload_bytes: largest payload, binding or result
 extern bool notify;            // baton.notify: NOTIFY baton_enqueue on each inserted delivery
+extern bool direct_access;     // baton.direct_access: claim and finish without SPI (pg/delivery_store.hpp)
 
 }  // namespace baton::settings
