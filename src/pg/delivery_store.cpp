@@ -126,13 +126,20 @@ void put(Table* t, Column c, Datum value, bool isnull = false) {
 TM_Result write_over(Table* t, ItemPointer tid, bool wait, TM_FailureData* tmfd) {
     ExecStoreVirtualTuple(t->written);
     LockTupleMode lockmode;
+#if PG_VERSION_NUM >= 160000
+    TU_UpdateIndexes update_indexes = TU_None;
+    TM_Result r = table_tuple_update(t->rel, tid, t->written, t->cid, t->snapshot, InvalidSnapshot, wait, tmfd,
+                                     &lockmode, &update_indexes);
+    if (r == TM_Ok && update_indexes != TU_None)
+        list_free(ExecInsertIndexTuples(t->rri, t->written, t->estate, true, false, nullptr, NIL,
+                                        update_indexes == TU_Summarizing));
+#else
     bool update_indexes = false;
     TM_Result r = table_tuple_update(t->rel, tid, t->written, t->cid, t->snapshot, InvalidSnapshot, wait, tmfd,
                                      &lockmode, &update_indexes);
-    if (r == TM_Ok && update_indexes) {
-        List* recheck = ExecInsertIndexTuples(t->rri, t->written, t->estate, true, false, nullptr, NIL);
-        list_free(recheck);
-    }
+    if (r == TM_Ok && update_indexes)
+        list_free(ExecInsertIndexTuples(t->rri, t->written, t->estate, true, false, nullptr, NIL));
+#endif
     ResetPerTupleExprContext(t->estate);
     return r;
 }
@@ -213,7 +220,10 @@ Table* open() {
         }
         t->estate = CreateExecutorState();
         t->rri = makeNode(ResultRelInfo);
-        // No range table entry (index 0): nothing here reads one.
+        // No range table entry (index 0), so no record of the updated columns: the
+        // executor then tells each index its key is unchanged, a hint for btree's
+        // bottom-up deletion that is right for the primary key and the dedup key (never
+        // changed here) and merely unneeded for the lease and settled indexes.
         InitResultRelInfo(t->rri, rel, 0, nullptr, 0);
         ExecOpenIndices(t->rri, false);
         t->pkey = index_named(t->rri, "deliveries_pkey");
