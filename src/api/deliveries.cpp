@@ -520,11 +520,11 @@ Got claim_direct(ClaimCall& c, pg::delivery_store::Range range, claim_hint::Posi
         if (!candidate.found) break;
         pg::claim_hints::row_taken(c.tenant, target, target_len, candidate.at, candidate.run_after);
         if (n > 1) {
-            if (store::hold(cursor, candidate, c.now)) held++;
+            if (store::hold(cursor)) held++;
             continue;
         }
         store::Claimed row;
-        if (store::take(cursor, candidate, c.now, c.lease_until, &row)) emit(row);
+        if (store::take(cursor, c.lease_until, &row)) emit(row);
     }
     for (std::int64_t i = 0; i < held; i++) {
         store::Claimed row;

@@ -144,7 +144,8 @@ TM_Result write_over(Table* t, ItemPointer tid, bool wait, TM_FailureData* tmfd)
     return r;
 }
 
-// Locks the latest version of the row at tid into `found` (READ COMMITTED only).
+// Locks the latest version of the row at tid into `found` (READ COMMITTED only): a
+// finish checks the delivery as it is now, as an UPDATE's EvalPlanQual does.
 TM_Result lock_latest(Table* t, ItemPointer tid, LockWaitPolicy policy) {
     TM_FailureData tmfd;
     return table_tuple_lock(t->rel, tid, t->snapshot, t->found, t->cid, LockTupleNoKeyExclusive, policy,
@@ -309,24 +310,22 @@ Candidate next_candidate(Cursor* c, TimestampTz now) {
 
 namespace {
 
-// Locks the version read (under READ COMMITTED its latest version) unless another
-// transaction holds it, as FOR UPDATE SKIP LOCKED does, and checks it again: true when
-// it is held and still a pending, due row at the same priority (then in `found`).
-bool hold_found(Cursor* c, std::int64_t priority, TimestampTz now) {
-    Table* t = c->table;
+// Locks the version read unless another transaction holds it, as FOR UPDATE SKIP LOCKED
+// does: true when it is held (then, unchanged, in `found`). A version changed by a
+// transaction that committed after the snapshot is not followed: under READ COMMITTED
+// it is skipped (left to a later claim), so a claim never locks a row it will not take
+// (FOR UPDATE would lock the newer version, most often another worker's fresh claim,
+// and hold up that worker's finish until the claim's transaction ends); under
+// REPEATABLE READ and SERIALIZABLE it is a serialization failure, as with FOR UPDATE.
+bool hold_found(Table* t) {
     ItemPointerData tid = t->found->tts_tid;
     bool isnull = false;
     std::int64_t id = DatumGetInt64(found_value(t, kId, &isnull));
-    if (IsolationUsesXactSnapshot()) {
-        TM_FailureData tmfd;
-        TM_Result l = table_tuple_lock(t->rel, &tid, t->snapshot, t->found, t->cid, LockTupleNoKeyExclusive,
-                                       LockWaitSkip, 0, &tmfd);
-        if (l == TM_Updated || l == TM_Deleted) serialization_failure(id);
-        if (l != TM_Ok) return false;
-    } else if (lock_latest(t, &tid, LockWaitSkip) != TM_Ok) {
-        return false;
-    }
-    return claimable(c, now) && DatumGetInt32(found_value(t, kPriority, &isnull)) == priority;
+    TM_FailureData tmfd;
+    TM_Result l = table_tuple_lock(t->rel, &tid, t->snapshot, t->found, t->cid, LockTupleNoKeyExclusive,
+                                   LockWaitSkip, 0, &tmfd);
+    if ((l == TM_Updated || l == TM_Deleted) && IsolationUsesXactSnapshot()) serialization_failure(id);
+    return l == TM_Ok;
 }
 
 // The claimed row just written (`written`), into out.
@@ -355,9 +354,8 @@ void claim_held(Table* t, TimestampTz lease_until, Claimed* out) {
 
 }  // namespace
 
-bool take(Cursor* c, const Candidate& candidate, TimestampTz now, TimestampTz lease_until, Claimed* out) {
-    std::int64_t priority = candidate.at.priority;
-    return guard([c, priority, now, lease_until, out] {
+bool take(Cursor* c, TimestampTz lease_until, Claimed* out) {
+    return guard([c, lease_until, out] {
         Table* t = c->table;
         // The common case: a row no transaction has touched since it was written is
         // updated at once, without a lock of its own (one WAL record less). A row another
@@ -374,16 +372,15 @@ bool take(Cursor* c, const Candidate& candidate, TimestampTz now, TimestampTz le
                 return true;
             }
         }
-        if (!hold_found(c, priority, now)) return false;
+        if (!hold_found(t)) return false;
         claim_held(t, lease_until, out);
         return true;
     });
 }
 
-bool hold(Cursor* c, const Candidate& candidate, TimestampTz now) {
-    std::int64_t priority = candidate.at.priority;
-    return guard([c, priority, now] {
-        if (!hold_found(c, priority, now)) return false;
+bool hold(Cursor* c) {
+    return guard([c] {
+        if (!hold_found(c->table)) return false;
         c->held[c->nheld++] = c->table->found->tts_tid;
         return true;
     });
