@@ -157,6 +157,31 @@ UNION ALL
         settled_now, result, last_error, payload FROM da_state WHERE mode = 'direct');
 SELECT mode, count(*) AS rows_left FROM da_state GROUP BY mode ORDER BY mode;
 
+-- Calls nested in one SQL statement (one command) see each other's writes: a renew
+-- (a statement) evaluated as an argument of finish, a retry (making the row pending
+-- again at once) as an argument of claim. Both paths.
+SELECT count(*) AS enqueued FROM baton.enqueue_batch(:'tr', '[
+  {"target": "nest-on", "dedup_key": "n1"}, {"target": "nest-on", "dedup_key": "n2"},
+  {"target": "nest-off", "dedup_key": "n1"}, {"target": "nest-off", "dedup_key": "n2"}]');
+SELECT dedup_key, generation FROM baton.claim(:'tr', 'nest-on', '1 hour', 2);
+SELECT dedup_key, generation FROM baton.claim(:'tr', 'nest-off', '1 hour', 2);
+SELECT id AS on1 FROM baton.deliveries WHERE tenant = :'tr' AND target = 'nest-on' AND dedup_key = 'n1' \gset
+SELECT id AS on2 FROM baton.deliveries WHERE tenant = :'tr' AND target = 'nest-on' AND dedup_key = 'n2' \gset
+SELECT id AS off1 FROM baton.deliveries WHERE tenant = :'tr' AND target = 'nest-off' AND dedup_key = 'n1' \gset
+SELECT id AS off2 FROM baton.deliveries WHERE tenant = :'tr' AND target = 'nest-off' AND dedup_key = 'n2' \gset
+SELECT baton.finish(:'tr', :on1, 1, 'finished', jsonb_build_object('renewed', baton.renew(:'tr', :on1, 1, '2 hours') IS NOT NULL));
+SELECT dedup_key, generation, attempt
+  FROM baton.claim(:'tr', 'nest-on' || left(baton.retry(:'tr', :on2, 1, 'again', '0'), 0), '1 hour');
+SET baton.direct_access = off;
+SELECT baton.finish(:'tr', :off1, 1, 'finished', jsonb_build_object('renewed', baton.renew(:'tr', :off1, 1, '2 hours') IS NOT NULL));
+SELECT dedup_key, generation, attempt
+  FROM baton.claim(:'tr', 'nest-off' || left(baton.retry(:'tr', :off2, 1, 'again', '0'), 0), '1 hour');
+SET baton.direct_access = on;
+SELECT target, dedup_key, status, generation, attempts, result, last_error
+  FROM baton.deliveries WHERE tenant = :'tr' AND target LIKE 'nest-%' ORDER BY target DESC, dedup_key;
+SELECT count(*) AS finished
+  FROM baton.finish_batch(:'tr', ARRAY[:on2, :off2], ARRAY[3, 3]) WHERE status = 'finished';
+
 -- ---------------------------------------------------------------------------
 -- 3. A trigger of the user's own on baton.deliveries: every claim and finish goes
 -- through the statements, so the trigger fires for each row they write. Once it is
@@ -198,7 +223,7 @@ SELECT * FROM da_call($$SELECT baton.finish('00000000-0000-0000-00d1-00000000000
 SELECT * FROM da_call($$SELECT status FROM baton.finish_batch('00000000-0000-0000-00d1-000000000003',
   ARRAY[da_id('00000000-0000-0000-00d1-000000000003', 'tr5'), da_id('00000000-0000-0000-00d1-000000000003', 'tr6')], ARRAY[1, 1]::bigint[])$$);
 SELECT count(*) AS logged FROM da_log;
-SELECT dedup_key, status, generation, attempts, result FROM baton.deliveries WHERE tenant = :'tr' ORDER BY id;
+SELECT dedup_key, status, generation, attempts, result FROM baton.deliveries WHERE tenant = :'tr' AND target = 'tr' ORDER BY id;
 DROP TABLE da_log;
 DROP FUNCTION da_log_update();
 DROP FUNCTION da_log_statement();
