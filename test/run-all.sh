@@ -6,7 +6,9 @@
 #   3. CMake build into build/ and ctest (GoogleTest unit tests, test/unit/*_test.cpp);
 #      the same unit tests built with ASan + UBSan into build-asan/ (kind "unit-asan")
 #   4. a throwaway cluster (scripts/cluster.sh), stopped on exit
-#   5. make installcheck                 (pg_regress REGRESS, then pg_isolation_regress)
+#   5. make installcheck                 (pg_regress REGRESS, then pg_isolation_regress),
+#      then again with PGOPTIONS='-c baton.direct_access=off' (kinds "regress-spi",
+#      "isolation-spi": the SPI fallback of claim, finish and finish_batch)
 #   6. the later suites (run_suite lines at the end: fault, ...), each when it exists
 #
 # The last line of output is always "N passed, N failed" (totals over every kind; a stage
@@ -71,7 +73,7 @@ print_summary() {
     echo
     echo "===== summary ($((SECONDS - START_SECONDS)) s) ====="
     for kind in "${KINDS[@]}"; do
-        printf '  %-10s %4d passed, %4d failed%s\n' "$kind:" "${K_PASS[$kind]}" \
+        printf '  %-15s %4d passed, %4d failed%s\n' "$kind:" "${K_PASS[$kind]}" \
             "${K_FAIL[$kind]}" "${K_NOTE[$kind]:+  (${K_NOTE[$kind]})}"
         total_pass=$((total_pass + K_PASS[$kind]))
         total_fail=$((total_fail + K_FAIL[$kind]))
@@ -79,7 +81,7 @@ print_summary() {
     if ((${#STAGE_ERRORS[@]} > 0)); then
         local e
         for e in "${STAGE_ERRORS[@]}"; do
-            printf '  %-10s %s\n' "error:" "$e"
+            printf '  %-15s %s\n' "error:" "$e"
         done
         total_fail=$((total_fail + ${#STAGE_ERRORS[@]}))
     fi
@@ -247,44 +249,56 @@ export BATON_REPO_ROOT=$ROOT
 export PG_CONFIG=${PG_CONFIG:-pg_config}
 psql -X -q -At -c 'select version()'
 
-# --- 5. make installcheck (REGRESS, then ISOLATION) -----------------------------------
-banner "make installcheck (pg_regress, pg_isolation_regress)"
-rm -rf results output_iso regression.diffs regression.out
-ic_log=$LOGDIR/installcheck.log
-ic_timeout=${BATON_INSTALLCHECK_TIMEOUT:-900}
-rc=0
-timeout -k 10 "$ic_timeout" make installcheck 2>&1 | tee "$ic_log" || rc=$?
-# PGXS skips the isolation tests once the regression tests fail; run them anyway so the
-# log shows both.
-if ((rc != 0)) && compgen -G 'test/isolation/specs/*.spec' >/dev/null \
-    && ! grep -q '^+++ isolation install-check' "$ic_log"; then
-    echo "run-all: installcheck stopped before the isolation tests; running them alone"
-    timeout -k 10 "$ic_timeout" make installcheck REGRESS= 2>&1 | tee -a "$ic_log" || true
-fi
-((rc != 124)) || echo "run-all: make installcheck timed out after ${ic_timeout}s"
+# --- 5. make installcheck (REGRESS, then ISOLATION), on both paths --------------------
+# installcheck_pass SUFFIX [OPTIONS]: make installcheck with OPTIONS added to PGOPTIONS,
+# counted as regress$SUFFIX and isolation$SUFFIX; a failure's diffs and the server log's
+# last lines are printed at once (the next pass replaces the diff files).
+installcheck_pass() {
+    local suffix=$1 options=${2:-} rc=0 suite passed failed ignored names note
+    local ic_log=$LOGDIR/installcheck$suffix.log ic_timeout=${BATON_INSTALLCHECK_TIMEOUT:-900}
+    local pgoptions=${PGOPTIONS:-}
+    [[ -z $options ]] || pgoptions="${pgoptions:+$pgoptions }$options"
+    rm -rf results output_iso regression.diffs regression.out
+    PGOPTIONS=$pgoptions timeout -k 10 "$ic_timeout" make installcheck 2>&1 | tee "$ic_log" || rc=$?
+    # PGXS skips the isolation tests once the regression tests fail; run them anyway so
+    # the log shows both.
+    if ((rc != 0)) && compgen -G 'test/isolation/specs/*.spec' >/dev/null \
+        && ! grep -q '^+++ isolation install-check' "$ic_log"; then
+        echo "run-all: installcheck$suffix stopped before the isolation tests; running them alone"
+        PGOPTIONS=$pgoptions timeout -k 10 "$ic_timeout" make installcheck REGRESS= 2>&1 \
+            | tee -a "$ic_log" || true
+    fi
+    ((rc != 124)) || echo "run-all: make installcheck$suffix timed out after ${ic_timeout}s"
 
-ic_failed=0
-ic_seen=0
-while read -r suite passed failed ignored names; do
-    note=""
-    ((ignored == 0)) || note="$ignored ignored"
-    [[ -z $names ]] || note="${note:+$note; }FAILED:$names"
-    add_result "$suite" "$passed" "$failed" "$note"
-    ic_failed=$((ic_failed + failed))
-    ic_seen=$((ic_seen + passed + failed + ignored))
-done < <(count_pg_regress "$ic_log")
-if ((ic_seen == 0)); then
-    stage_error "make installcheck ran no tests (exit $rc)"
-elif ((rc != 0 && ic_failed == 0)); then
-    stage_error "make installcheck exited $rc without a failing test"
-fi
-if ((rc != 0 || ic_failed > 0)); then
-    banner "installcheck failure details"
-    print_file regression.diffs
-    print_file output_iso/regression.diffs
-    echo "----- last lines of the server log ($CLUSTER_LOG) -----"
-    tail -n 80 "$CLUSTER_LOG" || true
-fi
+    local ic_failed=0 ic_seen=0
+    while read -r suite passed failed ignored names; do
+        note=""
+        ((ignored == 0)) || note="$ignored ignored"
+        [[ -z $names ]] || note="${note:+$note; }FAILED:$names"
+        add_result "$suite$suffix" "$passed" "$failed" "$note"
+        ic_failed=$((ic_failed + failed))
+        ic_seen=$((ic_seen + passed + failed + ignored))
+    done < <(count_pg_regress "$ic_log")
+    if ((ic_seen == 0)); then
+        stage_error "make installcheck$suffix ran no tests (exit $rc)"
+    elif ((rc != 0 && ic_failed == 0)); then
+        stage_error "make installcheck$suffix exited $rc without a failing test"
+    fi
+    if ((rc != 0 || ic_failed > 0)); then
+        banner "installcheck$suffix failure details"
+        print_file regression.diffs
+        print_file output_iso/regression.diffs
+        echo "----- last lines of the server log ($CLUSTER_LOG) -----"
+        tail -n 80 "$CLUSTER_LOG" || true
+    fi
+}
+
+banner "make installcheck (pg_regress, pg_isolation_regress)"
+installcheck_pass ""
+# The same expected outputs through the SPI statements that claim, finish and
+# finish_batch fall back to (src/pg/delivery_store.hpp): kinds regress-spi, isolation-spi.
+banner "make installcheck again with baton.direct_access = off (the SPI fallback)"
+installcheck_pass -spi "-c baton.direct_access=off"
 
 # --- 6. later suites -------------------------------------------------------------------
 # run_suite KIND SCRIPT [ARGS...]: runs a suite against the cluster above (PGHOST, PGPORT,

@@ -1,0 +1,351 @@
+-- claim, finish and finish_batch through direct heap and index access
+-- (src/pg/delivery_store.cpp) against the SPI statements kept as their fallback: the
+-- same calls give the same answers and leave the same rows; the fallback is taken when
+-- baton.direct_access is off, when baton.deliveries has a trigger that is not
+-- pg_baton's own, when it has row level security, and for a claim with `expected`.
+--
+-- Which path a call took is seen through the fence trigger: the statements fire
+-- baton.fence_row for each row they write, the direct path never does (it does the
+-- trigger's work inline). With track_functions = 'all' its calls are counted in
+-- pg_stat_xact_user_functions; da_call() reports whether a call made it fire.
+--
+-- This file sets baton.direct_access itself wherever it matters, so its output is the
+-- same under PGOPTIONS='-c baton.direct_access=off' (test/run-all.sh's second pass).
+-- Messages that name a delivery id (not stable across runs) show it as #.
+\set SHOW_CONTEXT never
+\set VERBOSITY default
+\set a  00000000-0000-0000-00d1-000000000001
+\set b  00000000-0000-0000-00d1-000000000002
+\set tr 00000000-0000-0000-00d1-000000000003
+\set fb 00000000-0000-0000-00d1-000000000004
+SELECT baton.create_tenant(:'a');
+SELECT baton.create_tenant(:'b');
+SELECT baton.create_tenant(:'tr');
+SELECT baton.create_tenant(:'fb');
+
+-- ---------------------------------------------------------------------------
+-- 1. The setting: on unless set otherwise, and any user may set it for a session.
+-- ---------------------------------------------------------------------------
+SELECT name, vartype, boot_val, context FROM pg_settings WHERE name = 'baton.direct_access';
+SET baton.direct_access = off;
+SHOW baton.direct_access;
+SET baton.direct_access = on;
+SHOW baton.direct_access;
+
+SET track_functions = 'all';
+-- Calls of the fence trigger so far in this transaction.
+CREATE FUNCTION da_fence_calls() RETURNS bigint LANGUAGE sql AS $$
+  SELECT coalesce(sum(calls), 0)::bigint FROM pg_stat_xact_user_functions
+   WHERE schemaname = 'baton' AND funcname = 'fence_row' $$;
+-- Runs query q: its rows as text, in the order returned (NULL for none), or its error as
+-- 'SQLSTATE: message'; fence_fired: whether the fence trigger fired meanwhile (the call
+-- wrote a delivery through a statement, not directly).
+CREATE FUNCTION da_call(q text, OUT answer text, OUT fence_fired boolean) LANGUAGE plpgsql AS $$
+DECLARE
+  before bigint := da_fence_calls();
+BEGIN
+  BEGIN
+    EXECUTE format('SELECT string_agg(r::text, '' '') FROM (%s) r', q) INTO answer;
+  EXCEPTION WHEN OTHERS THEN
+    answer := SQLSTATE || ': ' || regexp_replace(SQLERRM, 'delivery \d+', 'delivery #');
+  END;
+  fence_fired := da_fence_calls() > before;
+END $$;
+-- The id of a delivery by tenant and dedup key.
+CREATE FUNCTION da_id(t uuid, k text) RETURNS bigint LANGUAGE sql STABLE AS $$
+  SELECT id FROM baton.deliveries WHERE tenant = t AND dedup_key = k $$;
+-- The rows of a tenant, without what differs between tenants and runs (ids, times).
+CREATE FUNCTION da_rows(t uuid) RETURNS TABLE(dedup_key text, target text, status text, generation bigint,
+                                              attempts int, max_attempts int, leased_for interval,
+                                              due_in interval, settled_now boolean, result jsonb,
+                                              last_error text, payload jsonb)
+LANGUAGE sql AS $$
+  SELECT d.dedup_key, d.target, d.status, d.generation, d.attempts, d.max_attempts,
+         d.lease_until - now(), greatest(d.run_after - now(), interval '0'), d.settled_at = now(),
+         d.result, d.last_error, d.payload
+    FROM baton.deliveries d WHERE d.tenant = t ORDER BY d.id $$;
+
+-- ---------------------------------------------------------------------------
+-- 2. One sequence of calls, run once with direct access and once without, each in a
+-- tenant of its own and in one transaction (so that every call must see the writes of
+-- the calls before it): every answer and every row is the same.
+-- ---------------------------------------------------------------------------
+CREATE TEMP TABLE da_steps (mode text, step int, call text, answer text, fence_fired boolean);
+CREATE TEMP TABLE da_state AS SELECT ''::text AS mode, * FROM da_rows(NULL) LIMIT 0;
+
+CREATE FUNCTION da_sequence(t uuid, direct boolean) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  mode text := CASE WHEN direct THEN 'direct' ELSE 'spi' END;
+  n int := 0;
+  lit text := quote_literal(t);
+  -- s3 has the highest priority, s7 a low one, s8 the lowest (a binding, for
+  -- `expected`); s5 has a single attempt; s6 is not due for an hour.
+  items jsonb := '[{"target": "q", "dedup_key": "s1", "payload": {"n": 1}},
+                   {"target": "q", "dedup_key": "s2", "payload": {"n": 2}},
+                   {"target": "q", "dedup_key": "s3", "payload": {"n": 3}, "priority": 5},
+                   {"target": "q", "dedup_key": "s4", "payload": {"n": 4}},
+                   {"target": "q", "dedup_key": "s5", "payload": {"n": 5}, "max_attempts": 1},
+                   {"target": "q", "dedup_key": "s6", "payload": {"n": 6}},
+                   {"target": "q", "dedup_key": "s7", "payload": {"n": 7}, "priority": -1},
+                   {"target": "q", "dedup_key": "s8", "payload": {"n": 8}, "priority": -5,
+                    "binding": {"user": "u8"}}]';
+  step text;
+  r record;
+BEGIN
+  PERFORM set_config('baton.direct_access', direct::text, true);
+  -- s6 due in an hour
+  items := jsonb_set(items, '{5,run_after}', to_jsonb(now() + interval '1 hour'));
+  FOREACH step IN ARRAY ARRAY[
+    -- label | query
+    'enqueue_batch|SELECT count(*) FILTER (WHERE inserted) FROM baton.enqueue_batch(' || lit || ', ' || quote_literal(items) || ')',
+    'claim 1: s3 (priority 5)|SELECT dedup_key, generation, attempt, lease_until - now(), payload, run_id FROM baton.claim(' || lit || ', ''q'', ''1 minute'')',
+    'claim 3: s1 s2 s4|SELECT dedup_key, generation, attempt, lease_until - now() FROM baton.claim(' || lit || ', ''q'', ''2 minutes'', 3)',
+    'finish s3 with a result|SELECT baton.finish(' || lit || ', da_id(' || lit || ', ''s3''), 1, ''finished'', ''{"ok": 1}'')',
+    'finish s3 again, failed: the stored status|SELECT baton.finish(' || lit || ', da_id(' || lit || ', ''s3''), 1, ''failed'')',
+    'finish s3 at generation 0: DU001|SELECT baton.finish(' || lit || ', da_id(' || lit || ', ''s3''), 0)',
+    'renew s1|SELECT baton.renew(' || lit || ', da_id(' || lit || ', ''s1''), 1, ''5 minutes'') - now()',
+    'retry s2 at once|SELECT baton.retry(' || lit || ', da_id(' || lit || ', ''s2''), 1, ''boom'', ''0'')',
+    'finish_batch, failed: s1 s2(lost) s3(stored) unknown s4(stale)|SELECT coalesce(d.dedup_key, ''?''), f.status FROM baton.finish_batch(' || lit ||
+      ', ARRAY[da_id(' || lit || ', ''s1''), da_id(' || lit || ', ''s2''), da_id(' || lit || ', ''s3''), -1, da_id(' || lit || ', ''s4'')], ARRAY[1, 1, 1, 1, 7]::bigint[], ''failed'')' ||
+      ' WITH ORDINALITY f(id, status, n) LEFT JOIN baton.deliveries d ON d.tenant = ' || lit || ' AND d.id = f.id ORDER BY f.n',
+    'claim 3: s2 (retried) s5 s7|SELECT dedup_key, generation, attempt FROM baton.claim(' || lit || ', ''q'', ''3 minutes'', 3)',
+    'retry s5: its last attempt, failed|SELECT baton.retry(' || lit || ', da_id(' || lit || ', ''s5''), 1, ''last'')',
+    'finish s5 by its settling generation: the stored status|SELECT baton.finish(' || lit || ', da_id(' || lit || ', ''s5''), 1)',
+    'retry s7 in an hour|SELECT baton.retry(' || lit || ', da_id(' || lit || ', ''s7''), 1, ''later'', ''1 hour'')',
+    'claim with a missed expected|SELECT dedup_key FROM baton.claim(' || lit || ', ''q'', ''1 minute'', 5, ''{"user": "u9"}'')',
+    'claim with expected: s8|SELECT dedup_key, generation, binding FROM baton.claim(' || lit || ', ''q'', ''1 minute'', 5, ''{"user": "u8"}'')',
+    'claim 5: none due|SELECT dedup_key FROM baton.claim(' || lit || ', ''q'', ''1 minute'', 5)',
+    'finish s4, failed, with a result|SELECT baton.finish(' || lit || ', da_id(' || lit || ', ''s4''), 1, ''failed'', ''{"why": "x"}'')',
+    'finish s8 at generation 2: DU001|SELECT baton.finish(' || lit || ', da_id(' || lit || ', ''s8''), 2)',
+    'finish s6 (pending): DU001|SELECT baton.finish(' || lit || ', da_id(' || lit || ', ''s6''), 0)',
+    'finish an unknown id: DU008|SELECT baton.finish(' || lit || ', -1, 1)',
+    'finish_batch s8 s2|SELECT f.status FROM baton.finish_batch(' || lit || ', ARRAY[da_id(' || lit || ', ''s8''), da_id(' || lit || ', ''s2'')], ARRAY[1, 3]::bigint[]) f',
+    'finish_batch s8 s2 again|SELECT f.status FROM baton.finish_batch(' || lit || ', ARRAY[da_id(' || lit || ', ''s8''), da_id(' || lit || ', ''s2'')], ARRAY[1, 3]::bigint[], ''failed'') f'
+  ] LOOP
+    n := n + 1;
+    SELECT * INTO r FROM da_call(split_part(step, '|', 2));
+    INSERT INTO da_steps VALUES (mode, n, split_part(step, '|', 1), r.answer, r.fence_fired);
+  END LOOP;
+  INSERT INTO da_state SELECT mode, * FROM da_rows(t);
+END $$;
+
+SELECT da_sequence(:'a', true);
+SELECT da_sequence(:'b', false);
+
+-- Side by side: the answers are the same; the fence trigger fired for the writes of
+-- the statements (spi), never for those of the direct path (claim, finish,
+-- finish_batch); renew, retry, enqueue and a claim with `expected` are statements on
+-- both sides.
+SELECT d.step, d.call, d.answer, d.answer IS NOT DISTINCT FROM s.answer AS same_answer,
+       d.fence_fired AS direct_fired, s.fence_fired AS spi_fired
+  FROM da_steps d JOIN da_steps s ON s.step = d.step AND s.mode = 'spi'
+ WHERE d.mode = 'direct' ORDER BY d.step;
+SELECT mode, count(*) AS steps FROM da_steps GROUP BY mode ORDER BY mode;
+-- The rows each sequence left: the same (no row of either side is missing on the other).
+SELECT dedup_key, status, generation, attempts, max_attempts, leased_for, due_in, settled_now, result, last_error
+  FROM da_state WHERE mode = 'direct' ORDER BY dedup_key;
+(SELECT 'only direct' AS side, dedup_key, target, status, generation, attempts, max_attempts, leased_for, due_in,
+        settled_now, result, last_error, payload FROM da_state WHERE mode = 'direct'
+ EXCEPT
+ SELECT 'only direct', dedup_key, target, status, generation, attempts, max_attempts, leased_for, due_in,
+        settled_now, result, last_error, payload FROM da_state WHERE mode = 'spi')
+UNION ALL
+(SELECT 'only spi', dedup_key, target, status, generation, attempts, max_attempts, leased_for, due_in,
+        settled_now, result, last_error, payload FROM da_state WHERE mode = 'spi'
+ EXCEPT
+ SELECT 'only spi', dedup_key, target, status, generation, attempts, max_attempts, leased_for, due_in,
+        settled_now, result, last_error, payload FROM da_state WHERE mode = 'direct');
+SELECT mode, count(*) AS rows_left FROM da_state GROUP BY mode ORDER BY mode;
+
+-- Calls nested in one SQL statement (one command) see each other's writes: a renew
+-- (a statement) evaluated as an argument of finish, a retry (making the row pending
+-- again at once) as an argument of claim. Both paths.
+SELECT count(*) AS enqueued FROM baton.enqueue_batch(:'tr', '[
+  {"target": "nest-on", "dedup_key": "n1"}, {"target": "nest-on", "dedup_key": "n2"},
+  {"target": "nest-off", "dedup_key": "n1"}, {"target": "nest-off", "dedup_key": "n2"}]');
+SELECT dedup_key, generation FROM baton.claim(:'tr', 'nest-on', '1 hour', 2);
+SELECT dedup_key, generation FROM baton.claim(:'tr', 'nest-off', '1 hour', 2);
+SELECT id AS on1 FROM baton.deliveries WHERE tenant = :'tr' AND target = 'nest-on' AND dedup_key = 'n1' \gset
+SELECT id AS on2 FROM baton.deliveries WHERE tenant = :'tr' AND target = 'nest-on' AND dedup_key = 'n2' \gset
+SELECT id AS off1 FROM baton.deliveries WHERE tenant = :'tr' AND target = 'nest-off' AND dedup_key = 'n1' \gset
+SELECT id AS off2 FROM baton.deliveries WHERE tenant = :'tr' AND target = 'nest-off' AND dedup_key = 'n2' \gset
+SELECT baton.finish(:'tr', :on1, 1, 'finished', jsonb_build_object('renewed', baton.renew(:'tr', :on1, 1, '2 hours') IS NOT NULL));
+SELECT dedup_key, generation, attempt
+  FROM baton.claim(:'tr', 'nest-on' || left(baton.retry(:'tr', :on2, 1, 'again', '0'), 0), '1 hour');
+SET baton.direct_access = off;
+SELECT baton.finish(:'tr', :off1, 1, 'finished', jsonb_build_object('renewed', baton.renew(:'tr', :off1, 1, '2 hours') IS NOT NULL));
+SELECT dedup_key, generation, attempt
+  FROM baton.claim(:'tr', 'nest-off' || left(baton.retry(:'tr', :off2, 1, 'again', '0'), 0), '1 hour');
+SET baton.direct_access = on;
+SELECT target, dedup_key, status, generation, attempts, result, last_error
+  FROM baton.deliveries WHERE tenant = :'tr' AND target LIKE 'nest-%' ORDER BY target DESC, dedup_key;
+SELECT count(*) AS finished
+  FROM baton.finish_batch(:'tr', ARRAY[:on2, :off2], ARRAY[3, 3]) WHERE status = 'finished';
+
+-- ---------------------------------------------------------------------------
+-- 3. A trigger of the user's own on baton.deliveries: every claim and finish goes
+-- through the statements, so the trigger fires for each row they write. Once it is
+-- dropped, the direct path is back and the answers are still right.
+-- ---------------------------------------------------------------------------
+CREATE TABLE da_log (op text, dedup_key text, old_status text, new_status text, generation bigint);
+CREATE FUNCTION da_log_update() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO da_log VALUES (TG_OP, NEW.dedup_key, OLD.status, NEW.status, NEW.generation);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER da_audit AFTER UPDATE ON baton.deliveries FOR EACH ROW EXECUTE FUNCTION da_log_update();
+SELECT count(*) AS enqueued FROM baton.enqueue_batch(:'tr',
+  (SELECT jsonb_agg(jsonb_build_object('target', 'tr', 'dedup_key', 'tr' || g) ORDER BY g) FROM generate_series(1, 6) g));
+SHOW baton.direct_access;
+SELECT * FROM da_call($$SELECT dedup_key, generation FROM baton.claim('00000000-0000-0000-00d1-000000000003', 'tr', '1 hour')$$);
+SELECT * FROM da_call($$SELECT dedup_key, generation FROM baton.claim('00000000-0000-0000-00d1-000000000003', 'tr', '1 hour', 2)$$);
+SELECT * FROM da_call($$SELECT baton.finish('00000000-0000-0000-00d1-000000000003', da_id('00000000-0000-0000-00d1-000000000003', 'tr1'), 1)$$);
+SELECT * FROM da_call($$SELECT status FROM baton.finish_batch('00000000-0000-0000-00d1-000000000003',
+  ARRAY[da_id('00000000-0000-0000-00d1-000000000003', 'tr2'), da_id('00000000-0000-0000-00d1-000000000003', 'tr3')], ARRAY[1, 1]::bigint[], 'failed')$$);
+-- a finish that writes nothing (the stored status) fires nothing
+SELECT * FROM da_call($$SELECT baton.finish('00000000-0000-0000-00d1-000000000003', da_id('00000000-0000-0000-00d1-000000000003', 'tr1'), 1)$$);
+SELECT * FROM da_log ORDER BY dedup_key, new_status;
+-- A trigger of another kind (per statement) takes the statements too.
+DROP TRIGGER da_audit ON baton.deliveries;
+CREATE FUNCTION da_log_statement() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO da_log VALUES (TG_OP || ' statement', NULL, NULL, NULL, NULL);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER da_audit_statement AFTER UPDATE ON baton.deliveries FOR EACH STATEMENT EXECUTE FUNCTION da_log_statement();
+SELECT * FROM da_call($$SELECT dedup_key, generation FROM baton.claim('00000000-0000-0000-00d1-000000000003', 'tr', '1 hour')$$);
+SELECT op, count(*) FROM da_log WHERE dedup_key IS NULL GROUP BY op;
+DROP TRIGGER da_audit_statement ON baton.deliveries;
+-- Dropped: the direct path again (the fence trigger does not fire), nothing logged.
+TRUNCATE da_log;
+SELECT * FROM da_call($$SELECT dedup_key, generation FROM baton.claim('00000000-0000-0000-00d1-000000000003', 'tr', '1 hour', 2)$$);
+SELECT * FROM da_call($$SELECT baton.finish('00000000-0000-0000-00d1-000000000003', da_id('00000000-0000-0000-00d1-000000000003', 'tr4'), 1, 'finished', '{"r": 4}')$$);
+SELECT * FROM da_call($$SELECT status FROM baton.finish_batch('00000000-0000-0000-00d1-000000000003',
+  ARRAY[da_id('00000000-0000-0000-00d1-000000000003', 'tr5'), da_id('00000000-0000-0000-00d1-000000000003', 'tr6')], ARRAY[1, 1]::bigint[])$$);
+SELECT count(*) AS logged FROM da_log;
+SELECT dedup_key, status, generation, attempts, result FROM baton.deliveries WHERE tenant = :'tr' AND target = 'tr' ORDER BY id;
+DROP TABLE da_log;
+DROP FUNCTION da_log_update();
+DROP FUNCTION da_log_statement();
+
+-- ---------------------------------------------------------------------------
+-- 4. Row level security on baton.deliveries: the statements (the functions run as the
+-- extension's owner, which the policies do not restrict here); turned off, the direct
+-- path again.
+-- ---------------------------------------------------------------------------
+SELECT count(baton.enqueue(:'tr', 'rls', 'rls' || g)) AS enqueued FROM generate_series(1, 3) g;
+ALTER TABLE baton.deliveries ENABLE ROW LEVEL SECURITY;
+SELECT * FROM da_call($$SELECT dedup_key, generation FROM baton.claim('00000000-0000-0000-00d1-000000000003', 'rls', '1 hour', 2)$$);
+SELECT * FROM da_call($$SELECT baton.finish('00000000-0000-0000-00d1-000000000003', da_id('00000000-0000-0000-00d1-000000000003', 'rls1'), 1)$$);
+SELECT * FROM da_call($$SELECT status FROM baton.finish_batch('00000000-0000-0000-00d1-000000000003',
+  ARRAY[da_id('00000000-0000-0000-00d1-000000000003', 'rls2')], ARRAY[1]::bigint[])$$);
+ALTER TABLE baton.deliveries DISABLE ROW LEVEL SECURITY;
+SELECT * FROM da_call($$SELECT dedup_key, generation FROM baton.claim('00000000-0000-0000-00d1-000000000003', 'rls', '1 hour')$$);
+SELECT * FROM da_call($$SELECT baton.finish('00000000-0000-0000-00d1-000000000003', da_id('00000000-0000-0000-00d1-000000000003', 'rls3'), 1)$$);
+SELECT dedup_key, status, generation FROM baton.deliveries WHERE tenant = :'tr' AND target = 'rls' ORDER BY id;
+SELECT relrowsecurity FROM pg_class WHERE oid = 'baton.deliveries'::regclass;
+
+-- baton.direct_access = off: the statements, whatever the table.
+SELECT baton.enqueue(:'tr', 'off', 'off1') > 0 AS enqueued;
+SET baton.direct_access = off;
+SELECT * FROM da_call($$SELECT dedup_key, generation FROM baton.claim('00000000-0000-0000-00d1-000000000003', 'off', '1 hour')$$);
+SELECT * FROM da_call($$SELECT baton.finish('00000000-0000-0000-00d1-000000000003', da_id('00000000-0000-0000-00d1-000000000003', 'off1'), 1)$$);
+SET baton.direct_access = on;
+
+-- ---------------------------------------------------------------------------
+-- 5. finish_batch and authorization, per item: finish_batch checks the target of each
+-- delivery it finds (remembering the last target checked); a batch with any delivery
+-- of a bound target the caller may not work on is DU005 and finishes nothing, whatever
+-- its place in the batch and whichever targets come before it. Both paths.
+-- ---------------------------------------------------------------------------
+CREATE ROLE baton_da_worker;
+CREATE ROLE baton_da_team1;
+CREATE ROLE baton_da_team2;
+SELECT baton.grant_worker('baton_da_worker');
+GRANT baton_da_team1 TO baton_da_worker;
+SELECT baton.bind_target(:'fb', 'one', 'baton_da_team1');
+SELECT baton.bind_target(:'fb', 'two', 'baton_da_team2');
+SELECT count(*) AS enqueued FROM baton.enqueue_batch(:'fb', '[
+  {"target": "one", "dedup_key": "o1"}, {"target": "one", "dedup_key": "o2"}, {"target": "one", "dedup_key": "o3"},
+  {"target": "one", "dedup_key": "o4"}, {"target": "one", "dedup_key": "o5"}, {"target": "one", "dedup_key": "o6"},
+  {"target": "two", "dedup_key": "t1"}, {"target": "two", "dedup_key": "t2"},
+  {"target": "free", "dedup_key": "f1"}, {"target": "free", "dedup_key": "f2"}]');
+-- The owner (a member of every role) claims: one* o1 .. o5, two* t1, free* f1 (t2, o6
+-- and f2 stay pending).
+SELECT count(*) AS claimed FROM baton.claim(:'fb', 'one', '1 hour', 5);
+SELECT count(*) AS claimed FROM baton.claim(:'fb', 'two', '1 hour');
+SELECT count(*) AS claimed FROM baton.claim(:'fb', 'free', '1 hour');
+SELECT da_id(:'fb', 'o1') AS o1, da_id(:'fb', 'o2') AS o2, da_id(:'fb', 'o3') AS o3, da_id(:'fb', 'o4') AS o4,
+       da_id(:'fb', 'o5') AS o5, da_id(:'fb', 'o6') AS o6, da_id(:'fb', 't1') AS t1, da_id(:'fb', 't2') AS t2,
+       da_id(:'fb', 'f1') AS f1 \gset
+CREATE TEMP VIEW da_fb_rows AS
+  SELECT dedup_key, target, status, generation FROM baton.deliveries
+   WHERE tenant = '00000000-0000-0000-00d1-000000000004' ORDER BY id;
+
+SET ROLE baton_da_worker;
+-- one's row, then two's: DU005 names two and its role; o1 (settled first) is not finished.
+SELECT * FROM baton.finish_batch(:'fb', ARRAY[:o1, :t1], ARRAY[1, 1]);
+-- two's row first
+SELECT * FROM baton.finish_batch(:'fb', ARRAY[:t1, :o1], ARRAY[1, 1]);
+-- one, an unbound target, one again (the target remembered changes each time), then two
+SELECT * FROM baton.finish_batch(:'fb', ARRAY[:o1, :f1, :o2, :t1], ARRAY[1, 1, 1, 1]);
+-- one, then two's row that was never claimed: DU005 (before its lease_lost answer)
+SELECT * FROM baton.finish_batch(:'fb', ARRAY[:o1, :t2], ARRAY[1, 0]);
+-- an unknown id (no target to check) before two's row: still DU005
+SELECT * FROM baton.finish_batch(:'fb', ARRAY[:o1, -1, :t1], ARRAY[1, 1, 1]);
+-- with the statements: the same
+SET baton.direct_access = off;
+SELECT * FROM baton.finish_batch(:'fb', ARRAY[:o1, :t1], ARRAY[1, 1]);
+SELECT * FROM baton.finish_batch(:'fb', ARRAY[:t1, :o1], ARRAY[1, 1]);
+SELECT * FROM baton.finish_batch(:'fb', ARRAY[:o1, :f1, :o2, :t1], ARRAY[1, 1, 1, 1]);
+SELECT * FROM baton.finish_batch(:'fb', ARRAY[:o1, :t2], ARRAY[1, 0]);
+SET baton.direct_access = on;
+RESET ROLE;
+-- nothing was finished by any of them
+SELECT * FROM da_fb_rows;
+SET ROLE baton_da_worker;
+-- Without two's rows: every kind of answer in one batch, across one's and the unbound
+-- target's rows: applied (o1, f1, o3), the stored status (o2, finished just before), a
+-- lost lease (o4 at generation 9, o6 never claimed), an unknown id.
+SELECT status FROM baton.finish_batch(:'fb', ARRAY[:o2], ARRAY[1]);
+SELECT u.k AS dedup_key, f.status
+  FROM baton.finish_batch(:'fb', ARRAY[:o1, :f1, :o2, :o4, -1, :o6, :o3], ARRAY[1, 1, 1, 9, 1, 0, 1], 'failed')
+       WITH ORDINALITY f(id, status, n)
+  JOIN unnest(ARRAY['o1', 'f1', 'o2', 'o4', 'unknown', 'o6', 'o3']) WITH ORDINALITY u(k, n) ON u.n = f.n
+ ORDER BY f.n;
+-- The same call with the statements: the same answers (o1, f1, o3 now the stored status).
+SET baton.direct_access = off;
+SELECT u.k AS dedup_key, f.status
+  FROM baton.finish_batch(:'fb', ARRAY[:o1, :f1, :o2, :o4, -1, :o6, :o3], ARRAY[1, 1, 1, 9, 1, 0, 1], 'failed')
+       WITH ORDINALITY f(id, status, n)
+  JOIN unnest(ARRAY['o1', 'f1', 'o2', 'o4', 'unknown', 'o6', 'o3']) WITH ORDINALITY u(k, n) ON u.n = f.n
+ ORDER BY f.n;
+SET baton.direct_access = on;
+-- A single finish of two's row: DU005, on either path.
+\set VERBOSITY terse
+SELECT baton.finish(:'fb', :t1, 1);
+SET baton.direct_access = off;
+SELECT baton.finish(:'fb', :t1, 1);
+SET baton.direct_access = on;
+-- A claim of two's target: DU005, and nothing claimed (t2 stays pending).
+SELECT dedup_key FROM baton.claim(:'fb', 'two', '1 hour');
+\set VERBOSITY default
+RESET ROLE;
+SELECT * FROM da_fb_rows;
+-- Settle the rest, so that no lease of this file expires later in the suite.
+SELECT status FROM baton.finish_batch(:'fb', ARRAY[:o4, :o5, :t1], ARRAY[1, 1, 1]);
+SELECT count(*) AS claimed_left FROM baton.deliveries
+ WHERE tenant IN (:'a', :'b', :'tr', :'fb') AND status = 'claimed';
+
+-- Clean up: the view, the functions, the bindings, the roles.
+DROP VIEW da_fb_rows;
+DELETE FROM baton.target_bindings WHERE tenant = :'fb';
+DROP OWNED BY baton_da_worker, baton_da_team1, baton_da_team2;
+DROP ROLE baton_da_worker, baton_da_team1, baton_da_team2;
+DROP FUNCTION da_sequence(uuid, boolean);
+DROP FUNCTION da_call(text);
+DROP FUNCTION da_rows(uuid);
+DROP FUNCTION da_id(uuid, text);
+DROP FUNCTION da_fence_calls();
+RESET track_functions;
+RESET baton.direct_access;
