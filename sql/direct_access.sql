@@ -337,6 +337,46 @@ SELECT status FROM baton.finish_batch(:'fb', ARRAY[:o4, :o5, :t1], ARRAY[1, 1, 1
 SELECT count(*) AS claimed_left FROM baton.deliveries
  WHERE tenant IN (:'a', :'b', :'tr', :'fb') AND status = 'claimed';
 
+-- ---------------------------------------------------------------------------
+-- 6. What a user may add to baton.deliveries besides triggers: CHECK and NOT NULL
+-- constraints are checked on the direct path as an UPDATE checks them; a stored
+-- generated column or a rule takes the statements (which compute and apply them).
+-- ---------------------------------------------------------------------------
+SELECT count(baton.enqueue(:'tr', 'added', 'added' || g)) AS enqueued FROM generate_series(1, 6) g;
+ALTER TABLE baton.deliveries ADD CONSTRAINT da_result_required
+  CHECK (status <> 'finished' OR result IS NOT NULL) NOT VALID;
+SELECT * FROM da_call($$SELECT dedup_key, generation FROM baton.claim('00000000-0000-0000-00d1-000000000003', 'added', '1 hour', 2)$$);
+-- no result: 23514 on either path; with one, finished
+SELECT * FROM da_call($$SELECT baton.finish('00000000-0000-0000-00d1-000000000003', da_id('00000000-0000-0000-00d1-000000000003', 'added1'), 1)$$);
+SET baton.direct_access = off;
+SELECT * FROM da_call($$SELECT baton.finish('00000000-0000-0000-00d1-000000000003', da_id('00000000-0000-0000-00d1-000000000003', 'added1'), 1)$$);
+SET baton.direct_access = on;
+SELECT * FROM da_call($$SELECT status FROM baton.finish_batch('00000000-0000-0000-00d1-000000000003',
+  ARRAY[da_id('00000000-0000-0000-00d1-000000000003', 'added2')], ARRAY[1]::bigint[])$$);
+SELECT * FROM da_call($$SELECT baton.finish('00000000-0000-0000-00d1-000000000003', da_id('00000000-0000-0000-00d1-000000000003', 'added1'), 1, 'finished', '{"ok": true}')$$);
+ALTER TABLE baton.deliveries DROP CONSTRAINT da_result_required;
+-- A stored generated column: the statements compute it.
+ALTER TABLE baton.deliveries ADD COLUMN da_settled boolean
+  GENERATED ALWAYS AS (status IN ('finished', 'failed')) STORED;
+SELECT * FROM da_call($$SELECT dedup_key, generation FROM baton.claim('00000000-0000-0000-00d1-000000000003', 'added', '1 hour')$$);
+SELECT * FROM da_call($$SELECT baton.finish('00000000-0000-0000-00d1-000000000003', da_id('00000000-0000-0000-00d1-000000000003', 'added2'), 1)$$);
+SELECT dedup_key, status, da_settled FROM baton.deliveries WHERE tenant = :'tr' AND target = 'added' ORDER BY id;
+ALTER TABLE baton.deliveries DROP COLUMN da_settled;
+-- A rule: the statements apply it.
+CREATE TABLE da_rule_log (dedup_key text, status text);
+CREATE RULE da_rule AS ON UPDATE TO baton.deliveries DO ALSO
+  INSERT INTO da_rule_log VALUES (NEW.dedup_key, NEW.status);
+SELECT * FROM da_call($$SELECT dedup_key, generation FROM baton.claim('00000000-0000-0000-00d1-000000000003', 'added', '1 hour')$$);
+SELECT * FROM da_call($$SELECT baton.finish('00000000-0000-0000-00d1-000000000003', da_id('00000000-0000-0000-00d1-000000000003', 'added4'), 1)$$);
+SELECT * FROM da_rule_log ORDER BY dedup_key, status;
+DROP RULE da_rule ON baton.deliveries;
+DROP TABLE da_rule_log;
+-- All gone: the direct path again.
+SELECT * FROM da_call($$SELECT dedup_key, generation FROM baton.claim('00000000-0000-0000-00d1-000000000003', 'added', '1 hour')$$);
+SELECT * FROM da_call($$SELECT status FROM baton.finish_batch('00000000-0000-0000-00d1-000000000003',
+  ARRAY[da_id('00000000-0000-0000-00d1-000000000003', 'added3'), da_id('00000000-0000-0000-00d1-000000000003', 'added5')], ARRAY[1, 1]::bigint[])$$);
+SELECT dedup_key, status, generation, result FROM baton.deliveries WHERE tenant = :'tr' AND target = 'added' ORDER BY id;
+
 -- Clean up: the view, the functions, the bindings, the roles.
 DROP VIEW da_fb_rows;
 DELETE FROM baton.target_bindings WHERE tenant = :'fb';

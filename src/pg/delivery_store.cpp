@@ -125,6 +125,9 @@ void put(Table* t, Column c, Datum value, bool isnull = false) {
 // transaction holding the row, or return TM_BeingModified at once.
 TM_Result write_over(Table* t, ItemPointer tid, bool wait, TM_FailureData* tmfd) {
     ExecStoreVirtualTuple(t->written);
+    // The table's NOT NULL and CHECK constraints, as an UPDATE checks them: pg_baton's
+    // own writes keep them, but a user may have added some.
+    if (t->rel->rd_att->constr != nullptr) ExecConstraints(t->rri, t->written, t->estate);
     LockTupleMode lockmode;
 #if PG_VERSION_NUM >= 160000
     TU_UpdateIndexes update_indexes = TU_None;
@@ -207,7 +210,8 @@ Table* open() {
         Oid relid = get_relname_relid("deliveries", nsp);
         if (!OidIsValid(relid)) elog(ERROR, "pg_baton cannot find baton.deliveries");
         Relation rel = table_open(relid, RowExclusiveLock);
-        if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity ||
+        if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity || rel->rd_rules != nullptr ||
+            (rel->rd_att->constr != nullptr && rel->rd_att->constr->has_generated_stored) ||
             !only_own_triggers(rel, nsp)) {
             table_close(rel, NoLock);
             return nullptr;

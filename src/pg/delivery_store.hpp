@@ -16,10 +16,13 @@
 //   - The fence trigger's work: the caller has checked the tenant's fence; a claim tells
 //     the claim hints about each row it takes, before the write (as the trigger would);
 //     the rows written always keep the row rules (their statuses are constants here).
-//   - Every other trigger, row security, Citus: open() returns null when the table has
-//     triggers other than pg_baton's own (a user's audit trigger), row security, or
-//     when Citus is loaded (its tables are not the local heap), and when
-//     baton.direct_access is off; the caller then runs its SPI statements.
+//   - The table's NOT NULL and CHECK constraints are checked on every row written, as
+//     an UPDATE checks them (ExecConstraints).
+//   - Every other trigger, rule, generated column, row security, Citus: open() returns
+//     null when the table has triggers other than pg_baton's own (a user's audit
+//     trigger), rules, stored generated columns or row security, when Citus is loaded
+//     (its tables are not the local heap), and when baton.direct_access is off; the
+//     caller then runs its SPI statements.
 //
 // Every function here runs its Postgres calls under guard(): a Postgres error comes
 // out as a PgError, and the resources it held (relation, buffers, snapshot) are
