@@ -60,8 +60,9 @@ declare -A tools=(
     [clang]=clang++
     [libclang-rt-dev]=""
     [spin]=spin
+    [valgrind]=valgrind  # test/valgrind (memcheck of claim and finish), bench/profile.sh
 )
-for pkg in cmake g++ make pkg-config libgtest-dev python3-psycopg nodejs npm clang libclang-rt-dev spin; do
+for pkg in cmake g++ make pkg-config libgtest-dev python3-psycopg nodejs npm clang libclang-rt-dev spin valgrind; do
     cmd=${tools[$pkg]}
     if [[ -n $cmd ]] && command -v "$cmd" >/dev/null 2>&1; then
         continue

@@ -332,6 +332,7 @@ run_suite reaper test/reaper/run.sh
 run_suite upgrade test/upgrade/run.sh
 run_suite fuzz test/fuzz/run.sh --short
 run_suite memory test/memory/run.sh
+run_suite valgrind test/valgrind/run.sh
 run_suite model test/model/run.sh
 
 exit 0
