@@ -514,21 +514,16 @@ Got claim_direct(ClaimCall& c, pg::delivery_store::Range range, claim_hint::Posi
         got.n++;
         got.last = row.at;
     };
-    std::int64_t held = 0;
-    while (got.n + held < n) {
+    std::int64_t reserved = 0;
+    while (reserved < n) {
         store::Candidate candidate = store::next_candidate(cursor, c.now);
         if (!candidate.found) break;
         pg::claim_hints::row_taken(c.tenant, target, target_len, candidate.at, candidate.run_after);
-        if (n > 1) {
-            if (store::hold(cursor)) held++;
-            continue;
-        }
-        store::Claimed row;
-        if (store::take(cursor, c.lease_until, &row)) emit(row);
+        if (store::reserve(cursor, c.lease_until)) reserved++;
     }
-    for (std::int64_t i = 0; i < held; i++) {
+    for (std::int64_t i = 0; i < reserved; i++) {
         store::Claimed row;
-        store::take_held(cursor, static_cast<int>(i), c.lease_until, &row);
+        store::complete(cursor, static_cast<int>(i), c.lease_until, &row);
         emit(row);
     }
     store::end_claim(cursor);

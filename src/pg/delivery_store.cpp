@@ -89,8 +89,10 @@ struct Cursor {
     Table* table;
     IndexScanDesc scan;
     ScanKeyData keys[4];
-    ItemPointerData* held;  // rows locked by hold(), to be taken by take_held()
-    int nheld;
+    ItemPointerData* reserved;  // the claimed versions reserve() wrote to the heap
+    bool* indexed;              // ...and whether each needs index entries from complete()
+    int nreserved;
+    int in_written;             // the reservation whose version `written` still holds, or -1
 };
 
 namespace {
@@ -119,9 +121,11 @@ void put(Table* t, Column c, Datum value, bool isnull = false) {
     t->written->tts_isnull[t->col[c] - 1] = isnull;
 }
 
-// Writes the version built in `written` over the version read, at tid. wait: wait for a
-// transaction holding the row, or return TM_BeingModified at once.
-TM_Result write_over(Table* t, ItemPointer tid, bool wait, TM_FailureData* tmfd) {
+// Writes the version built in `written` over the version read, at tid, in the heap
+// only: its index entries are write_indexes()'s (on TM_Ok, *indexed tells whether it
+// needs them: a HOT update does not). wait: wait for a transaction holding the row, or
+// return TM_BeingModified at once.
+TM_Result write_heap(Table* t, ItemPointer tid, bool wait, TM_FailureData* tmfd, bool* indexed) {
     ExecStoreVirtualTuple(t->written);
     // The table's NOT NULL and CHECK constraints, as an UPDATE checks them: pg_baton's
     // own writes keep them, but a user may have added some.
@@ -131,17 +135,31 @@ TM_Result write_over(Table* t, ItemPointer tid, bool wait, TM_FailureData* tmfd)
     TU_UpdateIndexes update_indexes = TU_None;
     TM_Result r = table_tuple_update(t->rel, tid, t->written, t->cid, t->snapshot, InvalidSnapshot, wait, tmfd,
                                      &lockmode, &update_indexes);
-    if (r == TM_Ok && update_indexes != TU_None)
-        list_free(ExecInsertIndexTuples(t->rri, t->written, t->estate, true, false, nullptr, NIL,
-                                        update_indexes == TU_Summarizing));
+    *indexed = update_indexes != TU_None;  // (a summarizing-only update is left to the next full one)
 #else
     bool update_indexes = false;
     TM_Result r = table_tuple_update(t->rel, tid, t->written, t->cid, t->snapshot, InvalidSnapshot, wait, tmfd,
                                      &lockmode, &update_indexes);
-    if (r == TM_Ok && update_indexes)
-        list_free(ExecInsertIndexTuples(t->rri, t->written, t->estate, true, false, nullptr, NIL));
+    *indexed = update_indexes;
+#endif
+    return r;
+}
+
+// The index entries of the version written in `slot` (its tts_tid).
+void write_indexes(Table* t, TupleTableSlot* slot) {
+#if PG_VERSION_NUM >= 160000
+    list_free(ExecInsertIndexTuples(t->rri, slot, t->estate, true, false, nullptr, NIL, false));
+#else
+    list_free(ExecInsertIndexTuples(t->rri, slot, t->estate, true, false, nullptr, NIL));
 #endif
     ResetPerTupleExprContext(t->estate);
+}
+
+// write_heap(), then write_indexes(): the whole update.
+TM_Result write_over(Table* t, ItemPointer tid, bool wait, TM_FailureData* tmfd) {
+    bool indexed = false;
+    TM_Result r = write_heap(t, tid, wait, tmfd, &indexed);
+    if (r == TM_Ok && indexed) write_indexes(t, t->written);
     return r;
 }
 
@@ -186,10 +204,10 @@ bool claimable(Table* t, TimestampTz now) {
     return !n1 && !n2 && text_is(status, "pending") && DatumGetTimestampTz(run_after) <= now;
 }
 
-// A by-reference column of the version written, copied into the current context.
-Datum copied(Table* t, Column c, bool* isnull) {
+// A by-reference column of a version, copied into the current context.
+Datum copied(Table* t, TupleTableSlot* slot, Column c, bool* isnull) {
     Form_pg_attribute att = TupleDescAttr(RelationGetDescr(t->rel), t->col[c] - 1);
-    Datum d = slot_getattr(t->written, t->col[c], isnull);
+    Datum d = slot_getattr(slot, t->col[c], isnull);
     return *isnull ? static_cast<Datum>(0) : datumCopy(d, att->attbyval, att->attlen);
 }
 
@@ -259,8 +277,10 @@ Cursor* begin_claim(Table* t, const pg_uuid_t* tenant, const text* target, Range
                     int max_rows) {
     return guard([t, tenant, target, range, from, max_rows] {
         Cursor* c = static_cast<Cursor*>(palloc0(sizeof(Cursor)));
-        c->held = static_cast<ItemPointerData*>(palloc(sizeof(ItemPointerData) * (max_rows + 1)));
+        c->reserved = static_cast<ItemPointerData*>(palloc(sizeof(ItemPointerData) * (max_rows + 1)));
+        c->indexed = static_cast<bool*>(palloc(sizeof(bool) * (max_rows + 1)));
         c->table = t;
+        c->in_written = -1;
         // deliveries_claimable is (tenant, target, priority DESC, id) WHERE status = 'pending'.
         ScanKeyInit(&c->keys[0], 1, BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
         ScanKeyInit(&c->keys[1], 2, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(target));
@@ -283,7 +303,8 @@ Cursor* begin_claim(Table* t, const pg_uuid_t* tenant, const text* target, Range
 void end_claim(Cursor* c) {
     guard([c] {
         index_endscan(c->scan);
-        pfree(c->held);
+        pfree(c->reserved);
+        pfree(c->indexed);
         pfree(c);
     });
 }
@@ -323,70 +344,67 @@ bool hold_found(Table* t) {
     return l == TM_Ok;
 }
 
-// The claimed row just written (`written`), into out.
-void fill_claimed(Table* t, TimestampTz lease_until, Claimed* out) {
-    bool n1 = false, n2 = false, n3 = false, n4 = false;
-    out->id = DatumGetInt64(slot_getattr(t->written, t->col[kId], &n1));
-    out->generation = DatumGetInt64(slot_getattr(t->written, t->col[kGeneration], &n1));
-    out->lease_until = lease_until;
-    out->dedup_key = copied(t, kDedupKey, &n2);
-    out->payload = copied(t, kPayload, &n2);
-    out->binding = copied(t, kBinding, &n2);
-    out->attempt = DatumGetInt32(slot_getattr(t->written, t->col[kAttempts], &n3));
-    out->run_id = copied(t, kRunId, &n4);
-    out->has_run = !n4;
-    out->at = {DatumGetInt32(slot_getattr(t->written, t->col[kPriority], &n1)), out->id};
-}
-
-// Claims the version in `found`, which this transaction holds locked, into out.
-void claim_held(Table* t, TimestampTz lease_until, Claimed* out) {
+// Writes the claimed version of the row in `found` to the heap, and remembers it in the
+// cursor for complete(). wait: see write_heap().
+TM_Result reserve_found(Cursor* c, TimestampTz lease_until, bool wait) {
+    Table* t = c->table;
     ItemPointerData tid = t->found->tts_tid;
     TM_FailureData tmfd;
+    bool indexed = false;
+    c->in_written = -1;
     build_claim(t, lease_until);
-    if (write_over(t, &tid, true, &tmfd) != TM_Ok) elog(ERROR, "pg_baton could not update a delivery it holds locked");
-    fill_claimed(t, lease_until, out);
+    TM_Result r = write_heap(t, &tid, wait, &tmfd, &indexed);
+    if (r == TM_Ok) {
+        c->reserved[c->nreserved] = t->written->tts_tid;
+        c->indexed[c->nreserved] = indexed;
+        c->in_written = c->nreserved++;
+    }
+    return r;
 }
 
 }  // namespace
 
-bool take(Cursor* c, TimestampTz lease_until, Claimed* out) {
-    return guard([c, lease_until, out] {
+bool reserve(Cursor* c, TimestampTz lease_until) {
+    return guard([c, lease_until] {
         Table* t = c->table;
         // The common case: a row no transaction has touched since it was written is
         // updated at once, without a lock of its own (one WAL record less). A row another
         // claimer has touched (its xmax is set: read without the buffer lock, a hint only)
         // goes straight to the lock, which skips it cheaply while that claimer holds it.
         if (untouched(t)) {
-            ItemPointerData tid = t->found->tts_tid;
-            TM_FailureData tmfd;
-            build_claim(t, lease_until);
-            TM_Result r = write_over(t, &tid, false, &tmfd);
+            TM_Result r = reserve_found(c, lease_until, false);
+            if (r == TM_Ok) return true;
             if (r == TM_SelfModified) return false;
-            if (r == TM_Ok) {
-                fill_claimed(t, lease_until, out);
-                return true;
-            }
         }
         if (!hold_found(t)) return false;
-        claim_held(t, lease_until, out);
+        if (reserve_found(c, lease_until, true) != TM_Ok)
+            elog(ERROR, "pg_baton could not update a delivery it holds locked");
         return true;
     });
 }
 
-bool hold(Cursor* c) {
-    return guard([c] {
-        if (!hold_found(c->table)) return false;
-        c->held[c->nheld++] = c->table->found->tts_tid;
-        return true;
-    });
-}
-
-void take_held(Cursor* c, int i, TimestampTz lease_until, Claimed* out) {
+void complete(Cursor* c, int i, TimestampTz lease_until, Claimed* out) {
     guard([c, i, lease_until, out] {
         Table* t = c->table;
-        if (!table_tuple_fetch_row_version(t->rel, &c->held[i], SnapshotAny, t->found))
-            elog(ERROR, "pg_baton cannot read delivery it holds locked");
-        claim_held(t, lease_until, out);
+        // The version written: still in `written` when it was the last one reserved.
+        TupleTableSlot* slot = t->written;
+        if (c->in_written != i) {
+            slot = t->found;
+            if (!table_tuple_fetch_row_version(t->rel, &c->reserved[i], SnapshotAny, slot))
+                elog(ERROR, "pg_baton cannot read a delivery it claimed");
+        }
+        if (c->indexed[i]) write_indexes(t, slot);
+        bool n1 = false, n2 = false, n3 = false, n4 = false;
+        out->id = DatumGetInt64(slot_getattr(slot, t->col[kId], &n1));
+        out->generation = DatumGetInt64(slot_getattr(slot, t->col[kGeneration], &n1));
+        out->lease_until = lease_until;
+        out->dedup_key = copied(t, slot, kDedupKey, &n2);
+        out->payload = copied(t, slot, kPayload, &n2);
+        out->binding = copied(t, slot, kBinding, &n2);
+        out->attempt = DatumGetInt32(slot_getattr(slot, t->col[kAttempts], &n3));
+        out->run_id = copied(t, slot, kRunId, &n4);
+        out->has_run = !n4;
+        out->at = {DatumGetInt32(slot_getattr(slot, t->col[kPriority], &n1)), out->id};
     });
 }
 
