@@ -12,12 +12,12 @@ namespace {
 // The columns of baton.deliveries this file reads or writes, found by name in the
 // relation's descriptor each time the table is opened.
 enum Column {
-    kTenant, kId, kTarget, kDedupKey, kStatus, kGeneration, kAttempts, kMaxAttempts, kPriority,
+    kId, kTarget, kDedupKey, kStatus, kGeneration, kAttempts, kMaxAttempts, kPriority,
     kRunAfter, kLeaseUntil, kPayload, kBinding, kResult, kRunId, kSettledAt, kColumns
 };
 const char* const kColumnNames[kColumns] = {
-    "tenant",    "id",          "target",   "dedup_key", "status", "generation", "attempts", "max_attempts",
-    "priority",  "run_after",   "lease_until", "payload", "binding", "result",   "run_id",   "settled_at"};
+    "id",       "target",    "dedup_key",   "status",  "generation", "attempts", "max_attempts", "priority",
+    "run_after", "lease_until", "payload",  "binding", "result",     "run_id",   "settled_at"};
 
 // The attribute number of a column by name, 0 when absent.
 AttrNumber attnum_of(TupleDesc desc, const char* name) {
