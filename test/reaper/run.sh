@@ -98,12 +98,14 @@ q -d reapdb -c "CREATE EXTENSION pg_baton" \
     -c "SELECT baton.enqueue('$T1', 'w', 'k' || i, max_attempts => 100) FROM generate_series(1, 5) i" \
     -c "SELECT baton.enqueue('$T1', 'once', 'o1', max_attempts => 1)" \
     -c "SELECT baton.enqueue('$T2', 'w', 'f1')" >/dev/null
-q -d reapdb -c "SELECT count(*) FROM baton.claim('$T1', 'w', '300 milliseconds', 3)" \
-    -c "SELECT count(*) FROM baton.claim('$T1', 'once', '300 milliseconds')" \
-    -c "SELECT count(*) FROM baton.claim('$T2', 'w', '300 milliseconds')" >/dev/null
-q -d reapdb -c "SELECT baton.set_tenant_state('$T2', 'fenced')" >/dev/null
+# Leases of 2 s: long enough for the checks below on a loaded machine. T2's lease is
+# claimed and its tenant fenced in one transaction, before any reaper round can see it.
 check "claimed before expiry" "3" \
-    "$(q -d reapdb -c "SELECT count(*) FROM baton.deliveries WHERE tenant = '$T1' AND target = 'w' AND status = 'claimed'")"
+    "$(q -d reapdb -c "SELECT count(*) FROM baton.claim('$T1', 'w', '2 seconds', 3)" \
+        -c "SELECT count(*) FROM baton.claim('$T1', 'once', '2 seconds')" \
+        -c "BEGIN" -c "SELECT count(*) FROM baton.claim('$T2', 'w', '2 seconds')" \
+        -c "SELECT baton.set_tenant_state('$T2', 'fenced')" -c "COMMIT" \
+        -c "SELECT count(*) FROM baton.deliveries WHERE tenant = '$T1' AND target = 'w' AND status = 'claimed'" | tail -n 1)"
 if wait_for reapdb "SELECT count(*) = 5 FROM baton.deliveries WHERE tenant = '$T1' AND target = 'w' AND status = 'pending'"; then
     ok "expired leases are pending again with no reap call"
 else

@@ -116,9 +116,8 @@ tooling_digest() {
 # tooling_digest_diff A B: prints the tables whose rows differ (with how many rows each
 # side lacks); returns non-zero when any differs or a side has a table the other lacks.
 tooling_digest_diff() {
-    local a=$1 b=$2 f name rc=0
-    for f in "$a"/* "$b"/*; do
-        name=$(basename "$f")
+    local a=$1 b=$2 name rc=0
+    for name in $( (ls "$a"; ls "$b") | sort -u); do
         [[ $name == counts ]] && continue
         if [[ ! -f $a/$name || ! -f $b/$name ]]; then
             echo "  $name: only on one side"

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Upgrades: pg_baton 0.1.0 -> 0.2.0 with ALTER EXTENSION pg_baton UPDATE, against the
+# Upgrades: pg_baton 0.1.0 -> 0.2.0 -> 0.3.0 with ALTER EXTENSION pg_baton UPDATE, against the
 # running test cluster (PGHOST/PGPORT/PGUSER exported, PG_CONFIG exported, the extension
 # installed). Three scratch databases:
 #   A  CREATE EXTENSION pg_baton VERSION '0.1.0', filled (tenants in every state,
 #      deliveries in every status, a bound target, runs with stages and markers, step
 #      entries), digested table by table; ALTER EXTENSION UPDATE; the digests must not
 #      change; the functions of both versions must work (one pg_baton.so serves both).
-#   B  a fresh CREATE EXTENSION pg_baton (the default version, 0.2.0).
+#   B  a fresh CREATE EXTENSION pg_baton (the default version, 0.3.0).
 #   C  CREATE EXTENSION pg_baton VERSION '0.1.0', left at 0.1.0.
 # The schemas of A and B, as pg_dump --schema-only --binary-upgrade prints them (the
 # mode that lists an extension's member objects one by one) with object ids and
@@ -109,12 +109,12 @@ SQL
 digests $A >"$WORK/before"
 check "A holds deliveries in every status" "statuses claimed,failed,finished,pending" "$(grep '^statuses' "$WORK/before")"
 check "A holds deliveries, runs, stages, markers" "counts 11 4 3 3" "$(grep '^counts' "$WORK/before")"
-check "0.1.0 -> 0.2.0 is an update path" "0.1.0--0.2.0" \
-    "$(q -d $A -c "SELECT source || '--' || target FROM pg_extension_update_paths('pg_baton') WHERE path = '0.1.0--0.2.0'")"
+check "0.1.0 -> 0.2.0 -> 0.3.0 is an update path" "0.1.0--0.3.0" \
+    "$(q -d $A -c "SELECT source || '--' || target FROM pg_extension_update_paths('pg_baton') WHERE path = '0.1.0--0.2.0--0.3.0'")"
 
 # --- the update --------------------------------------------------------------------
 if q -d $A -c "ALTER EXTENSION pg_baton UPDATE"; then ok "ALTER EXTENSION pg_baton UPDATE"; else not_ok "ALTER EXTENSION pg_baton UPDATE"; fi
-check "A is at 0.2.0" "0.2.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+check "A is at 0.3.0" "0.3.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 digests $A >"$WORK/after"
 if diff "$WORK/before" "$WORK/after"; then ok "no row changed in the update (digests of every table)"; else not_ok "rows changed in the update"; fi
 
@@ -132,18 +132,20 @@ check "purge works on the upgraded data (removes run1)" "1" "$(q -d $A -c "SELEC
 check "run1 went with its stages, its marker and its delivery" "0 0 0 0" \
     "$(q -d $A -c "SELECT (SELECT count(*) FROM baton.runs WHERE idempotency_key = 'run1') || ' ' || (SELECT count(*) FROM baton.stages WHERE stage IN ('a', 'b') AND status = 'completed') || ' ' || (SELECT count(*) FROM baton.markers WHERE operation_id = 'op-1') || ' ' || (SELECT count(*) FROM baton.deliveries WHERE dedup_key = 'of-r1')")"
 
-# --- B: fresh 0.2.0, C: 0.1.0 ---------------------------------------------------------
+# --- B: fresh 0.3.0, C: 0.1.0 ---------------------------------------------------------
 q -d $B -c "CREATE EXTENSION pg_baton"
-check "B installs 0.2.0 by default" "0.2.0" "$(q -d $B -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+check "B installs 0.3.0 by default" "0.3.0" "$(q -d $B -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 q -d $C -c "CREATE EXTENSION pg_baton VERSION '0.1.0'"
 
 # schema DB: the extension's objects as pg_dump prints them, without oids, xids and
-# sequence positions (data that binary-upgrade mode prints with the schema).
+# sequence positions (data that binary-upgrade mode prints with the schema); the
+# configuration tables are compared by name below.
 schema() {
     "$BINDIR/pg_dump" --schema-only --binary-upgrade -d "$1" \
         | grep -v -E 'binary_upgrade_set_next_|^SET relfrozenxid|^WHERE oid = |^UPDATE pg_catalog.pg_class$|^\\(un)?restrict |^-- For binary upgrade, set heap|^SELECT pg_catalog.setval\(' \
         | grep -v -E '^-- Dumped (from|by)' \
-        | sed -e "s/$1/DB/g"
+        | sed -e "s/$1/DB/g" \
+            -e "/binary_upgrade_create_empty_extension/s/'{[0-9,]*}'/'{configuration table oids}'/"
 }
 schema $A >"$WORK/a.sql"
 schema $B >"$WORK/b.sql"
@@ -155,15 +157,15 @@ else
     not_ok "the dump lists the extension's member objects (only $members)"
 fi
 if diff -u "$WORK/b.sql" "$WORK/a.sql" >"$WORK/ab.diff"; then
-    ok "upgraded schema (A) = fresh 0.2.0 schema (B)"
+    ok "upgraded schema (A) = fresh 0.3.0 schema (B)"
 else
-    not_ok "upgraded schema (A) differs from a fresh 0.2.0 install (B):"
+    not_ok "upgraded schema (A) differs from a fresh 0.3.0 install (B):"
     head -n 80 "$WORK/ab.diff"
 fi
 if diff -q "$WORK/b.sql" "$WORK/c.sql" >/dev/null; then
-    not_ok "a 0.1.0 schema (C) differs from 0.2.0 (B): the comparison sees nothing"
+    not_ok "a 0.1.0 schema (C) differs from 0.3.0 (B): the comparison sees nothing"
 else
-    ok "a 0.1.0 schema (C) differs from 0.2.0 (B): the comparison can fail"
+    ok "a 0.1.0 schema (C) differs from 0.3.0 (B): the comparison can fail"
 fi
 for obj in 'FUNCTION baton.purge' 'VIEW baton.run_stats' 'INDEX deliveries_settled' 'INDEX runs_finished'; do
     if grep -q "$obj" "$WORK/a.sql" && ! grep -q "$obj" "$WORK/c.sql"; then
@@ -173,7 +175,18 @@ for obj in 'FUNCTION baton.purge' 'VIEW baton.run_stats' 'INDEX deliveries_settl
     fi
 done
 
-# --- the exporter's queries run on the 0.2.0 schema ------------------------------------
+# 0.3.0: every table and sequence is configuration, so pg_dump keeps their rows, and an
+# updated database holds exactly what a fresh install holds.
+config() {
+    q -d "$1" -c "SELECT string_agg(c::regclass::text, ',' ORDER BY c::regclass::text) FROM pg_extension e, unnest(e.extconfig) c WHERE e.extname = 'pg_baton'"
+}
+check "the update marks every table and sequence as configuration" \
+    "baton.deliveries,baton.deliveries_id_seq,baton.entry_id_seq,baton.markers,baton.runs,baton.stages,baton.step_entries,baton.target_bindings,baton.tenants,baton.workflows" \
+    "$(config $A)"
+check "a fresh install marks the same" "$(config $A)" "$(config $B)"
+check "0.1.0 marks none (a dump of it holds no rows)" "" "$(config $C)"
+
+# --- the exporter's queries run on the 0.3.0 schema ------------------------------------
 # contrib/postgres_exporter/queries.yaml: every query runs on the upgraded database A,
 # as a role that has only what the file's header grants, and returns exactly the columns
 # its metrics name.
