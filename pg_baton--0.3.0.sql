@@ -428,9 +428,18 @@ REVOKE ALL ON ALL SEQUENCES IN SCHEMA baton FROM PUBLIC;
 -- Backups.
 -- ---------------------------------------------------------------------------
 
--- Every table and sequence of the extension is configuration in PostgreSQL's sense: its
--- rows are the application's, so pg_dump dumps them (all of them) and pg_restore loads
--- them after CREATE EXTENSION has made the empty tables (docs/operations.md, "Backups").
+-- One row once this database's pg_baton has been written to (docs/operations.md,
+-- "Backups"). Not dumped: a restored database has no row until its first write, and
+-- until then the fence lets the restore's COPY statements load every tenant's rows.
+CREATE TABLE baton.in_use (
+    singleton boolean     NOT NULL DEFAULT true PRIMARY KEY CHECK (singleton),
+    since     timestamptz NOT NULL DEFAULT now()
+);
+REVOKE ALL ON baton.in_use FROM PUBLIC;
+
+-- Every table and sequence of the extension but in_use is configuration in PostgreSQL's
+-- sense: its rows are the application's, so pg_dump dumps them (all of them) and
+-- pg_restore loads them after CREATE EXTENSION has made the empty tables.
 SELECT pg_catalog.pg_extension_config_dump('baton.tenants', '');
 SELECT pg_catalog.pg_extension_config_dump('baton.target_bindings', '');
 SELECT pg_catalog.pg_extension_config_dump('baton.workflows', '');

@@ -3,6 +3,7 @@
 
 #include "core/error.hpp"
 #include "pg/fence.hpp"
+#include "pg/restore_load.hpp"
 #include "pg/spi.hpp"
 
 namespace baton::pg::fence {
@@ -97,6 +98,7 @@ Check read_state(const pg_uuid_t* tenant, bool latest) {
 // Share-locks the fence (waiting or not) and reads the state unless a read under the
 // same held lock is cached.
 Check share_lock_and_read(const pg_uuid_t* tenant, bool wait) {
+    restore_load::mark_in_use();  // a write through the fence: no restore window any more
     LOCKTAG tag = fence_tag(tenant);
     LockAcquireResult r = guard([&tag, wait] { return LockAcquire(&tag, ShareLock, false, !wait); });
     if (r == LOCKACQUIRE_NOT_AVAIL) return {Access::kBusy, tenant::State::kActive};
@@ -141,6 +143,7 @@ bool try_writable(const pg_uuid_t* tenant) {
 }
 
 void lock_exclusive(const pg_uuid_t* tenant) {
+    restore_load::mark_in_use();
     LOCKTAG tag = fence_tag(tenant);
     guard([&tag] { (void)LockAcquire(&tag, ExclusiveLock, false, false); });
     g_epoch++;

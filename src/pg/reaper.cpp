@@ -48,9 +48,22 @@ void on_sigterm(SIGNAL_ARGS) {
     errno = saved_errno;
 }
 
+// Whether this database's pg_baton is in use (baton.in_use has its row; versions before
+// 0.3.0 have no such table and always are). One that is not (a restore in progress, or
+// a database no application has written to since) is left alone: a reap is a write and
+// would end the restore's way past the fence (restore_load.hpp). Inside SPI.
+bool in_use() {
+    Oid nsp = get_namespace_oid("baton", true);
+    if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid("in_use", nsp))) return true;
+    int rc = SPI_execute("SELECT 1 FROM baton.in_use", true, 1);
+    if (rc != SPI_OK_SELECT) elog(ERROR, "pg_baton reaper: reading baton.in_use failed: %s", SPI_result_code_string(rc));
+    return SPI_processed > 0;
+}
+
 // One batch in its own transaction: SELECT baton.reap(batch) through SPI (so the call
 // runs exactly as a client's would, as the extension's owner, under the fence).
-// Returns the rows reaped, or -1 when pg_baton is not installed in this database.
+// Returns the rows reaped (0 while the database is not in use), or -1 when pg_baton is
+// not installed in this database.
 int reap_batch(int batch) {
     int reaped = -1;
     SetCurrentStatementStartTimestamp();
@@ -61,12 +74,15 @@ int reap_batch(int batch) {
         Oid argtypes[1] = {INT4OID};
         Datum values[1] = {Int32GetDatum(batch)};
         if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_baton reaper: SPI_connect failed");
-        int rc = SPI_execute_with_args("SELECT baton.reap($1)", 1, argtypes, values, nullptr, false, 1);
-        if (rc != SPI_OK_SELECT || SPI_processed != 1)
-            elog(ERROR, "pg_baton reaper: baton.reap() failed: %s", SPI_result_code_string(rc));
-        bool isnull = false;
-        Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-        reaped = isnull ? 0 : DatumGetInt32(d);
+        reaped = 0;
+        if (in_use()) {
+            int rc = SPI_execute_with_args("SELECT baton.reap($1)", 1, argtypes, values, nullptr, false, 1);
+            if (rc != SPI_OK_SELECT || SPI_processed != 1)
+                elog(ERROR, "pg_baton reaper: baton.reap() failed: %s", SPI_result_code_string(rc));
+            bool isnull = false;
+            Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+            reaped = isnull ? 0 : DatumGetInt32(d);
+        }
         SPI_finish();
     }
     PopActiveSnapshot();

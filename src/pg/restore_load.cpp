@@ -1,11 +1,71 @@
-// How a restore gets past the fence (see restore_load.hpp).
+// How a restore gets past the fence, and only a restore (see restore_load.hpp).
 #include "pg/restore_load.hpp"
 
+#include <cstdint>
+
 #include "pg/boundary.hpp"
+#include "pg/spi.hpp"
 
 namespace baton::pg::restore_load {
 
 namespace {
+
+// baton.in_use's oid once this backend has seen or written its row: the database is in
+// use, for good (the row is never removed; a new CREATE EXTENSION makes a new table).
+Oid g_in_use_relid = InvalidOid;
+
+KeptPlan g_in_use_row = {"SELECT 1 FROM baton.in_use", 0, {}, nullptr};
+KeptPlan g_add_in_use_row = {"INSERT INTO baton.in_use DEFAULT VALUES ON CONFLICT DO NOTHING", 0, {}, nullptr};
+
+// baton.in_use's oid, InvalidOid under a version that has no such table (before 0.3.0:
+// no restore window at all). Two syscache probes: the fence asks on every write.
+Oid in_use_relid() {
+    return guard([] {
+        Oid nsp = get_namespace_oid("baton", true);
+        return OidIsValid(nsp) ? get_relname_relid("in_use", nsp) : InvalidOid;
+    });
+}
+
+// The owner of relation relid.
+Oid owner_of(Oid relid) {
+    return guard([relid] {
+        HeapTuple tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+        if (!HeapTupleIsValid(tup)) elog(ERROR, "cache lookup failed for relation %u", relid);
+        Oid owner = reinterpret_cast<Form_pg_class>(GETSTRUCT(tup))->relowner;
+        ReleaseSysCache(tup);
+        return owner;
+    });
+}
+
+// Runs plan as the owner of baton.in_use: the fence asks for every role that writes,
+// including roles (and triggers) with no privilege on that table. latest: read the
+// latest committed data rather than the snapshot. Returns the row count.
+std::uint64_t run_as_owner(Oid relid, KeptPlan& plan, bool latest) {
+    Oid owner = owner_of(relid);
+    Oid saved_user = InvalidOid;
+    int saved_context = 0;
+    GetUserIdAndSecContext(&saved_user, &saved_context);
+    SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+    std::uint64_t rows = 0;
+    try {
+        Spi spi;
+        rows = latest ? spi.run_latest(plan, nullptr, nullptr) : spi.run(plan, nullptr, nullptr);
+    } catch (...) {
+        SetUserIdAndSecContext(saved_user, saved_context);
+        throw;
+    }
+    SetUserIdAndSecContext(saved_user, saved_context);
+    return rows;
+}
+
+// Whether baton.in_use holds its row in the latest committed data (or this
+// transaction's own writes); remembered once seen.
+bool in_use(Oid relid) {
+    if (relid == g_in_use_relid) return true;
+    if (run_as_owner(relid, g_in_use_row, true) == 0) return false;
+    g_in_use_relid = relid;
+    return true;
+}
 
 // The CopyStmt of the portal the client is running, if it is a COPY ... FROM of a table
 // (not of a query); nullptr otherwise. A statement run through SPI or from a function
@@ -27,7 +87,7 @@ bool active(Relation rel) {
     // Checked first and without a call into Postgres: the fence trigger asks on every row
     // of every write, and only COPY statements go further.
     if (ActivePortal == nullptr || ActivePortal->commandTag != CMDTAG_COPY) return false;
-    return guard([rel] {
+    bool owner_copies_rel = guard([rel] {
         CopyStmt* copy = top_level_copy_from();
         if (copy == nullptr) return false;
         // The COPY has opened its table already: resolving its name again finds the same
@@ -35,6 +95,18 @@ bool active(Relation rel) {
         Oid target = RangeVarGetRelid(copy->relation, NoLock, true);
         return target == RelationGetRelid(rel) && has_privs_of_role(GetUserId(), rel->rd_rel->relowner);
     });
+    if (!owner_copies_rel) return false;
+    Oid relid = in_use_relid();
+    return OidIsValid(relid) && !in_use(relid);
+}
+
+void mark_in_use() {
+    Oid relid = in_use_relid();
+    // Seen before in this backend (the common case), or a version without the table. A
+    // DROP and CREATE EXTENSION in this backend make a new, empty table: a new oid.
+    if (!OidIsValid(relid) || in_use(relid)) return;
+    run_as_owner(relid, g_add_in_use_row, false);
+    g_in_use_relid = relid;
 }
 
 }  // namespace baton::pg::restore_load

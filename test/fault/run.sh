@@ -110,10 +110,29 @@ main() {
         cp "$CLUSTER/log" /tmp/pg_baton-fault-server.log
         echo "fault: server log kept in /tmp/pg_baton-fault-server.log"
     fi
-    "$PYTHON" "$ROOT/test/fault/driver.py" "${args[@]}" || rc=$?
+    # The driver's own count line is held back: amcheck's verdict joins it below.
+    "$PYTHON" "$ROOT/test/fault/driver.py" "${args[@]}" >"$CLUSTER/driver.out" 2>&1 || rc=$?
+    grep -v -E '^[0-9]+ passed, [0-9]+ failed$' "$CLUSTER/driver.out" || true
     if [[ ${BATON_KEEP_LOGS:-0} == 1 ]]; then
         cp "$CLUSTER/log" /tmp/pg_baton-fault-server.log
     fi
+    local count passed=0 failed=1 verdict tables indexes problems
+    count=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$CLUSTER/driver.out" | tail -n 1)
+    [[ $count =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]] && passed=${BASH_REMATCH[1]} failed=${BASH_REMATCH[2]}
+    # After every crash, kill and freeze: amcheck on every baton table and index.
+    # shellcheck source=test/tooling/lib.sh
+    source "$ROOT/test/tooling/lib.sh"
+    verdict=$(tooling_amcheck "${PGDATABASE:-postgres}" 2>&1)
+    read -r tables indexes problems <<<"$(head -n 1 <<<"$verdict")"
+    if [[ $problems == 0 ]]; then
+        passed=$((passed + 1))
+        echo "fault: amcheck after the faults: $tables tables (with TOAST), $indexes indexes, no corruption"
+    else
+        failed=$((failed + 1))
+        echo "fault: FAIL amcheck after the faults: $verdict"
+    fi
+    echo "$passed passed, $failed failed"
+    ((failed == 0)) || rc=1
     return "$rc"
 }
 

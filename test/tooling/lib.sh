@@ -98,6 +98,8 @@ tooling_tables() {
 
 # tooling_digest DB DIR: DIR/<table> holds one md5 per row of each baton table (sorted),
 # DIR/<sequence> its last_value and is_called; DIR/counts the row count of each.
+# baton.in_use is left out: it says whether this copy has been written to, and a
+# restored copy starts without its row by design (docs/operations.md, "Backups").
 tooling_digest() {
     local db=$1 dir=$2 rel kind
     mkdir -p "$dir"
@@ -110,7 +112,8 @@ tooling_digest() {
             echo "$rel $(wc -l <"$dir/$rel")" >>"$dir/counts"
         fi
     done < <(q -d "$db" -c "SELECT c.relname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                            WHERE n.nspname = 'baton' AND c.relkind IN ('r', 'S') ORDER BY c.relname")
+                            WHERE n.nspname = 'baton' AND c.relkind IN ('r', 'S') AND c.relname <> 'in_use'
+                            ORDER BY c.relname")
 }
 
 # tooling_digest_diff A B: prints the tables whose rows differ (with how many rows each
