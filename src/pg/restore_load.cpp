@@ -14,6 +14,10 @@ namespace {
 // use, for good (the row is never removed; a new CREATE EXTENSION makes a new table).
 Oid g_in_use_relid = InvalidOid;
 
+// The third key of the advisory lock a transaction holds while it adds baton.in_use's
+// row (beside the fence's 0x0BA7, define_workflow's 0x0BA8 and enter_step's 0x0BA9).
+constexpr uint16 kInUseLockKey = 0x0BAA;
+
 KeptPlan g_in_use_row = {"SELECT 1 FROM baton.in_use", 0, {}, nullptr};
 KeptPlan g_add_in_use_row = {"INSERT INTO baton.in_use DEFAULT VALUES ON CONFLICT DO NOTHING", 0, {}, nullptr};
 
@@ -81,6 +85,16 @@ CopyStmt* top_level_copy_from() {
     return copy->is_from && copy->relation != nullptr && copy->query == nullptr ? copy : nullptr;
 }
 
+// Takes, without waiting, the advisory lock of the transaction that adds baton.in_use's
+// row; false when another transaction holds it.
+bool try_lock_marking() {
+    return guard([] {
+        LOCKTAG tag;
+        SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, 0, kInUseLockKey);
+        return LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL;
+    });
+}
+
 }  // namespace
 
 bool active(Relation rel) {
@@ -105,6 +119,11 @@ void mark_in_use() {
     // Seen before in this backend (the common case), or a version without the table. A
     // DROP and CREATE EXTENSION in this backend make a new, empty table: a new oid.
     if (!OidIsValid(relid) || in_use(relid)) return;
+    // Another transaction is adding the row: leave it to that one rather than wait for its
+    // end (the row's key would make this insert wait, and every first writer with it); a
+    // later write of this backend looks again.
+    if (!try_lock_marking()) return;
+    if (in_use(relid)) return;  // added, and committed, since the first look
     run_as_owner(relid, g_add_in_use_row, false);
     g_in_use_relid = relid;
 }
