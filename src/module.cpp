@@ -5,6 +5,7 @@
 #include "pg/fence.hpp"
 #include "pg/postgres.hpp"
 #include "pg/reaper.hpp"
+#include "pg/restore_load.hpp"
 #include "pg/settings.hpp"
 
 namespace baton::settings {
@@ -37,6 +38,7 @@ void _PG_init(void) {
     if (process_shared_preload_libraries_in_progress) baton::pg::reaper::register_workers();
     MarkGUCPrefixReserved("baton");
     baton::pg::fence::init();
+    baton::pg::restore_load::init();
     baton::pg::claim_hints::init();
 }
 

@@ -11,8 +11,14 @@ namespace baton::pg::restore_load {
 namespace {
 
 // baton.in_use's oid once this backend has seen or written its row: the database is in
-// use, for good (the row is never removed; a new CREATE EXTENSION makes a new table).
+// use, for good (the row is never removed). Forgotten when the relation is invalidated
+// (a DROP EXTENSION; a new CREATE EXTENSION makes a new, empty table).
 Oid g_in_use_relid = InvalidOid;
+
+// Relcache callback: forget the in-use mark when its table changes or goes.
+void forget_in_use(Datum, Oid relid) {
+    if (relid == InvalidOid || relid == g_in_use_relid) g_in_use_relid = InvalidOid;
+}
 
 // The third key of the advisory lock a transaction holds while it adds baton.in_use's
 // row (beside the fence's 0x0BA7, define_workflow's 0x0BA8 and enter_step's 0x0BA9).
@@ -114,11 +120,12 @@ bool active(Relation rel) {
     return OidIsValid(relid) && !in_use(relid);
 }
 
+void init() { CacheRegisterRelcacheCallback(forget_in_use, 0); }
+
 void mark_in_use() {
+    if (OidIsValid(g_in_use_relid)) return;  // the common case: seen in use before
     Oid relid = in_use_relid();
-    // Seen before in this backend (the common case), or a version without the table. A
-    // DROP and CREATE EXTENSION in this backend make a new, empty table: a new oid.
-    if (!OidIsValid(relid) || in_use(relid)) return;
+    if (!OidIsValid(relid) || in_use(relid)) return;  // a version without the table, or in use
     // Another transaction is adding the row: leave it to that one rather than wait for its
     // end (the row's key would make this insert wait, and every first writer with it); a
     // later write of this backend looks again.
