@@ -43,6 +43,7 @@ cleanup() {
     rm -rf -- "$BASE"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
 
 as_owner() { if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 # P / S [psql args]: psql on the primary / the standby (the promoted server later).
