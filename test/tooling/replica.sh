@@ -15,9 +15,9 @@
 set -uo pipefail
 HERE=$(cd -- "$(dirname -- "$0")" && pwd)
 ROOT=$(cd -- "$HERE/../.." && pwd)
-# shellcheck source=lib.sh
+# shellcheck source=test/tooling/lib.sh
 source "$HERE/lib.sh"
-# shellcheck source=../../scripts/cluster.sh
+# shellcheck source=scripts/cluster.sh
 source "$ROOT/scripts/cluster.sh"
 
 DB=baton_replica
@@ -425,7 +425,7 @@ on_s tooling_digest "$DB" "$BASE/neg-after"
 neg_out=$(tooling_digest_diff "$BASE/neg-before" "$BASE/neg-after")
 neg_rc=$?
 if ((neg_rc != 0)) && grep -q 'deliveries: 1 row(s) missing' <<<"$neg_out"; then
-    ok "negative control: a row deleted on the promoted server is reported ($(echo $neg_out))"
+    ok "negative control: a row deleted on the promoted server is reported ($(tr -s ' \n' ' ' <<<"$neg_out"))"
 else
     not_ok "negative control: a deleted row is reported (rc $neg_rc): $neg_out"
 fi
