@@ -11,6 +11,7 @@
 #include "pg/args.hpp"
 #include "pg/auth.hpp"
 #include "pg/fence.hpp"
+#include "pg/read_only.hpp"
 #include "pg/spi.hpp"
 
 namespace baton::api {
@@ -78,6 +79,7 @@ void grant(FunctionCallInfo fcinfo, const char* functions, bool list_is_query, c
 // baton.bind_target(tenant, target, role): only members of role may claim, renew,
 // finish or retry the target's deliveries from now on. Rebinding replaces the role.
 Datum bind_target(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.bind_target");
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     text* target = pg::text_arg(fcinfo, 1, "target");
     pg::require(fcinfo, 2, "role");
@@ -92,16 +94,19 @@ Datum bind_target(FunctionCallInfo fcinfo, Oid) {
 }
 
 Datum grant_producer(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.grant_producer");
     grant(fcinfo, kProducerFunctions, false, nullptr);
     PG_RETURN_VOID();
 }
 
 Datum grant_worker(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.grant_worker");
     grant(fcinfo, kWorkerFunctions, false, nullptr);
     PG_RETURN_VOID();
 }
 
 Datum grant_admin(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.grant_admin");
     grant(fcinfo, kAdminFunctions, true, kAdminViews);
     PG_RETURN_VOID();
 }

@@ -24,6 +24,7 @@
 #include "pg/claim_hints.hpp"
 #include "pg/delivery_store.hpp"
 #include "pg/fence.hpp"
+#include "pg/read_only.hpp"
 #include "pg/settings.hpp"
 #include "pg/spi.hpp"
 
@@ -318,6 +319,7 @@ LeaseCall lease_call_args(FunctionCallInfo fcinfo) {
 // max_attempts, run_id): adds a pending delivery, idempotent on (tenant, target,
 // dedup_key); returns its id.
 Datum enqueue(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.enqueue");
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     Item item{};
     item.target = pg::text_arg(fcinfo, 1, "target");
@@ -443,6 +445,7 @@ Item read_batch_item(JsonbValue* element) {
 // baton.enqueue_batch(tenant, items): enqueues every item of a JSON array, all or
 // nothing; returns (id, inserted) per item in order.
 Datum enqueue_batch(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.enqueue_batch");
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     Jsonb* items = pg::jsonb_arg(fcinfo, 1, "items");
     if (!JB_ROOT_IS_ARRAY(items) || JB_ROOT_IS_SCALAR(items))
@@ -573,6 +576,7 @@ Got claim_spi(ClaimCall& c, pg::delivery_store::Range range, claim_hint::Positio
 // than asked for, the claim scans again from the top (once a second per target at most),
 // so a hint never hides a row for long.
 Datum claim(FunctionCallInfo fcinfo, Oid caller) {
+    pg::require_read_write("baton.claim");
     namespace store = pg::delivery_store;
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     text* target = pg::text_arg(fcinfo, 1, "target");
@@ -641,6 +645,7 @@ Datum claim(FunctionCallInfo fcinfo, Oid caller) {
 // baton.renew(tenant, id, generation, lease): extends the lease of the holder of that
 // generation to now() + lease; returns the new lease_until.
 Datum renew(FunctionCallInfo fcinfo, Oid caller) {
+    pg::require_read_write("baton.renew");
     LeaseCall call = lease_call_args(fcinfo);
     Interval* lease = pg::interval_arg(fcinfo, 3, "lease");
     delivery::check_lease_usec(pg::interval_usec(lease));
@@ -710,6 +715,7 @@ Int64s int64_array_arg(FunctionCallInfo fcinfo, int n, const char* name) {
 // lease is lost answers 'lease_lost' (and an unknown id 'not_found') instead of failing
 // the others; a bound target the caller may not work on fails the whole call (DU005).
 Datum finish_batch(FunctionCallInfo fcinfo, Oid caller) {
+    pg::require_read_write("baton.finish_batch");
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     Int64s ids = int64_array_arg(fcinfo, 1, "ids");
     Int64s generations = int64_array_arg(fcinfo, 2, "generations");
@@ -823,7 +829,10 @@ delivery::Status finish_delivery(FunctionCallInfo fcinfo, Oid caller) {
     return r.row.status;
 }
 
-Datum finish(FunctionCallInfo fcinfo, Oid caller) { return status_text(finish_delivery(fcinfo, caller)); }
+Datum finish(FunctionCallInfo fcinfo, Oid caller) {
+    pg::require_read_write("baton.finish");
+    return status_text(finish_delivery(fcinfo, caller));
+}
 
 // baton.retry(tenant, id, generation, error, delay): gives the attempt back: pending
 // after delay (NULL: exponential backoff) under generation + 1, or failed at the same
@@ -865,12 +874,16 @@ delivery::Status retry_delivery(FunctionCallInfo fcinfo, Oid caller) {
     return next;
 }
 
-Datum retry(FunctionCallInfo fcinfo, Oid caller) { return status_text(retry_delivery(fcinfo, caller)); }
+Datum retry(FunctionCallInfo fcinfo, Oid caller) {
+    pg::require_read_write("baton.retry");
+    return status_text(retry_delivery(fcinfo, caller));
+}
 
 // baton.reap(max_rows): returns expired leases fleet-wide, oldest expiry first, bumping
 // the generation; skips tenants that are not active or whose fence is changing. Each
 // tenant's rows are reaped by a statement of their own (on Citus, on its node).
 Datum reap(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.reap");
     std::int32_t max_rows = pg::int32_arg(fcinfo, 0, "max_rows");
     delivery::check_reap_rows(max_rows);
     pg::Spi spi;

@@ -15,6 +15,7 @@
 #include "core/tenant.hpp"
 #include "pg/args.hpp"
 #include "pg/fence.hpp"
+#include "pg/read_only.hpp"
 #include "pg/spi.hpp"
 
 namespace baton::api {
@@ -135,6 +136,7 @@ void lock_entries(const pg_uuid_t* tenant, const text* subject, const text* step
 // baton.enter_step(tenant, subject, step, digest): a new entry of the subject into the
 // step, numbered from 1; concurrent entries wait for each other, so no two share a number.
 Datum enter_step(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.enter_step");
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     text* subject = pg::text_arg(fcinfo, 1, "subject");
     text* step = pg::text_arg(fcinfo, 2, "step");
@@ -157,6 +159,7 @@ Datum enter_step(FunctionCallInfo fcinfo, Oid) {
 // call moved the marker from absent (or `retry`) to in_progress; false when it exists:
 // the caller must then not run the action.
 Datum claim_marker(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.claim_marker");
     MarkerKey key = marker_key_args(fcinfo);
     text* kind = pg::text_arg(fcinfo, 3, "kind");
     text* operation_id = pg::optional_text_arg(fcinfo, 4);
@@ -186,6 +189,7 @@ Datum claim_marker(FunctionCallInfo fcinfo, Oid) {
 // or failed, true; false, writing nothing, when the marker is absent or terminal. Run it
 // in the transaction of the action's own writes.
 Datum complete_marker(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.complete_marker");
     MarkerKey key = marker_key_args(fcinfo);
     text* state = pg::text_arg(fcinfo, 3, "state");
     text* error = pg::optional_text_arg(fcinfo, 4);
@@ -232,6 +236,7 @@ Datum markers_in_doubt(FunctionCallInfo fcinfo, Oid) {
 // current owner records what it found out about a marker in doubt: done, failed, or
 // retry (the action did not happen: it may be claimed once more).
 Datum resolve_marker(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.resolve_marker");
     MarkerKey key = marker_key_args(fcinfo);
     std::int64_t generation = pg::int64_arg(fcinfo, 3, "generation");
     text* outcome = pg::text_arg(fcinfo, 4, "outcome");

@@ -13,6 +13,7 @@
 #include "core/tenant.hpp"
 #include "pg/args.hpp"
 #include "pg/fence.hpp"
+#include "pg/read_only.hpp"
 #include "pg/spi.hpp"
 
 namespace baton::api {
@@ -68,6 +69,7 @@ pg::KeptPlan g_purge_runs = {
 // terminal runs older than older_than and returns how many it removed (the rows of a
 // removed run's stages, markers and deliveries go with it and are not counted).
 Datum purge(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.purge");
     Interval* older_than = pg::interval_arg(fcinfo, 0, "older_than");
     std::int32_t max_rows = pg::int32_arg(fcinfo, 1, "max_rows");
     retention::check_older_than(older_than->month, older_than->day, older_than->time);

@@ -14,6 +14,7 @@
 #include "core/tenant.hpp"
 #include "pg/args.hpp"
 #include "pg/fence.hpp"
+#include "pg/read_only.hpp"
 #include "pg/spi.hpp"
 #include "pg/workflow_store.hpp"
 
@@ -134,6 +135,7 @@ Acquirer acquirer_args(FunctionCallInfo fcinfo, int owner_arg, int lease_arg) {
 // workflow's latest version with its inputs and their digest; approved at once when the
 // workflow does not require approval. Idempotent on (tenant, workflow, key).
 Datum submit(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.submit");
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     text* workflow = pg::text_arg(fcinfo, 1, "workflow");
     Jsonb* inputs = pg::jsonb_arg(fcinfo, 2, "inputs");
@@ -184,6 +186,7 @@ Datum inputs_digest(FunctionCallInfo fcinfo, Oid) {
 // baton.approve(tenant, run_id, approver, digest): binds the approver's decision to the
 // inputs digest; creates no stage.
 Datum approve(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.approve");
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     pg_uuid_t* run_id = pg::uuid_arg(fcinfo, 1, "run_id");
     text* approver = pg::text_arg(fcinfo, 2, "approver");
@@ -206,6 +209,7 @@ Datum approve(FunctionCallInfo fcinfo, Oid) {
 // baton.cancel(tenant, run_id, reason): ends a run that has not ended; its holder's
 // next transition_stage answers finished/cancelled.
 Datum cancel(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.cancel");
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     pg_uuid_t* run_id = pg::uuid_arg(fcinfo, 1, "run_id");
     text* reason = pg::text_arg(fcinfo, 2, "reason");
@@ -226,6 +230,7 @@ Datum cancel(FunctionCallInfo fcinfo, Oid) {
 // the new generation; NULL (nothing changes) when another owner holds an unexpired
 // lease or the run has ended.
 Datum acquire_run(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.acquire_run");
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     pg_uuid_t* run_id = pg::uuid_arg(fcinfo, 1, "run_id");
     auto [owner, lease] = acquirer_args(fcinfo, 2, 3);
@@ -247,6 +252,7 @@ Datum acquire_run(FunctionCallInfo fcinfo, Oid) {
 // runnable run (approved or running, lease free or expired, no retry deadline ahead),
 // skipping runs other acquirers hold; zero rows when there is none.
 Datum acquire_next_run(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.acquire_next_run");
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     text* workflow = pg::text_arg(fcinfo, 1, "workflow");
     auto [owner, lease] = acquirer_args(fcinfo, 2, 3);
@@ -265,6 +271,7 @@ Datum acquire_next_run(FunctionCallInfo fcinfo, Oid) {
 // baton.renew_run(tenant, run_id, generation, lease): extends the owner's lease;
 // DU001 when superseded, DU007 when the run has ended.
 Datum renew_run(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.renew_run");
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     pg_uuid_t* run_id = pg::uuid_arg(fcinfo, 1, "run_id");
     std::int64_t generation = pg::int64_arg(fcinfo, 2, "generation");
@@ -287,6 +294,7 @@ Datum renew_run(FunctionCallInfo fcinfo, Oid) {
 // baton.release_run(tenant, run_id, generation): gives the lease up; the generation
 // moves on, so the releasing owner's later calls are DU001.
 Datum release_run(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.release_run");
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     pg_uuid_t* run_id = pg::uuid_arg(fcinfo, 1, "run_id");
     std::int64_t generation = pg::int64_arg(fcinfo, 2, "generation");

@@ -20,6 +20,7 @@
 #include "core/tenant.hpp"
 #include "pg/args.hpp"
 #include "pg/fence.hpp"
+#include "pg/read_only.hpp"
 #include "pg/spi.hpp"
 #include "pg/workflow_store.hpp"
 
@@ -431,6 +432,7 @@ Outcome transition(pg::Spi& spi, const OwnerCall& call, const LockedRun& run, Oi
 
 // baton.transition_stage(tenant, run_id, generation, previous_stage_id): see above.
 Datum transition_stage(FunctionCallInfo fcinfo, Oid caller) {
+    pg::require_read_write("baton.transition_stage");
     OwnerCall call = owner_call_args(fcinfo);
     bool has_previous = !PG_ARGISNULL(3);
     std::int64_t previous = has_previous ? PG_GETARG_INT64(3) : 0;
@@ -480,6 +482,7 @@ StageRow stage_of_run(pg::Spi& spi, const OwnerCall& call, std::int64_t stage_id
 // baton.start_stage(tenant, run_id, generation, stage_id): marks the current stage
 // running (attempt + 1) and returns its inputs.
 Datum start_stage(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.start_stage");
     OwnerCall call = owner_call_args(fcinfo);
     std::int64_t stage_id = pg::int64_arg(fcinfo, 3, "stage_id");
     pg::fence::require_writable(call.tenant);
@@ -496,6 +499,7 @@ Datum start_stage(FunctionCallInfo fcinfo, Oid) {
 // baton.complete_stage(tenant, run_id, generation, stage_id, result): saves the running
 // stage's result; repeating it with the same result is a no-op, with another DU007.
 Datum complete_stage(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.complete_stage");
     OwnerCall call = owner_call_args(fcinfo);
     std::int64_t stage_id = pg::int64_arg(fcinfo, 3, "stage_id");
     Jsonb* result = pg::jsonb_arg(fcinfo, 4, "result");
@@ -520,6 +524,7 @@ Datum complete_stage(FunctionCallInfo fcinfo, Oid) {
 // baton.fail_stage(tenant, run_id, generation, stage_id, error, retry_in): saves the
 // error and a retry deadline (now + retry_in, or the stage's retry_delay); returns it.
 Datum fail_stage(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.fail_stage");
     OwnerCall call = owner_call_args(fcinfo);
     std::int64_t stage_id = pg::int64_arg(fcinfo, 3, "stage_id");
     text* error = pg::text_arg(fcinfo, 4, "error");

@@ -5,6 +5,7 @@
 #include "core/tenant.hpp"
 #include "pg/args.hpp"
 #include "pg/fence.hpp"
+#include "pg/read_only.hpp"
 #include "pg/restore_load.hpp"
 #include "pg/spi.hpp"
 
@@ -28,6 +29,7 @@ pg::KeptPlan g_update_state = {
 // baton.create_tenant(tenant): creates an active tenant; does nothing if it exists,
 // unless it is deleted (DU007: deleted is final).
 Datum create_tenant(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.create_tenant");
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     Datum values[1] = {UUIDPGetDatum(tenant)};
     pg::restore_load::mark_in_use();  // a write that passes no fence lock
@@ -45,6 +47,7 @@ Datum create_tenant(FunctionCallInfo fcinfo, Oid) {
 // exclusively, so writers in flight commit before the change and later writers see
 // it. Unknown tenant: DU002; leaving deleted: DU007; the same state: nothing.
 Datum set_tenant_state(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.set_tenant_state");
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     text* state_text = pg::text_arg(fcinfo, 1, "state");
     tenant::State to = tenant::parse_state_argument(pg::text_view(state_text));

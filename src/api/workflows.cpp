@@ -7,6 +7,7 @@
 #include "core/json.hpp"
 #include "core/run.hpp"
 #include "pg/args.hpp"
+#include "pg/read_only.hpp"
 #include "pg/workflow_store.hpp"
 
 namespace baton::api {
@@ -91,6 +92,7 @@ Oid resolve_decide(const std::string& name) {
 // the workflow's next version; an identical definition (resolving to the same decide
 // function) returns the latest version.
 Datum define_workflow(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.define_workflow");
     text* name = pg::text_arg(fcinfo, 0, "name");
     Jsonb* definition = pg::jsonb_arg(fcinfo, 1, "definition");
     check_label("name", pg::text_chars(name));

@@ -10,6 +10,7 @@ namespace baton {
 enum class SqlState {
     kNullValueNotAllowed,   // 22004: a required argument is NULL
     kInvalidParameterValue, // 22023: an argument is outside its documented limits
+    kReadOnlyTransaction,   // 25006: a write function called on a standby or in a read-only transaction
     kInsufficientPrivilege, // 42501: no right to the object
     kUndefinedFunction,     // 42883: a function the object names no longer exists
     kLeaseLost,             // DU001: the generation no longer holds the row
@@ -31,6 +32,7 @@ constexpr const char* sqlstate_code(SqlState s) {
     switch (s) {
         case SqlState::kNullValueNotAllowed: return "22004";
         case SqlState::kInvalidParameterValue: return "22023";
+        case SqlState::kReadOnlyTransaction: return "25006";
         case SqlState::kInsufficientPrivilege: return "42501";
         case SqlState::kUndefinedFunction: return "42883";
         case SqlState::kLeaseLost: return "DU001";

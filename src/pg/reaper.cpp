@@ -60,17 +60,26 @@ bool in_use() {
     return SPI_processed > 0;
 }
 
+constexpr int kNotInstalled = -1;
+constexpr int kReadOnly = -2;
+
 // One batch in its own transaction: SELECT baton.reap(batch) through SPI (so the call
 // runs exactly as a client's would, as the extension's owner, under the fence).
-// Returns the rows reaped (0 while the database is not in use), or -1 when pg_baton is
-// not installed in this database.
+// Returns the rows reaped (0 while the database is not in use), kNotInstalled when
+// pg_baton is not installed in this database, or kReadOnly when transactions are
+// read-only here (default_transaction_read_only set for the server, the database or the
+// role): baton.reap() would refuse with 25006, so the worker does not call it and says
+// so once instead of logging an error each round. (On a standby the worker does not run
+// at all: it starts when recovery has finished.)
 int reap_batch(int batch) {
-    int reaped = -1;
+    int reaped = kNotInstalled;
     SetCurrentStatementStartTimestamp();
     StartTransactionCommand();
     PushActiveSnapshot(GetTransactionSnapshot());
     pgstat_report_activity(STATE_RUNNING, "SELECT baton.reap($1)");
-    if (OidIsValid(get_extension_oid("pg_baton", true))) {
+    if (XactReadOnly) {
+        reaped = kReadOnly;
+    } else if (OidIsValid(get_extension_oid("pg_baton", true))) {
         Oid argtypes[1] = {INT4OID};
         Datum values[1] = {Int32GetDatum(batch)};
         if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_baton reaper: SPI_connect failed");
@@ -193,6 +202,7 @@ void baton_reaper_main(Datum) {
     ereport(LOG, (errmsg("pg_baton reaper started in database \"%s\"", dbname)));
 
     bool said_missing = false;
+    bool said_read_only = false;
     while (!g_terminate) {
         // A round: batch after batch, one transaction each, until one comes back short.
         for (;;) {
@@ -201,7 +211,20 @@ void baton_reaper_main(Datum) {
             int batch = g_batch;
             int reaped = 0;
             if (!try_reap_batch(batch, &reaped)) break;
-            if (reaped < 0) {
+            if (reaped == kReadOnly) {
+                if (!said_read_only)
+                    ereport(LOG, (errmsg("transactions are read-only in database \"%s\"; the pg_baton reaper waits",
+                                         dbname),
+                                  errhint("The reaper reaps again once default_transaction_read_only is off "
+                                          "for it.")));
+                said_read_only = true;
+                break;
+            }
+            if (said_read_only)
+                ereport(LOG, (errmsg("transactions are read-write in database \"%s\"; the pg_baton reaper reaps "
+                                     "again", dbname)));
+            said_read_only = false;
+            if (reaped == kNotInstalled) {
                 if (!said_missing)
                     ereport(LOG, (errmsg("pg_baton is not installed in database \"%s\"; its reaper waits", dbname),
                                   errhint("Run CREATE EXTENSION pg_baton there, or remove the database from "
