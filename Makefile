@@ -18,6 +18,8 @@ REGRESS     += direct_access
 REGRESS     += hostile_arguments hostile_json security
 # Issue 7 (operations): the views for monitoring, then retention (recreates the extension).
 REGRESS     += monitoring retention
+# Every refusal of every function names its object (after retention: its own run ids).
+REGRESS     += messages
 REGRESS_OPTS = --inputdir=$(srcdir)
 # Isolation specs: test/isolation/specs/NAME.spec against test/isolation/expected/NAME.out.
 ISOLATION      = $(sort $(basename $(notdir $(wildcard $(srcdir)/test/isolation/specs/*.spec))))
