@@ -17,10 +17,12 @@ REGRESS      = setup tenants deliveries delivery_errors authorization boundary w
 # claim, finish and finish_batch with direct access and through the SPI fallback.
 REGRESS     += direct_access
 REGRESS     += hostile_arguments hostile_json security
-# Issue 7 (operations): the views for monitoring, then retention (recreates the extension).
+# Operations: the views for monitoring, then retention (recreates the extension).
 REGRESS     += monitoring retention
 # Write functions refused in read-only transactions (25006), reads answering.
 REGRESS     += read_only
+# Every refusal of every function names its object (after retention: its own run ids).
+REGRESS     += messages
 REGRESS_OPTS = --inputdir=$(srcdir)
 # Isolation specs: test/isolation/specs/NAME.spec against test/isolation/expected/NAME.out.
 ISOLATION      = $(sort $(basename $(notdir $(wildcard $(srcdir)/test/isolation/specs/*.spec))))

@@ -133,6 +133,10 @@ CREATE DATABASE hj_ascii ENCODING 'SQL_ASCII' TEMPLATE template0 LC_COLLATE 'C' 
 \set VERBOSITY default
 SET client_encoding = 'SQL_ASCII';
 CREATE EXTENSION pg_baton;
+-- Numbered run ids, as setup.sql makes them: messages name the run.
+CREATE SEQUENCE regress_run_ids;
+ALTER TABLE baton.runs ALTER COLUMN id
+    SET DEFAULT ('00000000-0000-4000-8000-' || lpad(nextval('regress_run_ids')::text, 12, '0'))::uuid;
 \set t 00000000-0000-0000-00a2-000000000001
 SELECT baton.create_tenant(:'t');
 CREATE FUNCTION public.bad_state(ctx jsonb) RETURNS jsonb LANGUAGE sql AS $$
@@ -187,6 +191,10 @@ CREATE DATABASE hj_latin1 ENCODING 'LATIN1' TEMPLATE template0 LC_COLLATE 'C' LC
 \set VERBOSITY default
 SET client_encoding = 'UTF8';
 CREATE EXTENSION pg_baton;
+-- Numbered run ids, as setup.sql makes them: messages name the run.
+CREATE SEQUENCE regress_run_ids;
+ALTER TABLE baton.runs ALTER COLUMN id
+    SET DEFAULT ('00000000-0000-4000-8000-' || lpad(nextval('regress_run_ids')::text, 12, '0'))::uuid;
 \set t 00000000-0000-0000-00a2-000000000001
 SELECT baton.create_tenant(:'t');
 SELECT baton.define_workflow('flow', '{"start": "a", "stages": {"a": {"next": ["b"]}, "b": {"next": ["@finish"]}}}');

@@ -227,7 +227,8 @@ void notify_enqueued(const pg_uuid_t* tenant, const text* target) {
 void require_run(pg::Spi& spi, pg_uuid_t* tenant, pg_uuid_t* run_id) {
     Datum values[2] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id)};
     if (spi.run(g_run_exists, values, nullptr, 1) == 0)
-        throw Error(SqlState::kNotFound, "run does not exist in this tenant",
+        throw Error(SqlState::kNotFound,
+                    "run " + pg::uuid_text(run_id) + " does not exist in tenant " + pg::uuid_text(tenant),
                     "A delivery's run_id names a run of the same tenant.");
 }
 
@@ -259,14 +260,16 @@ Enqueued enqueue_item(pg::Spi& spi, pg_uuid_t* tenant, const Item& item) {
         }
         if (spi.run(g_existing, values, nullptr) == 1) {
             if (!spi.bool_at(0, 2))
-                throw Error(SqlState::kDedupConflict, "dedup key \"" + std::string(pg::text_view(item.dedup_key)) +
-                                                          "\" is already used with another payload or binding",
+                throw Error(SqlState::kDedupConflict,
+                            "dedup key " + pg::quoted(item.dedup_key) + " of target " + pg::quoted(item.target) +
+                                " is already used with another payload or binding in tenant " + pg::uuid_text(tenant),
                             "An enqueue repeated with the same key must carry the same payload and binding.",
                             "Use a new dedup key for different work.");
             return {spi.int64_at(0, 1), false};
         }
     }
-    throw Error(SqlState::kInternal, "enqueue could neither insert nor find its delivery");
+    throw Error(SqlState::kInternal, "enqueue could neither insert nor find its delivery with dedup key " +
+                                         pg::quoted(item.dedup_key) + " of target " + pg::quoted(item.target));
 }
 
 // A row read by g_row / g_row_for_update, with its target and bound role.
@@ -281,10 +284,11 @@ struct StoredRow {
 StoredRow read_row(pg::Spi& spi, pg::KeptPlan& plan, pg_uuid_t* tenant, std::int64_t id, Oid caller) {
     Datum values[2] = {UUIDPGetDatum(tenant), Int64GetDatum(id)};
     if (spi.run(plan, values, nullptr) == 0)
-        throw Error(SqlState::kNotFound, "delivery " + std::to_string(id) + " does not exist in this tenant",
+        throw Error(SqlState::kNotFound,
+                    "delivery " + std::to_string(id) + " does not exist in tenant " + pg::uuid_text(tenant),
                     "Deliveries are addressed by (tenant, id).");
     auto status = delivery::parse_status(spi.cstring_at(0, 1));
-    if (!status) throw Error(SqlState::kInternal, "delivery has an unknown status");
+    if (!status) throw Error(SqlState::kInternal, "delivery " + std::to_string(id) + " has an unknown status");
     StoredRow r{{*status, spi.int64_at(0, 2), spi.int32_at(0, 3), spi.int32_at(0, 4)},
                 spi.cstring_at(0, 5), spi.oid_at(0, 6)};
     pg::auth::require_member(caller, r.role, r.target);
@@ -681,11 +685,12 @@ void require_target(const pg_uuid_t* tenant, const char* target, Oid caller, std
 delivery::Row settled_row(const pg::delivery_store::Settled& s, const pg_uuid_t* tenant, std::int64_t id, Oid caller,
                           std::string& checked) {
     if (!s.found)
-        throw Error(SqlState::kNotFound, "delivery " + std::to_string(id) + " does not exist in this tenant",
+        throw Error(SqlState::kNotFound,
+                    "delivery " + std::to_string(id) + " does not exist in tenant " + pg::uuid_text(tenant),
                     "Deliveries are addressed by (tenant, id).");
     require_target(tenant, s.target, caller, checked);
     auto status = delivery::parse_status(s.status);
-    if (!status) throw Error(SqlState::kInternal, "delivery has an unknown status");
+    if (!status) throw Error(SqlState::kInternal, "delivery " + std::to_string(id) + " has an unknown status");
     return {*status, s.generation, s.attempts, s.max_attempts};
 }
 
@@ -768,7 +773,9 @@ Datum finish_batch(FunctionCallInfo fcinfo, Oid caller) {
     for (std::uint64_t row = 0; row < n; row++) {
         pg::auth::require_member(caller, spi.oid_at(row, 7), spi.cstring_at(row, 6));
         auto status = delivery::parse_status(spi.cstring_at(row, 2));
-        if (!status) throw Error(SqlState::kInternal, "delivery has an unknown status");
+        if (!status)
+            throw Error(SqlState::kInternal,
+                        "delivery " + std::to_string(spi.int64_at(row, 1)) + " has an unknown status");
         rows[spi.int64_at(row, 1)] = {*status, spi.int64_at(row, 3), spi.int32_at(row, 4), spi.int32_at(row, 5)};
     }
     for (int i = 0; i < ids.n; i++) {
@@ -911,7 +918,8 @@ Datum get_delivery(FunctionCallInfo fcinfo, Oid) {
     pg::Spi spi;
     Datum values[2] = {UUIDPGetDatum(tenant), Int64GetDatum(id)};
     if (spi.run(g_get, values, nullptr) == 0)
-        throw Error(SqlState::kNotFound, "delivery " + std::to_string(id) + " does not exist in this tenant",
+        throw Error(SqlState::kNotFound,
+                    "delivery " + std::to_string(id) + " does not exist in tenant " + pg::uuid_text(tenant),
                     "Deliveries are addressed by (tenant, id).");
     bool isnull = false;
     return spi.copy_out(0, 1, &isnull);

@@ -90,7 +90,8 @@ pg::KeptPlan g_in_doubt = {
 // The marker and its run, both locked: a takeover cannot slip between the check of the
 // generation and the resolution.
 pg::KeptPlan g_lock_marker = {
-    "SELECT m.state, m.generation, r.generation, r.owner IS NOT NULL FROM baton.markers m JOIN baton.runs r "
+    "SELECT m.state, m.generation, r.generation, r.owner IS NOT NULL, r.id::pg_catalog.text "
+    "FROM baton.markers m JOIN baton.runs r "
     "ON r.tenant OPERATOR(pg_catalog.=) m.tenant AND r.id OPERATOR(pg_catalog.=) m.run_id "
     "WHERE " KEY_OF_M " FOR UPDATE OF m FOR NO KEY UPDATE OF r",
     3, {UUIDOID, INT8OID, INT4OID}, nullptr};
@@ -170,7 +171,8 @@ Datum claim_marker(FunctionCallInfo fcinfo, Oid) {
     pg::Spi spi;
     Datum entry[2] = {UUIDPGetDatum(key.tenant), Int64GetDatum(key.entry_id)};
     if (spi.run(g_entry, entry, nullptr) == 0)
-        throw Error(SqlState::kNotFound, "entry " + std::to_string(key.entry_id) + " does not exist in this tenant",
+        throw Error(SqlState::kNotFound,
+                    "entry " + std::to_string(key.entry_id) + " does not exist in tenant " + pg::uuid_text(key.tenant),
                     "A marker belongs to a stage or to an entry made by baton.enter_step().");
     bool no_run = spi.is_null(0, 1);
     bool isnull = false;
@@ -225,7 +227,7 @@ Datum markers_in_doubt(FunctionCallInfo fcinfo, Oid) {
     pg::Spi spi;
     Datum key[2] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id)};
     if (spi.run(g_run_generation, key, nullptr) == 0)
-        run::throw_not_found();
+        run::throw_not_found(pg::uuid_text(run_id), pg::uuid_text(tenant));
     Datum values[3] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id), Int64GetDatum(spi.int64_at(0, 1))};
     std::uint64_t n = spi.run(g_in_doubt, values, nullptr);
     for (std::uint64_t row = 0; row < n; row++) spi.emit_row(rsinfo, row);
@@ -247,14 +249,20 @@ Datum resolve_marker(FunctionCallInfo fcinfo, Oid) {
     Datum values[5] = {UUIDPGetDatum(key.tenant), Int64GetDatum(key.entry_id), Int32GetDatum(key.position),
                        pg::text_datum(marker::state_name(to)), Int64GetDatum(generation)};
     if (spi.run(g_lock_marker, values, nullptr) == 0) {
+        std::string marker = marker::marker_text(key.entry_id, key.position);
         if (spi.run(g_marker_exists, values, nullptr) == 0)
-            throw Error(SqlState::kNotFound, "marker does not exist", "It was never claimed.");
-        throw Error(SqlState::kInvalidState, "marker is not a stage's marker",
+            throw Error(SqlState::kNotFound, marker + " does not exist in tenant " + pg::uuid_text(key.tenant),
+                        "It was never claimed.");
+        throw Error(SqlState::kInvalidState, marker + " is not a stage's marker",
                     "Only markers of a run's stages have an owner generation to resolve under.");
     }
-    auto state = marker::parse_state(spi.cstring_at(0, 1));
-    if (!state) throw Error(SqlState::kInternal, "marker has an unknown state");
-    marker::check_resolve(*state, spi.int64_at(0, 2), spi.int64_at(0, 3), spi.bool_at(0, 4), generation);
+    const char* stored = spi.cstring_at(0, 1);
+    auto state = marker::parse_state(stored ? stored : "");
+    if (!state)
+        throw Error(SqlState::kInternal, marker::marker_text(key.entry_id, key.position) + " has an unknown state",
+                    "Its state is \"" + clip(stored ? stored : "") + "\".");
+    marker::check_resolve(*state, spi.int64_at(0, 2), spi.int64_at(0, 3), spi.bool_at(0, 4), generation,
+                          spi.cstring_at(0, 5), key.entry_id, key.position);
     spi.run(g_resolve, values, nullptr);
     PG_RETURN_VOID();
 }

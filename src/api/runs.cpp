@@ -98,6 +98,22 @@ pg::KeptPlan g_run_row = {"SELECT r.status, r.generation, r.owner IS NOT NULL FR
 
 pg::KeptPlan g_get_run = {"SELECT r FROM baton.runs r WHERE " KEY_OF_R, 2, {UUIDOID, UUIDOID}, nullptr};
 
+// DU008 naming the run and the tenant.
+[[noreturn]] void throw_run_not_found(const pg_uuid_t* tenant, const pg_uuid_t* run_id) {
+    run::throw_not_found(pg::uuid_text(run_id), pg::uuid_text(tenant));
+}
+
+// The status in the first column of the row just read; DU004 naming the run when it is
+// not a run status.
+run::Status stored_status(pg::Spi& spi, const pg_uuid_t* run_id) {
+    const char* text = spi.cstring_at(0, 1);
+    auto status = run::parse_status(text ? text : "");
+    if (!status)
+        throw Error(SqlState::kCorruptHistory, "run " + pg::uuid_text(run_id) + " has an unknown status",
+                    "Its status is \"" + clip(text ? text : "") + "\".");
+    return *status;
+}
+
 // The run's status and generation, as stored; DU008 when absent.
 struct RunRow {
     run::Status status;
@@ -107,10 +123,8 @@ struct RunRow {
 
 RunRow read_run(pg::Spi& spi, pg_uuid_t* tenant, pg_uuid_t* run_id) {
     Datum key[2] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id)};
-    if (spi.run(g_run_row, key, nullptr) == 0) run::throw_not_found();
-    auto status = run::parse_status(spi.cstring_at(0, 1));
-    if (!status) throw Error(SqlState::kCorruptHistory, "run has an unknown status");
-    return {*status, spi.int64_at(0, 2), spi.bool_at(0, 3)};
+    if (spi.run(g_run_row, key, nullptr) == 0) throw_run_not_found(tenant, run_id);
+    return {stored_status(spi, run_id), spi.int64_at(0, 2), spi.bool_at(0, 3)};
 }
 
 // The owner and lease arguments of acquire calls, read (22004) before either is
@@ -160,10 +174,12 @@ Datum submit(FunctionCallInfo fcinfo, Oid) {
         Datum existing[4] = {UUIDPGetDatum(tenant), PointerGetDatum(workflow), PointerGetDatum(key),
                              JsonbPGetDatum(inputs)};
         if (spi.run(g_existing_run, existing, nullptr) != 1)
-            throw Error(SqlState::kInternal, "submit could neither insert nor find its run");
+            throw Error(SqlState::kInternal, "submit could neither insert nor find its run of workflow " +
+                                                 pg::quoted(workflow) + " in tenant " + pg::uuid_text(tenant));
         if (!spi.bool_at(0, 2))
             throw Error(SqlState::kDedupConflict,
-                        "idempotency key \"" + std::string(pg::text_view(key)) + "\" is already used with other inputs",
+                        "idempotency key " + pg::quoted(key) + " of workflow " + pg::quoted(workflow) +
+                            " is already used with other inputs in tenant " + pg::uuid_text(tenant),
                         "A submit repeated with the same key must carry the same inputs.",
                         "Use a new idempotency key for a different request.");
         id = DatumGetUUIDP(spi.copy_out(0, 1, &isnull));
@@ -178,7 +194,7 @@ Datum inputs_digest(FunctionCallInfo fcinfo, Oid) {
     pg_uuid_t* run_id = pg::uuid_arg(fcinfo, 1, "run_id");
     pg::Spi spi;
     Datum key[2] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id)};
-    if (spi.run(g_digest, key, nullptr) == 0) run::throw_not_found();
+    if (spi.run(g_digest, key, nullptr) == 0) throw_run_not_found(tenant, run_id);
     bool isnull = false;
     return spi.copy_out(0, 1, &isnull);
 }
@@ -195,13 +211,12 @@ Datum approve(FunctionCallInfo fcinfo, Oid) {
     pg::fence::require_writable(tenant);
     pg::Spi spi;
     Datum key[3] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id), PointerGetDatum(approver)};
-    if (spi.run(g_lock_run, key, nullptr) == 0) run::throw_not_found();
-    auto status = run::parse_status(spi.cstring_at(0, 1));
-    if (!status) throw Error(SqlState::kCorruptHistory, "run has an unknown status");
+    if (spi.run(g_lock_run, key, nullptr) == 0) throw_run_not_found(tenant, run_id);
+    run::Status status = stored_status(spi, run_id);
     bool digest_matches = pg::text_view(digest) == std::string_view(spi.cstring_at(0, 3));
     const char* approved_by = spi.cstring_at(0, 4);
     bool someone_else = approved_by != nullptr && pg::text_view(approver) != std::string_view(approved_by);
-    if (run::approve_verdict(*status, digest_matches, someone_else) == run::Approval::kApprove)
+    if (run::approve_verdict(status, digest_matches, someone_else, pg::uuid_text(run_id)) == run::Approval::kApprove)
         spi.run(g_approve, key, nullptr);
     PG_RETURN_VOID();
 }
@@ -219,10 +234,10 @@ Datum cancel(FunctionCallInfo fcinfo, Oid) {
     pg::fence::require_writable(tenant);
     pg::Spi spi;
     Datum key[3] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id), PointerGetDatum(reason)};
-    if (spi.run(g_lock_run, key, nullptr) == 0) run::throw_not_found();
-    auto status = run::parse_status(spi.cstring_at(0, 1));
-    if (!status) throw Error(SqlState::kCorruptHistory, "run has an unknown status");
-    if (run::cancel_verdict(*status) == run::Cancellation::kCancel) spi.run(g_cancel, key, nullptr);
+    if (spi.run(g_lock_run, key, nullptr) == 0) throw_run_not_found(tenant, run_id);
+    run::Status status = stored_status(spi, run_id);
+    if (run::cancel_verdict(status, pg::uuid_text(run_id)) == run::Cancellation::kCancel)
+        spi.run(g_cancel, key, nullptr);
     PG_RETURN_VOID();
 }
 
@@ -238,12 +253,11 @@ Datum acquire_run(FunctionCallInfo fcinfo, Oid) {
     pg::Spi spi;
     Datum values[4] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id), PointerGetDatum(owner),
                        IntervalPGetDatum(lease)};
-    if (spi.run(g_lock_run, values, nullptr) == 0) run::throw_not_found();
-    auto status = run::parse_status(spi.cstring_at(0, 1));
-    if (!status) throw Error(SqlState::kCorruptHistory, "run has an unknown status");
+    if (spi.run(g_lock_run, values, nullptr) == 0) throw_run_not_found(tenant, run_id);
+    run::Status status = stored_status(spi, run_id);
     const char* holder = spi.cstring_at(0, 5);
     bool same_owner = holder != nullptr && pg::text_view(owner) == std::string_view(holder);
-    if (!run::may_acquire(*status, spi.bool_at(0, 6), same_owner)) PG_RETURN_NULL();
+    if (!run::may_acquire(status, spi.bool_at(0, 6), same_owner)) PG_RETURN_NULL();
     spi.run(g_acquire, values, nullptr);
     PG_RETURN_INT64(spi.int64_at(0, 1));
 }
@@ -286,8 +300,8 @@ Datum renew_run(FunctionCallInfo fcinfo, Oid) {
         PG_RETURN_TIMESTAMPTZ(DatumGetTimestampTz(spi.value(0, 1, &isnull)));
     }
     RunRow r = read_run(spi, tenant, run_id);
-    run::check_owner(generation, r.generation, r.owned);
-    throw Error(SqlState::kInvalidState, std::string("run is ") + run::status_name(r.status),
+    run::check_owner(generation, r.generation, r.owned, pg::uuid_text(run_id));
+    throw Error(SqlState::kInvalidState, "run " + pg::uuid_text(run_id) + " is " + run::status_name(r.status),
                 "An ended run has no lease to renew.");
 }
 
@@ -303,8 +317,9 @@ Datum release_run(FunctionCallInfo fcinfo, Oid) {
     Datum values[3] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id), Int64GetDatum(generation)};
     if (spi.run(g_release_run, values, nullptr) == 1) PG_RETURN_VOID();
     RunRow r = read_run(spi, tenant, run_id);
-    run::check_owner(generation, r.generation, r.owned);
-    throw Error(SqlState::kInternal, "release_run found its own lease but could not release it");
+    run::check_owner(generation, r.generation, r.owned, pg::uuid_text(run_id));
+    throw Error(SqlState::kInternal,
+                "release_run found its own lease on run " + pg::uuid_text(run_id) + " but could not release it");
 }
 
 // baton.run(tenant, run_id): the run's row, for any tenant state; DU008 if absent.
@@ -313,7 +328,7 @@ Datum get_run(FunctionCallInfo fcinfo, Oid) {
     pg_uuid_t* run_id = pg::uuid_arg(fcinfo, 1, "run_id");
     pg::Spi spi;
     Datum key[2] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id)};
-    if (spi.run(g_get_run, key, nullptr) == 0) run::throw_not_found();
+    if (spi.run(g_get_run, key, nullptr) == 0) throw_run_not_found(tenant, run_id);
     bool isnull = false;
     return spi.copy_out(0, 1, &isnull);
 }

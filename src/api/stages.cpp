@@ -137,6 +137,9 @@ struct OwnerCall {
     std::int64_t generation;
 };
 
+// The call's run as text ("run <uuid>"), for the messages that name it.
+std::string run_text(const OwnerCall& call) { return "run " + pg::uuid_text(call.run_id); }
+
 OwnerCall owner_call_args(FunctionCallInfo fcinfo) {
     return {pg::uuid_arg(fcinfo, 0, "tenant"), pg::uuid_arg(fcinfo, 1, "run_id"),
             pg::int64_arg(fcinfo, 2, "generation")};
@@ -152,10 +155,14 @@ struct LockedRun {
 // Locks the run (NO KEY UPDATE) and checks the owner's generation: DU008, DU001.
 LockedRun lock_run(pg::Spi& spi, const OwnerCall& call) {
     Datum key[2] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id)};
-    if (spi.run(g_lock_run, key, nullptr) == 0) run::throw_not_found();
-    run::check_owner(call.generation, spi.int64_at(0, 2), spi.bool_at(0, 5));
-    auto status = run::parse_status(spi.cstring_at(0, 1));
-    if (!status) throw Error(SqlState::kCorruptHistory, "run has an unknown status");
+    if (spi.run(g_lock_run, key, nullptr) == 0)
+        run::throw_not_found(pg::uuid_text(call.run_id), pg::uuid_text(call.tenant));
+    run::check_owner(call.generation, spi.int64_at(0, 2), spi.bool_at(0, 5), pg::uuid_text(call.run_id));
+    const char* stored = spi.cstring_at(0, 1);
+    auto status = run::parse_status(stored ? stored : "");
+    if (!status)
+        throw Error(SqlState::kCorruptHistory, run_text(call) + " has an unknown status",
+                    "Its status is \"" + clip(stored ? stored : "") + "\".");
     bool isnull = false;
     text* workflow = DatumGetTextPP(spi.copy_out(0, 3, &isnull));
     return {*status, workflow, spi.int32_at(0, 4)};
@@ -178,9 +185,13 @@ struct StageRow {
     Datum result;  // jsonb, copied out of SPI memory, when has_result
 };
 
-StageRow read_stage(pg::Spi& spi) {
-    auto status = run::parse_stage_status(spi.cstring_at(0, 4));
-    if (!status) throw Error(SqlState::kCorruptHistory, "stage has an unknown status");
+StageRow read_stage(pg::Spi& spi, const OwnerCall& call) {
+    const char* stored = spi.cstring_at(0, 4);
+    auto status = run::parse_stage_status(stored ? stored : "");
+    if (!status)
+        throw Error(SqlState::kCorruptHistory,
+                    "stage " + std::to_string(spi.int64_at(0, 1)) + " of " + run_text(call) + " has an unknown status",
+                    "Its status is \"" + clip(stored ? stored : "") + "\".");
     StageRow r{};
     r.id = spi.int64_at(0, 1);
     r.name = spi.cstring_at(0, 2);
@@ -219,14 +230,14 @@ StageRow insert_stage(pg::Spi& spi, const OwnerCall& call, const definition::Sta
     char nulls[8] = "       ";
     if (predecessor == 0) nulls[3] = 'n';
     spi.run(g_insert_stage, values, nulls);
-    return read_stage(spi);
+    return read_stage(spi, call);
 }
 
 // The stage definition of a saved stage; DU004 when the run's version has no such stage.
-const definition::StageDef& stage_def(const definition::Definition& def, const char* name) {
+const definition::StageDef& stage_def(const definition::Definition& def, const char* name, const OwnerCall& call) {
     const definition::StageDef* s = def.stage(name);
     if (s == nullptr)
-        throw Error(SqlState::kCorruptHistory, "history of run is corrupt",
+        throw Error(SqlState::kCorruptHistory, "history of " + run_text(call) + " is corrupt",
                     "The current stage " + json::excerpt(name) + " is not a stage of the run's workflow version.");
     return *s;
 }
@@ -256,7 +267,7 @@ void require_unchanged_by_decide(pg::Spi& spi, const OwnerCall& call, std::int64
     Datum values[4] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id), Int64GetDatum(stage_id),
                        Int64GetDatum(call.generation)};
     if (spi.run(g_unchanged, values, nullptr) == 1 && spi.bool_at(0, 1)) return;
-    throw Error(SqlState::kInvalidState, "run changed while its decide function ran",
+    throw Error(SqlState::kInvalidState, run_text(call) + " changed while its decide function ran",
                 "The decide function moved the run itself (it called pg_baton on the same run); "
                 "nothing of this transition is written.",
                 "A decide function returns a decision and leaves the run to transition_stage.");
@@ -265,16 +276,21 @@ void require_unchanged_by_decide(pg::Spi& spi, const OwnerCall& call, std::int64
 // Calls the workflow's decide function with the context, as the caller (who needs
 // EXECUTE on it): user code never runs with the extension owner's rights. Returns
 // nullptr for SQL NULL.
-Jsonb* call_decide(Oid fn, Oid caller, Datum context) {
+Jsonb* call_decide(Oid fn, const std::string& name, Oid caller, Datum context) {
     if (!pg::guard([fn] { return SearchSysCacheExists1(PROCOID, ObjectIdGetDatum(fn)); }))
-        throw Error(SqlState::kUndefinedFunction, "the workflow's decide function no longer exists",
+        throw Error(SqlState::kUndefinedFunction,
+                    "decide function \"" + name + "\" of the workflow no longer exists",
                     "It was dropped after the workflow version was defined; runs keep their version.",
                     "Create the function again and define the workflow again (a new version), then cancel "
                     "or finish the runs of the old version.");
     bool allowed = pg::guard([fn, caller] { return pg_proc_aclcheck(fn, caller, ACL_EXECUTE) == ACLCHECK_OK; });
-    if (!allowed)
-        throw Error(SqlState::kInsufficientPrivilege, "permission denied for the workflow's decide function",
+    if (!allowed) {
+        const char* role = pg::guard([caller] { return GetUserNameFromId(caller, true); });
+        throw Error(SqlState::kInsufficientPrivilege,
+                    "permission denied for role \"" + std::string(role ? role : "?") +
+                        "\" to execute decide function \"" + name + "\"",
                     "transition_stage calls it as the calling role, which needs EXECUTE on it.");
+    }
     return pg::guard([fn, caller, context]() -> Jsonb* {
         Oid saved_user;
         int saved_context;
@@ -294,7 +310,7 @@ Jsonb* call_decide(Oid fn, Oid caller, Datum context) {
 
 // Declarative routing: the first next entry whose `when` matches the context (a plain
 // entry always matches). DU003 when none does.
-json::Value route(pg::Spi& spi, const definition::StageDef& from, Datum context) {
+json::Value route(pg::Spi& spi, const OwnerCall& call, const definition::StageDef& from, Datum context) {
     for (const definition::NextEntry& entry : from.next) {
         bool match = entry.when.empty();
         if (!match) {
@@ -307,7 +323,8 @@ json::Value route(pg::Spi& spi, const definition::StageDef& from, Datum context)
             return json::make_object({{"finish", json::make_string("completed")}});
         return json::make_object({{"next", json::make_string(entry.to)}});
     }
-    throw Error(SqlState::kTransitionNotAllowed, "decision for stage \"" + from.name + "\" is not allowed",
+    throw Error(SqlState::kTransitionNotAllowed,
+                "decision for stage " + json::excerpt(from.name) + " of " + run_text(call) + " is not allowed",
                 "No next entry of the stage matches the context.");
 }
 
@@ -315,7 +332,7 @@ json::Value route(pg::Spi& spi, const definition::StageDef& from, Datum context)
 // (or end the run), all in this transaction.
 Outcome decide_and_switch(pg::Spi& spi, const OwnerCall& call, const pg::Workflow& wf, const StageRow& done,
                           Oid caller) {
-    const definition::StageDef& from = stage_def(wf.definition, done.name);
+    const definition::StageDef& from = stage_def(wf.definition, done.name, call);
     std::string from_name = from.name;
     // The saved result is the successor's inputs unless the decision names them; a
     // result that is not an object is corrupt history, whatever the decision says.
@@ -324,13 +341,13 @@ Outcome decide_and_switch(pg::Spi& spi, const OwnerCall& call, const pg::Workflo
         Datum result = done.result;
         Jsonb* jb = pg::guard([result] { return DatumGetJsonbP(result); });
         if (!pg::jsonb_is_object(jb))
-            throw Error(SqlState::kCorruptHistory, "history of run is corrupt",
+            throw Error(SqlState::kCorruptHistory, "history of " + run_text(call) + " is corrupt",
                         "The result saved on stage \"" + from_name + "\" is not a JSON object.");
         // insert_stage takes UTF-8: in a database of another encoding, convert.
         try {
             result_text = pg::jsonb_utf8_text(jb);
         } catch (const Error& e) {
-            throw Error(SqlState::kCorruptHistory, "history of run is corrupt",
+            throw Error(SqlState::kCorruptHistory, "history of " + run_text(call) + " is corrupt",
                         "The result saved on stage \"" + from_name + "\" cannot be read as UTF-8. " + e.detail());
         }
     }
@@ -339,24 +356,28 @@ Outcome decide_and_switch(pg::Spi& spi, const OwnerCall& call, const pg::Workflo
     json::Value decision_value;
     bool has_value = true;
     if (wf.decide != InvalidOid) {
-        Jsonb* returned = call_decide(wf.decide, caller, context);
+        Jsonb* returned = call_decide(wf.decide, wf.definition.decide, caller, context);
         require_unchanged_by_decide(spi, call, done.id);
         has_value = returned != nullptr;
         if (has_value && pg::jsonb_bytes(returned) > pg::max_payload_bytes())
-            throw Error(SqlState::kTransitionNotAllowed, "decision for stage \"" + from_name + "\" is malformed",
+            throw Error(SqlState::kTransitionNotAllowed,
+                        "decision for stage " + json::excerpt(from_name) + " of " + run_text(call) + " is malformed",
                         "The decision is larger than baton.max_payload_bytes.");
         if (has_value) {
             try {
                 decision_value = pg::jsonb_value(returned);
             } catch (const Error& e) {
-                throw Error(SqlState::kTransitionNotAllowed, "decision for stage \"" + from_name + "\" is malformed",
+                throw Error(SqlState::kTransitionNotAllowed,
+                            "decision for stage " + json::excerpt(from_name) + " of " + run_text(call) +
+                                " is malformed",
                             e.detail());
             }
         }
     } else {
-        decision_value = route(spi, from, context);
+        decision_value = route(spi, call, from, context);
     }
-    decision::Decision d = decision::check_decision(has_value ? &decision_value : nullptr, from);
+    decision::Decision d =
+        decision::check_decision(has_value ? &decision_value : nullptr, from, pg::uuid_text(call.run_id));
 
     std::string inputs = d.has_inputs ? json::write(*json::find(decision_value, "inputs")) : result_text;
     std::string saved = json::write(decision_value);
@@ -378,7 +399,7 @@ Outcome decide_and_switch(pg::Spi& spi, const OwnerCall& call, const pg::Workflo
         spi.run(g_end_run, values, nulls);
         return {"finished", false, {}, end};
     }
-    const definition::StageDef& to = stage_def(wf.definition, d.next.c_str());
+    const definition::StageDef& to = stage_def(wf.definition, d.next.c_str(), call);
     return stage_outcome(insert_stage(spi, call, to, done.id, inputs));
 }
 
@@ -386,11 +407,11 @@ Outcome decide_and_switch(pg::Spi& spi, const OwnerCall& call, const pg::Workflo
 Outcome transition(pg::Spi& spi, const OwnerCall& call, const LockedRun& run, Oid caller) {
     if (run::is_terminal(run.status)) return {"finished", false, {}, run.status};
     if (run.status == run::Status::kSubmitted)
-        throw Error(SqlState::kInvalidState, "run is not approved",
+        throw Error(SqlState::kInvalidState, run_text(call) + " is not approved",
                     "A run that requires approval starts only after baton.approve().");
     if (run.status == run::Status::kApproved) {
         pg::Workflow wf = pg::load_workflow(spi, run.workflow, run.version);
-        const definition::StageDef& start = stage_def(wf.definition, wf.definition.start.c_str());
+        const definition::StageDef& start = stage_def(wf.definition, wf.definition.start.c_str(), call);
         Datum key[2] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id)};
         spi.run(g_start_run, key, nullptr);
         // The start stage's inputs are the run's inputs.
@@ -403,7 +424,7 @@ Outcome transition(pg::Spi& spi, const OwnerCall& call, const LockedRun& run, Oi
         try {
             utf8 = pg::jsonb_utf8_text(inputs);
         } catch (const Error& e) {
-            throw Error(SqlState::kCorruptHistory, "history of run is corrupt",
+            throw Error(SqlState::kCorruptHistory, "history of " + run_text(call) + " is corrupt",
                         "The run's inputs cannot be read as UTF-8. " + e.detail());
         }
         return stage_outcome(insert_stage(spi, call, start, 0, utf8));
@@ -411,9 +432,10 @@ Outcome transition(pg::Spi& spi, const OwnerCall& call, const LockedRun& run, Oi
     pg::Workflow wf = pg::load_workflow(spi, run.workflow, run.version);
     Datum key[2] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id)};
     if (spi.run(g_current, key, nullptr) != 1)
-        throw Error(SqlState::kCorruptHistory, "history of run is corrupt", "The running run has no current stage.");
-    StageRow current = read_stage(spi);
-    (void)stage_def(wf.definition, current.name);  // DU004 for a stage the version does not have
+        throw Error(SqlState::kCorruptHistory, "history of " + run_text(call) + " is corrupt",
+                    "The running run has no current stage.");
+    StageRow current = read_stage(spi, call);
+    (void)stage_def(wf.definition, current.name, call);  // DU004 for a stage the version does not have
     switch (run::next_step(current.status, current.attempt, current.max_attempts, current.before_retry_deadline)) {
         case run::Step::kReturnStage: return stage_outcome(current);
         case run::Step::kWait: return {"wait", true, current, run::Status::kRunning};
@@ -443,7 +465,9 @@ Datum transition_stage(FunctionCallInfo fcinfo, Oid caller) {
     if (has_previous) {
         Datum values[3] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id), Int64GetDatum(previous)};
         if (spi.run(g_stage_of_run, values, nullptr) == 0)
-            throw Error(SqlState::kNotFound, "stage " + std::to_string(previous) + " is not a stage of this run",
+            throw Error(SqlState::kNotFound,
+                        "stage " + std::to_string(previous) + " is not a stage of " + run_text(call) +
+                            " in tenant " + pg::uuid_text(call.tenant),
                         "previous_stage_id names a stage of the run being transitioned.");
     }
     Outcome out = transition(spi, call, run, caller);
@@ -474,9 +498,11 @@ Datum transition_stage(FunctionCallInfo fcinfo, Oid caller) {
 StageRow stage_of_run(pg::Spi& spi, const OwnerCall& call, std::int64_t stage_id) {
     Datum values[3] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id), Int64GetDatum(stage_id)};
     if (spi.run(g_stage, values, nullptr) == 0)
-        throw Error(SqlState::kNotFound, "stage " + std::to_string(stage_id) + " is not a stage of this run",
+        throw Error(SqlState::kNotFound,
+                    "stage " + std::to_string(stage_id) + " is not a stage of " + run_text(call) +
+                        " in tenant " + pg::uuid_text(call.tenant),
                     "Stages are addressed by (tenant, run_id, stage_id).");
-    return read_stage(spi);
+    return read_stage(spi, call);
 }
 
 // baton.start_stage(tenant, run_id, generation, stage_id): marks the current stage
@@ -489,7 +515,8 @@ Datum start_stage(FunctionCallInfo fcinfo, Oid) {
     pg::Spi spi;
     LockedRun run = lock_run(spi, call);
     StageRow s = stage_of_run(spi, call, stage_id);
-    run::check_start(run.status, s.status, s.is_current, s.before_retry_deadline, s.attempt, s.max_attempts);
+    run::check_start(run.status, s.status, s.is_current, s.before_retry_deadline, s.attempt, s.max_attempts,
+                     pg::uuid_text(call.run_id), stage_id);
     Datum values[2] = {UUIDPGetDatum(call.tenant), Int64GetDatum(stage_id)};
     spi.run(g_start_stage, values, nullptr);
     bool isnull = false;
@@ -513,10 +540,12 @@ Datum complete_stage(FunctionCallInfo fcinfo, Oid) {
     if (s.status == run::StageStatus::kCompleted) {
         spi.run(g_same_result, values, nullptr);
         if (spi.bool_at(0, 1)) PG_RETURN_VOID();
-        throw Error(SqlState::kInvalidState, "stage is already completed with another result",
+        throw Error(SqlState::kInvalidState,
+                    "stage " + std::to_string(stage_id) + " of " + run_text(call) +
+                        " is already completed with another result",
                     "A stage's result is saved once; a repeat must carry the same result.");
     }
-    run::check_settle(run.status, s.status, s.is_current, "complete_stage");
+    run::check_settle(run.status, s.status, s.is_current, "complete_stage", pg::uuid_text(call.run_id), stage_id);
     spi.run(g_complete_stage, values, nullptr);
     PG_RETURN_VOID();
 }
@@ -541,7 +570,7 @@ Datum fail_stage(FunctionCallInfo fcinfo, Oid) {
     pg::Spi spi;
     LockedRun run = lock_run(spi, call);
     StageRow s = stage_of_run(spi, call, stage_id);
-    run::check_settle(run.status, s.status, s.is_current, "fail_stage");
+    run::check_settle(run.status, s.status, s.is_current, "fail_stage", pg::uuid_text(call.run_id), stage_id);
     Datum values[4] = {UUIDPGetDatum(call.tenant), Int64GetDatum(stage_id), PointerGetDatum(error),
                        retry_in ? IntervalPGetDatum(retry_in) : 0};
     char nulls[5] = "    ";
@@ -560,7 +589,7 @@ Datum run_history(FunctionCallInfo fcinfo, Oid) {
     pg::Spi spi;
     Datum key[2] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id)};
     if (spi.run(g_run_exists, key, nullptr) == 0)
-        run::throw_not_found();
+        run::throw_not_found(pg::uuid_text(run_id), pg::uuid_text(tenant));
     std::uint64_t n = spi.run(g_history, key, nullptr);
     int natts = rsinfo->setDesc->natts;  // the columns of baton.stages, then chain_id, chain_predecessor
     std::vector<chain::Link> links;
@@ -575,7 +604,7 @@ Datum run_history(FunctionCallInfo fcinfo, Oid) {
         }
         links.push_back(link);
     }
-    std::vector<std::size_t> order = chain::chain_order(links);
+    std::vector<std::size_t> order = chain::chain_order(links, pg::uuid_text(run_id));
     for (std::size_t row : order) spi.emit_row(rsinfo, row);
     return static_cast<Datum>(0);
 }

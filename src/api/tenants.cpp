@@ -60,8 +60,10 @@ Datum set_tenant_state(FunctionCallInfo fcinfo, Oid) {
         throw Error(SqlState::kTenantFenced, "tenant " + std::string(pg::fence::tenant_text(tenant)) + " does not exist",
                     "Only an existing tenant has a state.", "Create it with baton.create_tenant().");
     auto from = tenant::parse_state(spi.cstring_at(0, 1));
-    if (!from) throw Error(SqlState::kInternal, "tenant has an unknown state");
-    tenant::check_move(*from, to);
+    if (!from)
+        throw Error(SqlState::kInternal,
+                    "tenant " + std::string(pg::fence::tenant_text(tenant)) + " has an unknown state");
+    tenant::check_move(*from, to, pg::fence::tenant_text(tenant));
     if (*from == to) PG_RETURN_VOID();
     pg::fence::lock_exclusive(tenant);
     Datum values[2] = {UUIDPGetDatum(tenant), pg::text_datum(tenant::state_name(to))};

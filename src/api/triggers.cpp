@@ -1,6 +1,7 @@
 // The fence's triggers: every row written to a tenant-owned table passes the fence,
 // whatever path wrote it (the functions, direct SQL, COPY).
 #include <cstring>
+#include <string>
 #include <string_view>
 
 #include "core/claim_hint.hpp"
@@ -17,11 +18,19 @@ namespace baton::api {
 
 namespace {
 
-// The tenant column of a row: the first column of every tenant-owned table.
-const pg_uuid_t* row_tenant(HeapTuple tuple, TupleDesc desc) {
+// "relation "name"", the table a trigger refusal names.
+std::string relation_text(Relation rel) {
+    return "relation \"" + std::string(RelationGetRelationName(rel)) + "\"";
+}
+
+// The tenant column of a row: the first column of every tenant-owned table; 22004
+// naming the column and the table when it is NULL.
+const pg_uuid_t* row_tenant(HeapTuple tuple, Relation rel) {
     bool isnull = false;
-    Datum d = heap_getattr(tuple, 1, desc, &isnull);
-    if (isnull) throw_null_argument("tenant");
+    Datum d = heap_getattr(tuple, 1, RelationGetDescr(rel), &isnull);
+    if (isnull)
+        throw Error(SqlState::kNullValueNotAllowed, "null value in column \"tenant\" of " + relation_text(rel),
+                    "Every row of a pg_baton table belongs to one tenant.");
     return DatumGetUUIDP(d);
 }
 
@@ -75,7 +84,8 @@ struct HintRow {
     TimestampTz run_after;
 };
 
-HintRow hint_row(HeapTuple tuple, TupleDesc desc, const DeliveryColumns& c) {
+HintRow hint_row(HeapTuple tuple, Relation rel, const DeliveryColumns& c) {
+    TupleDesc desc = RelationGetDescr(rel);
     HintRow r{};
     bool isnull = false;
     Datum status = heap_getattr(tuple, c.status, desc, &isnull);
@@ -83,7 +93,7 @@ HintRow hint_row(HeapTuple tuple, TupleDesc desc, const DeliveryColumns& c) {
     text* s = DatumGetTextPP(status);
     r.pending = VARSIZE_ANY_EXHDR(s) == 7 && std::memcmp(VARDATA_ANY(s), "pending", 7) == 0;
     if (!r.pending) return r;
-    r.tenant = row_tenant(tuple, desc);
+    r.tenant = row_tenant(tuple, rel);
     bool n1 = false, n2 = false, n3 = false, n4 = false;
     r.target = DatumGetTextPP(heap_getattr(tuple, c.target, desc, &n1));
     r.at = {DatumGetInt32(heap_getattr(tuple, c.priority, desc, &n2)),
@@ -103,24 +113,26 @@ bool same_place(const HintRow& a, const HintRow& b) {
 // The rules of a delivery row written (delivery::check_stored_row): NULLs are left to
 // the columns' NOT NULL constraints.
 void check_delivery_row(HeapTuple tuple, TupleDesc desc, const DeliveryColumns& c) {
-    bool status_null = false, max_null = false;
+    bool status_null = false, max_null = false, id_null = false;
     Datum status = heap_getattr(tuple, c.status, desc, &status_null);
     Datum max_attempts = heap_getattr(tuple, c.max_attempts, desc, &max_null);
-    if (status_null || max_null) return;
+    Datum id = heap_getattr(tuple, c.id, desc, &id_null);
+    if (status_null || max_null || id_null) return;
     text* s = DatumGetTextPP(status);
-    delivery::check_stored_row(std::string_view(VARDATA_ANY(s), VARSIZE_ANY_EXHDR(s)), DatumGetInt32(max_attempts));
+    delivery::check_stored_row(std::string_view(VARDATA_ANY(s), VARSIZE_ANY_EXHDR(s)), DatumGetInt32(max_attempts),
+                               DatumGetInt64(id));
 }
 
 // Tells the claim hints about a write to baton.deliveries: a row that becomes pending
 // (or moves while pending) lowers its target's hint; a pending row taken out (claimed,
 // settled, deleted) comes back if the transaction aborts.
 void note_delivery_write(TriggerData* td, const DeliveryColumns& c) {
-    TupleDesc desc = td->tg_relation->rd_att;
+    Relation rel = td->tg_relation;
     TriggerEvent ev = td->tg_event;
     HintRow before{}, after{};
-    if (!TRIGGER_FIRED_BY_INSERT(ev)) before = hint_row(td->tg_trigtuple, desc, c);
-    if (TRIGGER_FIRED_BY_INSERT(ev)) after = hint_row(td->tg_trigtuple, desc, c);
-    if (TRIGGER_FIRED_BY_UPDATE(ev)) after = hint_row(td->tg_newtuple, desc, c);
+    if (!TRIGGER_FIRED_BY_INSERT(ev)) before = hint_row(td->tg_trigtuple, rel, c);
+    if (TRIGGER_FIRED_BY_INSERT(ev)) after = hint_row(td->tg_trigtuple, rel, c);
+    if (TRIGGER_FIRED_BY_UPDATE(ev)) after = hint_row(td->tg_newtuple, rel, c);
     bool unchanged = before.pending && after.pending && same_place(before, after);
     if (unchanged) return;
     if (before.pending)
@@ -138,19 +150,19 @@ void note_delivery_write(TriggerData* td, const DeliveryColumns& c) {
 // deliveries, the row must also keep the row rules, and the write is told to the claim hints.
 Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     TriggerData* td = trigger_data(fcinfo);
-    TupleDesc desc = td->tg_relation->rd_att;
+    Relation rel = td->tg_relation;
+    TupleDesc desc = rel->rd_att;
     TriggerEvent ev = td->tg_event;
     if (TRIGGER_FIRED_BY_INSERT(ev)) {
         // A restore loads every tenant's rows, whatever its state (pg/restore_load.hpp).
-        if (!pg::restore_load::active(td->tg_relation))
-            pg::fence::require_writable(row_tenant(td->tg_trigtuple, desc));
+        if (!pg::restore_load::active(rel)) pg::fence::require_writable(row_tenant(td->tg_trigtuple, rel));
     } else if (TRIGGER_FIRED_BY_UPDATE(ev)) {
-        const pg_uuid_t* before = row_tenant(td->tg_trigtuple, desc);
-        const pg_uuid_t* after = row_tenant(td->tg_newtuple, desc);
+        const pg_uuid_t* before = row_tenant(td->tg_trigtuple, rel);
+        const pg_uuid_t* after = row_tenant(td->tg_newtuple, rel);
         pg::fence::require_writable(before);
         if (std::memcmp(before, after, sizeof *before) != 0) pg::fence::require_writable(after);
     } else {
-        pg::fence::require_writable(row_tenant(td->tg_trigtuple, desc));
+        pg::fence::require_writable(row_tenant(td->tg_trigtuple, rel));
     }
     const DeliveryColumns& c = delivery_columns(td->tg_relation);
     if (c.is_deliveries) {
@@ -164,8 +176,8 @@ Datum fence_row(FunctionCallInfo fcinfo, Oid) {
 // BEFORE TRUNCATE on tenant-owned tables: a truncate writes to every tenant at once
 // and passes no row trigger, so it is refused.
 Datum refuse_truncate(FunctionCallInfo fcinfo, Oid) {
-    (void)trigger_data(fcinfo);
-    throw Error(SqlState::kInvalidState, "pg_baton tables cannot be truncated",
+    TriggerData* td = trigger_data(fcinfo);
+    throw Error(SqlState::kInvalidState, "pg_baton " + relation_text(td->tg_relation) + " cannot be truncated",
                 "A truncate would bypass the tenant write fence.",
                 "Delete one tenant's rows with DELETE, or drop the extension.");
 }
@@ -176,15 +188,24 @@ Datum refuse_truncate(FunctionCallInfo fcinfo, Oid) {
 Datum tenant_state_guard(FunctionCallInfo fcinfo, Oid) {
     TriggerData* td = trigger_data(fcinfo);
     TriggerEvent ev = td->tg_event;
-    if (!TRIGGER_FIRED_FOR_ROW(ev) || TRIGGER_FIRED_BY_DELETE(ev))
-        throw Error(SqlState::kInvalidState, "tenants cannot be removed",
+    if (!TRIGGER_FIRED_FOR_ROW(ev))
+        throw Error(SqlState::kInvalidState, "pg_baton " + relation_text(td->tg_relation) + " cannot be truncated",
                     "A tenant row stays for as long as the extension: its state is the fence.",
                     "Use baton.set_tenant_state(tenant, 'deleted').");
-    TupleDesc desc = td->tg_relation->rd_att;
-    const pg_uuid_t* before = row_tenant(td->tg_trigtuple, desc);
-    const pg_uuid_t* after = row_tenant(td->tg_newtuple, desc);
+    Relation rel = td->tg_relation;
+    TupleDesc desc = rel->rd_att;
+    if (TRIGGER_FIRED_BY_DELETE(ev))
+        throw Error(SqlState::kInvalidState,
+                    "tenant " + std::string(pg::fence::tenant_text(row_tenant(td->tg_trigtuple, rel))) +
+                        " cannot be removed",
+                    "A tenant row stays for as long as the extension: its state is the fence.",
+                    "Use baton.set_tenant_state(tenant, 'deleted').");
+    const pg_uuid_t* before = row_tenant(td->tg_trigtuple, rel);
+    const pg_uuid_t* after = row_tenant(td->tg_newtuple, rel);
     if (std::memcmp(before, after, sizeof *before) != 0)
-        throw Error(SqlState::kInvalidState, "a tenant's id cannot change",
+        throw Error(SqlState::kInvalidState,
+                    "tenant " + std::string(pg::fence::tenant_text(before)) + " cannot change its id to " +
+                        pg::fence::tenant_text(after),
                     "Every row of a tenant carries its id.");
     int state_col = pg::guard([desc] { return SPI_fnumber(desc, "state"); });
     char* old_state = pg::guard([td, desc, state_col] { return SPI_getvalue(td->tg_trigtuple, desc, state_col); });
@@ -192,7 +213,7 @@ Datum tenant_state_guard(FunctionCallInfo fcinfo, Oid) {
     if (old_state && new_state && std::strcmp(old_state, new_state) != 0) {
         auto from = tenant::parse_state(old_state);
         auto to = tenant::parse_state(new_state);
-        if (from && to) tenant::check_move(*from, *to);
+        if (from && to) tenant::check_move(*from, *to, pg::fence::tenant_text(before));
         pg::fence::lock_exclusive(before);
     }
     return PointerGetDatum(td->tg_newtuple);

@@ -1,5 +1,6 @@
 // Workflow definitions: define_workflow.
 #include <string>
+#include <utility>
 
 #include "core/definition.hpp"
 #include "core/delivery.hpp"
@@ -28,9 +29,15 @@ pg::KeptPlan g_insert_definition = {
     "INSERT INTO baton.workflows (name, version, definition, decide) VALUES ($1, $2, $3, $4)",
     4, {TEXTOID, INT4OID, JSONBOID, REGPROCEDUREOID}, nullptr};
 
+// Refuses a definition of workflow `name` (22023), with a detail naming the fault.
+[[noreturn]] void invalid_definition(const text* name, std::string detail, std::string hint = {}) {
+    throw Error(SqlState::kInvalidParameterValue, "invalid definition of workflow " + pg::quoted(name),
+                std::move(detail), std::move(hint));
+}
+
 // Refuses (22023) what only the server can judge: each retry_delay reads as an interval
 // of zero to 365 days, and each `when` as a jsonpath.
-void check_with_server(const definition::Definition& def) {
+void check_with_server(const text* name, const definition::Definition& def) {
     for (const definition::StageDef& stage : def.stages) {
         const char* delay = stage.retry_delay.c_str();
         std::int64_t usec = -1;
@@ -43,7 +50,7 @@ void check_with_server(const definition::Definition& def) {
         try {
             delivery::check_delay_usec(usec);
         } catch (const Error&) {
-            throw Error(SqlState::kInvalidParameterValue, "invalid workflow definition",
+            invalid_definition(name,
                         "Stage \"" + stage.name + "\" has retry_delay " + json::excerpt(stage.retry_delay) +
                             "; it must read as an interval of zero to 365 days.");
         }
@@ -51,7 +58,7 @@ void check_with_server(const definition::Definition& def) {
             if (entry.when.empty()) continue;
             const char* path = entry.when.c_str();
             if (ErrorData* e = pg::attempt([path] { (void)DirectFunctionCall1(jsonpath_in, CStringGetDatum(path)); }))
-                throw Error(SqlState::kInvalidParameterValue, "invalid workflow definition",
+                invalid_definition(name,
                             "Stage \"" + stage.name + "\" has a `when` that is not a jsonpath: " +
                                 json::excerpt(entry.when) + " (" + (e->message ? e->message : "syntax error") + ").");
         }
@@ -59,7 +66,7 @@ void check_with_server(const definition::Definition& def) {
 }
 
 // The function a definition's decide names: it must exist as name(jsonb) RETURNS jsonb.
-Oid resolve_decide(const std::string& name) {
+Oid resolve_decide(const text* workflow, const std::string& name) {
     const char* cname = name.c_str();
     Oid fn = InvalidOid;
     if (pg::attempt([cname, &fn] {
@@ -69,12 +76,12 @@ Oid resolve_decide(const std::string& name) {
         }) != nullptr)
         fn = InvalidOid;
     if (fn == InvalidOid)
-        throw Error(SqlState::kInvalidParameterValue, "invalid workflow definition",
+        invalid_definition(workflow,
                     "decide names " + json::excerpt(name) + ", but no function " + json::excerpt(name) +
                         "(jsonb) exists.");
     char prokind = pg::guard([fn] { return get_func_prokind(fn); });
     if (prokind != PROKIND_FUNCTION)
-        throw Error(SqlState::kInvalidParameterValue, "invalid workflow definition",
+        invalid_definition(workflow,
                     "decide function " + json::excerpt(name) + " must be a plain function, not " +
                         (prokind == PROKIND_AGGREGATE ? "an aggregate"
                          : prokind == PROKIND_WINDOW  ? "a window function"
@@ -83,7 +90,7 @@ Oid resolve_decide(const std::string& name) {
     Oid rettype = pg::guard([fn] { return get_func_rettype(fn); });
     bool retset = pg::guard([fn] { return get_func_retset(fn); });
     if (rettype != JSONBOID || retset)
-        throw Error(SqlState::kInvalidParameterValue, "invalid workflow definition",
+        invalid_definition(workflow,
                     "decide function " + json::excerpt(name) + " must return a single jsonb.");
     return fn;
 }
@@ -102,11 +109,18 @@ Datum define_workflow(FunctionCallInfo fcinfo, Oid) {
         tree = pg::jsonb_value(definition);
     } catch (const Error& e) {
         // jsonb's own limits are wider than the core's reader (nesting, UTF-8 in SQL_ASCII).
-        throw Error(SqlState::kInvalidParameterValue, "invalid workflow definition", e.detail());
+        invalid_definition(name, e.detail());
     }
-    definition::Definition def = definition::parse_definition(tree);
-    check_with_server(def);
-    Oid decide = def.decide.empty() ? InvalidOid : resolve_decide(def.decide);
+    definition::Definition def;
+    try {
+        def = definition::parse_definition(tree);
+    } catch (const Error& e) {
+        // The core judges the definition without knowing its name: name it here.
+        if (e.state() != SqlState::kInvalidParameterValue) throw;
+        invalid_definition(name, e.detail(), e.hint());
+    }
+    check_with_server(name, def);
+    Oid decide = def.decide.empty() ? InvalidOid : resolve_decide(name, def.decide);
 
     // One definer of a name at a time, so two new versions never collide.
     std::string_view n = pg::text_view(name);

@@ -11,9 +11,9 @@ namespace baton::chain {
 
 namespace {
 
-// Refuses the history with a detail naming the fault.
-[[noreturn]] void corrupt(std::string detail) {
-    throw Error(SqlState::kCorruptHistory, "history of run is corrupt", std::move(detail));
+// Refuses the run's history with a detail naming the fault.
+[[noreturn]] void corrupt(std::string_view run_id, std::string detail) {
+    throw Error(SqlState::kCorruptHistory, "history of run " + std::string(run_id) + " is corrupt", std::move(detail));
 }
 
 // A stage id for a detail.
@@ -25,7 +25,7 @@ std::string id_text(std::int64_t id) {
 
 // Indexes the stages by id and by predecessor (refusing repeats of either), finds the one
 // root, then follows successors from it; whatever the walk misses lies on a cycle.
-std::vector<std::size_t> chain_order(const std::vector<Link>& links) {
+std::vector<std::size_t> chain_order(const std::vector<Link>& links, std::string_view run_id) {
     const std::size_t n = links.size();
     if (n == 0)
         return {};
@@ -34,7 +34,7 @@ std::vector<std::size_t> chain_order(const std::vector<Link>& links) {
     by_id.reserve(n);
     for (std::size_t k = 0; k < n; ++k)
         if (!by_id.emplace(links[k].id, k).second)
-            corrupt("Two stages of the run have id " + id_text(links[k].id) + ".");
+            corrupt(run_id, "Two stages of the run have id " + id_text(links[k].id) + ".");
 
     // predecessor id -> the index of the stage that names it
     std::unordered_map<std::int64_t, std::size_t> successor;
@@ -47,21 +47,20 @@ std::vector<std::size_t> chain_order(const std::vector<Link>& links) {
             continue;
         }
         if (by_id.count(l.predecessor) == 0)
-            corrupt("Stage " + id_text(l.id) + " names predecessor " + id_text(l.predecessor) +
+            corrupt(run_id, "Stage " + id_text(l.id) + " names predecessor " + id_text(l.predecessor) +
                     ", which is not a stage of the run.");
         const auto [it, inserted] = successor.emplace(l.predecessor, k);
         if (!inserted)
-            corrupt("Stages " + id_text(links[it->second].id) + " and " + id_text(l.id) +
+            corrupt(run_id, "Stages " + id_text(links[it->second].id) + " and " + id_text(l.id) +
                     " both name predecessor " + id_text(l.predecessor) +
                     "; a stage has at most one successor.");
     }
     if (roots.empty())
-        corrupt(
-            "Every stage of the run names a predecessor, so the chain has no first stage "
+        corrupt(run_id, "Every stage of the run names a predecessor, so the chain has no first stage "
             "(its " +
             std::to_string(n) + " stages form a cycle).");
     if (roots.size() > 1)
-        corrupt(std::to_string(roots.size()) + " stages of the run have no predecessor (ids " +
+        corrupt(run_id, std::to_string(roots.size()) + " stages of the run have no predecessor (ids " +
                 id_text(links[roots[0]].id) + ", " + id_text(links[roots[1]].id) +
                 (roots.size() > 2 ? ", ..." : "") + "); a chain has exactly one first stage.");
 
@@ -73,7 +72,7 @@ std::vector<std::size_t> chain_order(const std::vector<Link>& links) {
         // A stage has one predecessor and the root none, so the walk never revisits a stage;
         // the check only guards that reasoning.
         if (visited[cur])
-            corrupt("Stage " + id_text(links[cur].id) + " is reached twice.");
+            corrupt(run_id, "Stage " + id_text(links[cur].id) + " is reached twice.");
         visited[cur] = true;
         order.push_back(cur);
         const auto it = successor.find(links[cur].id);
@@ -90,7 +89,7 @@ std::vector<std::size_t> chain_order(const std::vector<Link>& links) {
     std::size_t on_cycle = 0;
     while (visited[on_cycle])
         ++on_cycle;
-    corrupt(std::to_string(n - order.size()) + " of the run's " + std::to_string(n) +
+    corrupt(run_id, std::to_string(n - order.size()) + " of the run's " + std::to_string(n) +
             " stages are not reachable from its first stage " + id_text(links[roots[0]].id) +
             "; stage " + id_text(links[on_cycle].id) + " lies on a cycle of predecessors.");
 }

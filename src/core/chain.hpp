@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 namespace baton::chain {
@@ -21,10 +22,10 @@ struct Link {
 };
 
 // The indexes of links in chain order, root first. Empty input gives an empty order (a
-// run that has not started). Throws baton::Error DU004 "history of run is corrupt", with
+// run that has not started). Throws baton::Error DU004 "history of run <run_id> is corrupt", with
 // a detail naming the stage ids, when two stages share an id, a predecessor is not a stage
 // of the set, two stages name the same predecessor, there is no root or more than one, or
 // some stages are not reachable from the root (they then form a cycle). O(n) expected time.
-std::vector<std::size_t> chain_order(const std::vector<Link>& links);
+std::vector<std::size_t> chain_order(const std::vector<Link>& links, std::string_view run_id);
 
 }  // namespace baton::chain

@@ -17,6 +17,7 @@
 #endif
 
 #include <string>
+#include <string_view>
 
 #include "core/definition.hpp"
 #include "core/json.hpp"
@@ -32,9 +33,10 @@ struct Decision {
     bool has_state = false;     // the decision carries "state" (an object): find it there
 };
 
-// Checks a decision taken at stage `from` and returns what it says. Throws baton::Error
-// DU003 with the message `decision for stage "X" is malformed` or `... is not allowed`.
+// Checks a decision taken at stage `from` of run `run_id` and returns what it says. Throws
+// baton::Error DU003 with the message `decision for stage "X" of run <run_id> is malformed`
+// or `... is not allowed`.
 // decision may be nullptr (the function returned SQL NULL).
-Decision check_decision(const json::Value* decision, const definition::StageDef& from);
+Decision check_decision(const json::Value* decision, const definition::StageDef& from, std::string_view run_id);
 
 }  // namespace baton::decision

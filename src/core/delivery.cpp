@@ -32,15 +32,17 @@ std::optional<Status> parse_status(std::string_view text) {
     return std::nullopt;
 }
 
-void check_stored_row(std::string_view status, std::int32_t max_attempts) {
+void check_stored_row(std::string_view status, std::int32_t max_attempts, std::int64_t id) {
+    const std::string row = "delivery " + std::to_string(id) + " of relation \"deliveries\"";
     if (!parse_status(status))
         throw Error(SqlState::kCheckViolation,
-                    "new row for relation \"deliveries\" violates check constraint \"deliveries_status_check\"",
-                    "status is one of pending, claimed, finished, failed.");
+                    "new row of " + row + " has invalid value \"" + clip(status) + "\" in column \"status\"",
+                    "Column \"status\" of baton.deliveries is one of pending, claimed, finished, failed.");
     if (max_attempts < 1)
         throw Error(SqlState::kCheckViolation,
-                    "new row for relation \"deliveries\" violates check constraint \"deliveries_max_attempts_check\"",
-                    "max_attempts is at least 1.");
+                    "new row of " + row + " has invalid value " + std::to_string(max_attempts) +
+                        " in column \"max_attempts\"",
+                    "Column \"max_attempts\" of baton.deliveries is at least 1.");
 }
 
 const char* status_name(Status s) {

@@ -59,8 +59,8 @@ std::int64_t backoff_usec(std::int32_t attempts);
 // The rules of a stored delivery row that its table's triggers enforce for every writer
 // (direct SQL included), in place of CHECK constraints, which Postgres re-reads from the
 // catalog text on every statement: a status among the four, max_attempts at least 1.
-// Throws baton::Error (23514) naming the rule as a constraint would.
-void check_stored_row(std::string_view status, std::int32_t max_attempts);
+// Throws baton::Error (23514) naming the table, the column, the value and delivery `id`.
+void check_stored_row(std::string_view status, std::int32_t max_attempts, std::int64_t id);
 
 // Argument rules; each throws baton::Error (22023) naming the argument.
 void check_target_chars(std::int64_t chars);

@@ -45,14 +45,19 @@ bool in_doubt(State state, std::int64_t claimed_generation, std::int64_t run_gen
     return state == State::kInProgress && claimed_generation < run_generation;
 }
 
+std::string marker_text(std::int64_t entry_id, std::int64_t position) {
+    return "marker at position " + std::to_string(position) + " of entry " + std::to_string(entry_id);
+}
+
 void check_resolve(State state, std::int64_t claimed_generation, std::int64_t run_generation,
-                   bool run_owned, std::int64_t caller_generation) {
-    run::check_owner(caller_generation, run_generation, run_owned);
+                   bool run_owned, std::int64_t caller_generation, std::string_view run_id,
+                   std::int64_t entry_id, std::int64_t position) {
+    run::check_owner(caller_generation, run_generation, run_owned, run_id);
     if (state != State::kInProgress)
-        throw Error(SqlState::kInvalidState, std::string("marker is ") + state_name(state),
+        throw Error(SqlState::kInvalidState, marker_text(entry_id, position) + " is " + state_name(state),
                     "Only a marker still in progress can be in doubt.");
     if (!in_doubt(state, claimed_generation, run_generation))
-        throw Error(SqlState::kInvalidState, "marker is not in doubt",
+        throw Error(SqlState::kInvalidState, marker_text(entry_id, position) + " is not in doubt",
                     "It was claimed under the current generation; complete it with baton.complete_marker().");
 }
 

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace baton::marker {
@@ -32,9 +33,13 @@ State parse_resolution(std::string_view text);
 bool in_doubt(State state, std::int64_t claimed_generation, std::int64_t run_generation);
 
 // resolve_marker may act: someone holds the run and the caller holds its current
-// generation (DU001), and the marker is in doubt (DU007 otherwise, naming why).
+// generation (DU001), and the marker is in doubt (DU007 otherwise, naming why). The
+// refusals name run `run_id` and the marker (`entry_id`, `position`).
 void check_resolve(State state, std::int64_t claimed_generation, std::int64_t run_generation,
-                   bool run_owned, std::int64_t caller_generation);
+                   bool run_owned, std::int64_t caller_generation, std::string_view run_id,
+                   std::int64_t entry_id, std::int64_t position);
+// "marker at position P of entry E", the object of a marker's refusals.
+std::string marker_text(std::int64_t entry_id, std::int64_t position);
 
 // Positions are zero or more (22023).
 void check_position(std::int64_t position);

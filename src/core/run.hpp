@@ -25,11 +25,14 @@ const char* stage_status_name(StageStatus s);
 // completed, failed and cancelled runs never change again.
 bool is_terminal(Status s);
 
-// DU008: the run does not exist in the tenant.
-[[noreturn]] void throw_not_found();
+// Every refusal names its object: `run_id` and `tenant` are the uuids as text, as the
+// caller has them; a stage is named by its id.
+
+// DU008: run `run_id` does not exist in `tenant`.
+[[noreturn]] void throw_not_found(std::string_view run_id, std::string_view tenant);
 // An owner call holds the run only if someone holds its lease and the call carries the
 // run's generation: DU001 otherwise (superseded, released, never acquired).
-void check_owner(std::int64_t caller_generation, std::int64_t run_generation, bool owned);
+void check_owner(std::int64_t caller_generation, std::int64_t run_generation, bool owned, std::string_view run_id);
 
 // What transition_stage does with a running run's current stage.
 enum class Step {
@@ -43,11 +46,11 @@ Step next_step(StageStatus status, int attempt, int max_attempts, bool before_re
 // What approve does: DU007 for a cancelled run or one approved by someone else, DU006
 // for a digest that differs; kApprove for a submitted run; kNothing for a repeat.
 enum class Approval { kApprove, kNothing };
-Approval approve_verdict(Status status, bool digest_matches, bool approved_by_someone_else);
+Approval approve_verdict(Status status, bool digest_matches, bool approved_by_someone_else, std::string_view run_id);
 
 // What cancel does: DU007 for a completed or failed run; nothing for a cancelled one.
 enum class Cancellation { kCancel, kNothing };
-Cancellation cancel_verdict(Status status);
+Cancellation cancel_verdict(Status status, std::string_view run_id);
 
 // acquire_run: the lease goes to the caller unless the run is terminal or another owner
 // holds an unexpired lease (then NULL, nothing changes). The same owner re-acquiring
@@ -57,10 +60,11 @@ bool may_acquire(Status status, bool lease_unexpired, bool same_owner);
 // start_stage: a current stage that is pending, running (a restarted handler), or
 // failed past its deadline with attempts left; DU007 otherwise, naming why.
 void check_start(Status run, StageStatus stage, bool is_current, bool before_retry_deadline,
-                 int attempt, int max_attempts);
+                 int attempt, int max_attempts, std::string_view run_id, std::int64_t stage_id);
 // complete_stage and fail_stage: the current stage, running, of a running run; DU007
 // otherwise. (A repeated complete_stage with the same result is handled by the caller.)
-void check_settle(Status run, StageStatus stage, bool is_current, const char* call);
+void check_settle(Status run, StageStatus stage, bool is_current, const char* call, std::string_view run_id,
+                  std::int64_t stage_id);
 
 
 }  // namespace baton::run

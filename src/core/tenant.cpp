@@ -31,9 +31,9 @@ State parse_state_argument(std::string_view text) {
                                         clip(text) + "\".");
 }
 
-void check_move(State from, State to) {
+void check_move(State from, State to, std::string_view tenant) {
     if (from == State::kDeleted && to != State::kDeleted)
-        throw Error(SqlState::kInvalidState, "tenant is deleted",
+        throw Error(SqlState::kInvalidState, "tenant " + std::string(tenant) + " is deleted",
                     std::string("A deleted tenant cannot become ") + state_name(to) + ".",
                     "Deleted is final; use a new tenant id.");
 }

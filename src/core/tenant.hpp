@@ -18,8 +18,9 @@ std::optional<State> parse_state(std::string_view text);
 const char* state_name(State s);
 // Parses the state argument of set_tenant_state; 22023 naming the allowed states.
 State parse_state_argument(std::string_view text);
-// Refuses (DU007) a move out of deleted; every other move, including to the same state, is allowed.
-void check_move(State from, State to);
+// Refuses (DU007, naming `tenant`, its id as text) a move out of deleted; every other
+// move, including to the same state, is allowed.
+void check_move(State from, State to, std::string_view tenant);
 // Only active tenants accept writes.
 inline bool writes_allowed(State s) { return s == State::kActive; }
 

@@ -119,6 +119,15 @@ std::string_view text_view(const text* t) {
     return {VARDATA_ANY(t), static_cast<std::size_t>(VARSIZE_ANY_EXHDR(t))};
 }
 
+std::string uuid_text(const pg_uuid_t* id) {
+    const char* s = guard([id] {
+        return DatumGetCString(DirectFunctionCall1(uuid_out, UUIDPGetDatum(const_cast<pg_uuid_t*>(id))));
+    });
+    return s;
+}
+
+std::string quoted(const text* t) { return "\"" + std::string(text_view(t)) + "\""; }
+
 std::int64_t text_chars(const text* t) {
     const char* data = VARDATA_ANY(t);
     int len = VARSIZE_ANY_EXHDR(t);

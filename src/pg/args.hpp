@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "core/cause.hpp"
@@ -25,6 +26,10 @@ text* optional_text_arg(FunctionCallInfo fcinfo, int n);
 
 // The bytes of a text value (not NUL-terminated).
 std::string_view text_view(const text* t);
+// A uuid as text (8-4-4-4-12 lowercase hex), for messages that name a tenant or a run.
+std::string uuid_text(const pg_uuid_t* id);
+// A text value in double quotes, as Postgres quotes a name in a message.
+std::string quoted(const text* t);
 // The number of characters of a text value in the server encoding.
 std::int64_t text_chars(const text* t);
 

@@ -91,7 +91,9 @@ Check read_state(const pg_uuid_t* tenant, bool latest) {
     });
     if (stored == nullptr) return {Access::kMissing, tenant::State::kDeleted};
     auto state = tenant::parse_state(stored);
-    if (!state) throw Error(SqlState::kInternal, "tenant has an unknown state", stored);
+    if (!state)
+        throw Error(SqlState::kInternal, "tenant " + std::string(tenant_text(tenant)) + " has an unknown state",
+                    stored);
     return {tenant::writes_allowed(*state) ? Access::kAllowed : Access::kNotActive, *state};
 }
 

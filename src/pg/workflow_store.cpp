@@ -39,7 +39,9 @@ Workflow load_workflow(Spi& spi, text* name, int version) {
     Datum values[2] = {PointerGetDatum(name), Int32GetDatum(version)};
     std::uint64_t n = version == 0 ? spi.run(g_latest, values, nullptr) : spi.run(g_version, values, nullptr);
     if (n == 0)
-        throw Error(SqlState::kNotFound, "workflow \"" + std::string(text_view(name)) + "\" does not exist",
+        throw Error(SqlState::kNotFound,
+                    "workflow " + quoted(name) + (version == 0 ? "" : " version " + std::to_string(version)) +
+                        " does not exist",
                     version == 0 ? "No version of it has been defined."
                                  : "Version " + std::to_string(version) + " of it has not been defined.",
                     "Define it with baton.define_workflow().");

@@ -9,7 +9,7 @@
 // Properties: chain_order accepts exactly the sets an independent quadratic oracle calls
 // one unbroken line (ids unique, one root, each stage the predecessor of at most one,
 // every predecessor a stage, every stage reachable from the root); a refusal is DU004
-// "history of run is corrupt"; an accepted order is a permutation of the links that starts
+// "history of run <run_id> is corrupt"; an accepted order is a permutation of the links that starts
 // at the root and follows predecessor_id at every step.
 #include <fuzzer/FuzzedDataProvider.h>
 
@@ -116,10 +116,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const bool expected = oracle(links);
     std::vector<std::size_t> order;
     try {
-        order = baton::chain::chain_order(links);
+        order = baton::chain::chain_order(links, "6f1c2d3e-0000-4000-8000-00000000abcd");
     } catch (const baton::Error& e) {
         FUZZ_CHECK(!expected, "refused an unbroken chain");
-        fuzz::check_refusal(e, "DU004", "history of run is corrupt");
+        fuzz::check_refusal(e, "DU004", "history of run 6f1c2d3e-0000-4000-8000-00000000abcd is corrupt");
         return 0;
     }
     FUZZ_CHECK(expected, "accepted a broken chain");

@@ -115,7 +115,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const Verdict expected = oracle(decision, from);
     Decision got;
     try {
-        got = baton::decision::check_decision(decision, from);
+        got = baton::decision::check_decision(decision, from, "6f1c2d3e-0000-4000-8000-00000000abcd");
     } catch (const baton::Error& e) {
         FUZZ_CHECK(expected != Verdict::kAccept, "refused a decision the rules allow");
         fuzz::check_refusal(

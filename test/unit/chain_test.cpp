@@ -18,6 +18,9 @@ namespace {
 
 using baton::test::error_of;
 
+// The run every refusal names.
+constexpr const char* kRun = "6f1c2d3e-0000-4000-8000-00000000abcd";
+
 // A stage without a predecessor.
 Link root(std::int64_t id) {
     return Link{id, 0, false};
@@ -30,21 +33,21 @@ Link after(std::int64_t id, std::int64_t predecessor) {
 // The ids of links in the order chain_order gives.
 std::vector<std::int64_t> ordered_ids(const std::vector<Link>& links) {
     std::vector<std::int64_t> ids;
-    for (std::size_t k : chain_order(links))
+    for (std::size_t k : chain_order(links, kRun))
         ids.push_back(links.at(k).id);
     return ids;
 }
 
 // The detail of the DU004 refusal of links; fails the test otherwise.
 std::string corruption(const std::vector<Link>& links) {
-    auto e = error_of([&] { chain_order(links); });
+    auto e = error_of([&] { chain_order(links, kRun); });
     if (!e) {
         ADD_FAILURE() << "accepted";
         return {};
     }
     EXPECT_EQ(e->state(), SqlState::kCorruptHistory);
     EXPECT_STREQ(e->code(), "DU004");
-    EXPECT_EQ(e->message(), "history of run is corrupt");
+    EXPECT_EQ(e->message(), std::string("history of run ") + kRun + " is corrupt");
     return e->detail();
 }
 
@@ -58,19 +61,19 @@ void expect_corrupt(const std::vector<Link>& links, const std::vector<std::strin
 // ---- good chains -----------------------------------------------------------------------
 
 TEST(Chain, EmptyIsEmpty) {
-    EXPECT_TRUE(chain_order({}).empty());
+    EXPECT_TRUE(chain_order({}, kRun).empty());
 }
 
 TEST(Chain, SingleRoot) {
-    EXPECT_EQ(chain_order({root(5)}), (std::vector<std::size_t>{0}));
+    EXPECT_EQ(chain_order({root(5)}, kRun), (std::vector<std::size_t>{0}));
     // The predecessor field of a root is not looked at.
-    EXPECT_EQ(chain_order({Link{5, 99, false}}), (std::vector<std::size_t>{0}));
+    EXPECT_EQ(chain_order({Link{5, 99, false}}, kRun), (std::vector<std::size_t>{0}));
 }
 
 TEST(Chain, OrderComesFromLinksNotPositionsOrIds) {
     // Ids descend along the chain and the rows come in no particular order.
     const std::vector<Link> links = {after(10, 30), root(40), after(20, 10), after(30, 40)};
-    EXPECT_EQ(chain_order(links), (std::vector<std::size_t>{1, 3, 0, 2}));
+    EXPECT_EQ(chain_order(links, kRun), (std::vector<std::size_t>{1, 3, 0, 2}));
     EXPECT_EQ(ordered_ids(links), (std::vector<std::int64_t>{40, 30, 10, 20}));
 }
 
@@ -95,7 +98,7 @@ TEST(Chain, TenThousandShuffled) {
         links.push_back(after(chain[k], chain[k - 1]));
     std::shuffle(links.begin(), links.end(), rng);
 
-    const std::vector<std::size_t> order = chain_order(links);
+    const std::vector<std::size_t> order = chain_order(links, kRun);
     ASSERT_EQ(order.size(), static_cast<std::size_t>(kN));
     for (int k = 0; k < kN; ++k)
         ASSERT_EQ(links[order[k]].id, chain[k]) << "position " << k;
@@ -180,7 +183,7 @@ TEST(ChainCorrupt, EveryCorruptionIsDU004) {
         {root(1), after(2, 3), after(3, 2)},
     };
     for (const auto& links : cases)
-        EXPECT_EQ(baton::test::state_of([&] { chain_order(links); }), SqlState::kCorruptHistory);
+        EXPECT_EQ(baton::test::state_of([&] { chain_order(links, kRun); }), SqlState::kCorruptHistory);
 }
 
 }  // namespace

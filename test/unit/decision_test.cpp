@@ -15,6 +15,9 @@ namespace baton::decision {
 namespace {
 
 using baton::test::error_of;
+
+// The run every refusal names.
+constexpr const char* kRun = "6f1c2d3e-0000-4000-8000-00000000abcd";
 using definition::Definition;
 using definition::StageDef;
 
@@ -37,7 +40,7 @@ const StageDef& stage(const char* name) {
 // Checks a decision given as JSON text, taken at the named stage.
 Decision check(const std::string& text, const char* from) {
     const json::Value v = json::parse(text);
-    return check_decision(&v, stage(from));
+    return check_decision(&v, stage(from), kRun);
 }
 
 // The refusal of a decision: fails the test unless it is DU003 with the given message
@@ -50,7 +53,7 @@ std::string refusal(const std::string& text, const char* from, const char* endin
     }
     EXPECT_EQ(e->state(), SqlState::kTransitionNotAllowed) << text;
     EXPECT_STREQ(e->code(), "DU003");
-    EXPECT_EQ(e->message(), std::string("decision for stage \"") + from + "\" " + ending) << text;
+    EXPECT_EQ(e->message(), std::string("decision for stage \"") + from + "\" of run " + kRun + " " + ending) << text;
     EXPECT_FALSE(e->detail().empty());
     return e->detail();
 }
@@ -131,9 +134,9 @@ TEST(Decision, DeclarativeStageDestinations) {
     s.name = "check";
     s.next = {{"big", "$.n > 10"}, {"@finish", "$.n == 0"}, {"small", ""}};
     json::Value v = json::parse(R"({"next":"big"})");
-    EXPECT_EQ(check_decision(&v, s).next, "big");
+    EXPECT_EQ(check_decision(&v, s, kRun).next, "big");
     v = json::parse(R"({"finish":"completed"})");
-    EXPECT_EQ(check_decision(&v, s).kind, Decision::Kind::kFinish);
+    EXPECT_EQ(check_decision(&v, s, kRun).kind, Decision::Kind::kFinish);
 }
 
 // ---- not allowed -----------------------------------------------------------------------
@@ -167,7 +170,7 @@ TEST(DecisionNotAllowed, LongAllowedSetsAreCut) {
     for (int k = 0; k < 50; ++k)
         s.next.push_back({"s" + std::to_string(k), ""});
     const json::Value v = json::parse(R"({"next":"elsewhere"})");
-    auto e = error_of([&] { check_decision(&v, s); });
+    auto e = error_of([&] { check_decision(&v, s, kRun); });
     ASSERT_TRUE(e);
     EXPECT_EQ(e->state(), SqlState::kTransitionNotAllowed);
     EXPECT_NE(e->detail().find("\"s19\" and 30 more"), std::string::npos) << e->detail();
@@ -177,10 +180,10 @@ TEST(DecisionNotAllowed, LongAllowedSetsAreCut) {
 // ---- malformed -------------------------------------------------------------------------
 
 TEST(DecisionMalformed, NullDecision) {
-    auto e = error_of([] { check_decision(nullptr, stage("purge_db")); });
+    auto e = error_of([] { check_decision(nullptr, stage("purge_db"), kRun); });
     ASSERT_TRUE(e);
     EXPECT_EQ(e->state(), SqlState::kTransitionNotAllowed);
-    EXPECT_EQ(e->message(), "decision for stage \"purge_db\" is malformed");
+    EXPECT_EQ(e->message(), std::string("decision for stage \"purge_db\" of run ") + kRun + " is malformed");
     EXPECT_NE(e->detail().find("NULL"), std::string::npos) << e->detail();
 }
 

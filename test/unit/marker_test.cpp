@@ -25,6 +25,10 @@ using baton::test::error_of;
 using baton::test::state_of;
 
 constexpr std::optional<SqlState> kOk = std::nullopt;
+// The run and the marker (entry, position) every refusal below must name.
+constexpr const char* kRun = "6f1c2d3e-0000-4000-8000-00000000abcd";
+constexpr std::int64_t kEntry = 77;
+constexpr std::int64_t kPosition = 3;
 constexpr std::optional<SqlState> k22023 = SqlState::kInvalidParameterValue;
 constexpr std::optional<SqlState> kDU001 = SqlState::kLeaseLost;
 constexpr std::optional<SqlState> kDU007 = SqlState::kInvalidState;
@@ -166,9 +170,9 @@ TEST(InDoubt, Table) {
 constexpr std::int64_t kRunGen = 7;
 
 TEST(CheckResolve, MarkerInDoubtResolvedByTheCurrentOwnerPasses) {
-    EXPECT_EQ(state_of([] { check_resolve(State::kInProgress, kRunGen - 1, kRunGen, true, kRunGen); }), kOk);
-    EXPECT_EQ(state_of([] { check_resolve(State::kInProgress, 0, kRunGen, true, kRunGen); }), kOk);
-    EXPECT_EQ(state_of([] { check_resolve(State::kInProgress, 1, kMax64, true, kMax64); }), kOk);
+    EXPECT_EQ(state_of([] { check_resolve(State::kInProgress, kRunGen - 1, kRunGen, true, kRunGen, kRun, kEntry, kPosition); }), kOk);
+    EXPECT_EQ(state_of([] { check_resolve(State::kInProgress, 0, kRunGen, true, kRunGen, kRun, kEntry, kPosition); }), kOk);
+    EXPECT_EQ(state_of([] { check_resolve(State::kInProgress, 1, kMax64, true, kMax64, kRun, kEntry, kPosition); }), kOk);
 }
 
 TEST(CheckResolve, NotOwnedIsDU001FirstWhateverTheMarker) {
@@ -176,7 +180,7 @@ TEST(CheckResolve, NotOwnedIsDU001FirstWhateverTheMarker) {
     for (State s : kAllStates)
         for (std::int64_t claimed : {kRunGen - 1, kRunGen})
             for (std::int64_t caller : {kRunGen, kRunGen - 1, kRunGen + 1}) {
-                auto e = error_of([&] { check_resolve(s, claimed, kRunGen, false, caller); });
+                auto e = error_of([&] { check_resolve(s, claimed, kRunGen, false, caller, kRun, kEntry, kPosition); });
                 ASSERT_TRUE(e.has_value()) << state_name(s);
                 EXPECT_EQ(e->state(), SqlState::kLeaseLost)
                     << state_name(s) << " claimed " << claimed << " caller " << caller;
@@ -190,7 +194,7 @@ TEST(CheckResolve, OwnedButAnotherGenerationIsDU001FirstWhateverTheMarker) {
     for (State s : kAllStates)
         for (std::int64_t claimed : {kRunGen - 1, kRunGen})
             for (std::int64_t caller : {kRunGen - 1, kRunGen + 1, std::int64_t{0}}) {
-                auto e = error_of([&] { check_resolve(s, claimed, kRunGen, true, caller); });
+                auto e = error_of([&] { check_resolve(s, claimed, kRunGen, true, caller, kRun, kEntry, kPosition); });
                 ASSERT_TRUE(e.has_value()) << state_name(s);
                 EXPECT_EQ(e->state(), SqlState::kLeaseLost)
                     << state_name(s) << " claimed " << claimed << " caller " << caller;
@@ -203,26 +207,26 @@ TEST(CheckResolve, SettledMarkerIsDU007NamingItsState) {
     // says what it is.
     for (State s : kSettledStates)
         for (std::int64_t claimed : {kRunGen - 1, kRunGen}) {
-            auto e = error_of([&] { check_resolve(s, claimed, kRunGen, true, kRunGen); });
+            auto e = error_of([&] { check_resolve(s, claimed, kRunGen, true, kRunGen, kRun, kEntry, kPosition); });
             ASSERT_TRUE(e.has_value()) << state_name(s);
             EXPECT_EQ(e->state(), SqlState::kInvalidState) << state_name(s);
-            EXPECT_EQ(e->message(), std::string("marker is ") + state_name(s));
+            EXPECT_EQ(e->message(), std::string("marker at position 3 of entry 77 is ") + state_name(s));
         }
 }
 
 TEST(CheckResolve, InProgressUnderTheCurrentGenerationIsDU007NotInDoubt) {
-    auto e = error_of([] { check_resolve(State::kInProgress, kRunGen, kRunGen, true, kRunGen); });
+    auto e = error_of([] { check_resolve(State::kInProgress, kRunGen, kRunGen, true, kRunGen, kRun, kEntry, kPosition); });
     ASSERT_TRUE(e.has_value());
     EXPECT_EQ(e->state(), SqlState::kInvalidState);
-    EXPECT_TRUE(contains(e->message(), "not in doubt")) << e->message();
+    EXPECT_EQ(e->message(), "marker at position 3 of entry 77 is not in doubt");
     EXPECT_TRUE(contains(e->detail(), "baton.complete_marker()")) << e->detail();
 }
 
 TEST(CheckResolve, InProgressUnderANewerGenerationIsDU007NotInDoubt) {
-    auto e = error_of([] { check_resolve(State::kInProgress, kRunGen + 1, kRunGen, true, kRunGen); });
+    auto e = error_of([] { check_resolve(State::kInProgress, kRunGen + 1, kRunGen, true, kRunGen, kRun, kEntry, kPosition); });
     ASSERT_TRUE(e.has_value());
     EXPECT_EQ(e->state(), SqlState::kInvalidState);
-    EXPECT_TRUE(contains(e->message(), "not in doubt")) << e->message();
+    EXPECT_EQ(e->message(), "marker at position 3 of entry 77 is not in doubt");
 }
 
 TEST(CheckResolve, EveryCombination) {
@@ -235,7 +239,7 @@ TEST(CheckResolve, EveryCombination) {
                         expected = kDU001;
                     else if (s != State::kInProgress || claimed >= kRunGen)
                         expected = kDU007;
-                    EXPECT_EQ(state_of([&] { check_resolve(s, claimed, kRunGen, owned, caller); }), expected)
+                    EXPECT_EQ(state_of([&] { check_resolve(s, claimed, kRunGen, owned, caller, kRun, kEntry, kPosition); }), expected)
                         << state_name(s) << " claimed " << claimed << " owned " << owned << " caller " << caller;
                 }
 }

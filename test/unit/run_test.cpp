@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <vector>
 #include <utility>
 
 #include "core/error.hpp"
@@ -55,6 +56,10 @@ using baton::test::error_of;
 using baton::test::state_of;
 
 constexpr std::optional<SqlState> kOk = std::nullopt;
+// The run, tenant and stage every refusal below must name.
+constexpr const char* kRun = "6f1c2d3e-0000-4000-8000-00000000abcd";
+constexpr const char* kTenant = "11111111-1111-1111-1111-111111111111";
+constexpr std::int64_t kStage = 4242;
 constexpr std::optional<SqlState> kDU001 = SqlState::kLeaseLost;
 constexpr std::optional<SqlState> kDU006 = SqlState::kDigestMismatch;
 constexpr std::optional<SqlState> kDU007 = SqlState::kInvalidState;
@@ -138,12 +143,12 @@ TEST(StageStatusNames, ParseRefusesOtherSpellings) {
 // ---------------------------------------------------------------- throw_not_found
 
 TEST(ThrowNotFound, IsDU008NamingTheRun) {
-    auto e = error_of([] { throw_not_found(); });
+    auto e = error_of([] { throw_not_found(kRun, kTenant); });
     ASSERT_TRUE(e.has_value());
     EXPECT_EQ(e->state(), SqlState::kNotFound);
     EXPECT_STREQ(e->code(), "DU008");
-    EXPECT_TRUE(contains(e->message(), "run")) << e->message();
-    EXPECT_EQ(state_of([] { throw_not_found(); }), kDU008);
+    EXPECT_EQ(e->message(), std::string("run ") + kRun + " does not exist in tenant " + kTenant);
+    EXPECT_EQ(state_of([] { throw_not_found(kRun, kTenant); }), kDU008);
 }
 
 // ---------------------------------------------------------------- check_owner
@@ -153,31 +158,31 @@ constexpr std::int64_t kMin64 = std::numeric_limits<std::int64_t>::min();
 
 TEST(CheckOwner, OwnedAtTheRunsGenerationPasses) {
     for (std::int64_t g : {std::int64_t{0}, std::int64_t{1}, std::int64_t{7}, kMax64})
-        EXPECT_EQ(state_of([&] { check_owner(g, g, true); }), kOk) << "generation " << g;
+        EXPECT_EQ(state_of([&] { check_owner(g, g, true, kRun); }), kOk) << "generation " << g;
 }
 
 TEST(CheckOwner, OwnedAtAnotherGenerationIsDU001) {
     const std::pair<std::int64_t, std::int64_t> cases[] = {{6, 7}, {8, 7}, {0, 7}, {kMin64, 7}, {kMax64, 7},
                                                            {7, 0}};
     for (auto [caller, current] : cases)
-        EXPECT_EQ(state_of([&] { check_owner(caller, current, true); }), kDU001)
+        EXPECT_EQ(state_of([&] { check_owner(caller, current, true, kRun); }), kDU001)
             << "caller " << caller << ", run " << current;
 }
 
 TEST(CheckOwner, NotOwnedIsDU001EvenAtTheRunsGeneration) {
     // Released or never acquired: no generation holds the run, not even the current one.
     for (std::int64_t g : {std::int64_t{0}, std::int64_t{1}, std::int64_t{7}, kMax64})
-        EXPECT_EQ(state_of([&] { check_owner(g, g, false); }), kDU001) << "generation " << g;
-    EXPECT_EQ(state_of([] { check_owner(6, 7, false); }), kDU001);
-    EXPECT_EQ(state_of([] { check_owner(8, 7, false); }), kDU001);
+        EXPECT_EQ(state_of([&] { check_owner(g, g, false, kRun); }), kDU001) << "generation " << g;
+    EXPECT_EQ(state_of([] { check_owner(6, 7, false, kRun); }), kDU001);
+    EXPECT_EQ(state_of([] { check_owner(8, 7, false, kRun); }), kDU001);
 }
 
 TEST(CheckOwner, SupersededDetailNamesBothGenerationsAndNotNobody) {
-    auto e = error_of([] { check_owner(6, 7, true); });
+    auto e = error_of([] { check_owner(6, 7, true, kRun); });
     ASSERT_TRUE(e.has_value());
     EXPECT_EQ(e->state(), SqlState::kLeaseLost);
     EXPECT_STREQ(e->code(), "DU001");
-    EXPECT_TRUE(contains(e->message(), "lease")) << e->message();
+    EXPECT_EQ(e->message(), std::string("lease on run ") + kRun + " is lost");
     EXPECT_TRUE(contains(e->detail(), "generation 6")) << e->detail();
     EXPECT_TRUE(contains(e->detail(), "generation 7")) << e->detail();
     EXPECT_FALSE(contains(e->detail(), "nobody holds")) << e->detail();
@@ -186,7 +191,7 @@ TEST(CheckOwner, SupersededDetailNamesBothGenerationsAndNotNobody) {
 
 TEST(CheckOwner, NotOwnedDetailSaysNobodyHoldsTheLease) {
     for (auto [caller, current] : {std::pair<std::int64_t, std::int64_t>{7, 7}, {6, 7}}) {
-        auto e = error_of([&] { check_owner(caller, current, false); });
+        auto e = error_of([&] { check_owner(caller, current, false, kRun); });
         ASSERT_TRUE(e.has_value());
         EXPECT_EQ(e->state(), SqlState::kLeaseLost);
         EXPECT_TRUE(contains(e->detail(), "nobody holds")) << e->detail();
@@ -196,7 +201,7 @@ TEST(CheckOwner, NotOwnedDetailSaysNobodyHoldsTheLease) {
 }
 
 TEST(CheckOwner, ExtremeGenerationsAreWrittenOut) {
-    auto e = error_of([] { check_owner(kMin64, kMax64, true); });
+    auto e = error_of([] { check_owner(kMin64, kMax64, true, kRun); });
     ASSERT_TRUE(e.has_value());
     EXPECT_TRUE(contains(e->detail(), std::to_string(kMin64))) << e->detail();
     EXPECT_TRUE(contains(e->detail(), std::to_string(kMax64))) << e->detail();
@@ -321,7 +326,7 @@ TEST(ApproveVerdict, TableCoversEveryCombination) {
 TEST(ApproveVerdict, EveryCombination) {
     for (const ApproveCase& c : kApproveTable) {
         std::optional<Approval> got;
-        auto state = state_of([&] { got = approve_verdict(c.status, c.digest_matches, c.someone_else); });
+        auto state = state_of([&] { got = approve_verdict(c.status, c.digest_matches, c.someone_else, kRun); });
         EXPECT_EQ(state, c.error) << status_name(c.status) << " digest_matches " << c.digest_matches
                                   << " someone_else " << c.someone_else;
         if (!c.error) {
@@ -333,27 +338,27 @@ TEST(ApproveVerdict, EveryCombination) {
 }
 
 TEST(ApproveVerdict, CancelledMessageSaysCancelled) {
-    auto e = error_of([] { approve_verdict(Status::kCancelled, false, true); });
+    auto e = error_of([] { approve_verdict(Status::kCancelled, false, true, kRun); });
     ASSERT_TRUE(e.has_value());
     EXPECT_EQ(e->state(), SqlState::kInvalidState);
-    EXPECT_TRUE(contains(e->message(), "cancelled")) << e->message();
+    EXPECT_EQ(e->message(), std::string("run ") + kRun + " is cancelled");
 }
 
 TEST(ApproveVerdict, DigestMismatchPointsAtInputsDigest) {
-    auto e = error_of([] { approve_verdict(Status::kSubmitted, false, false); });
+    auto e = error_of([] { approve_verdict(Status::kSubmitted, false, false, kRun); });
     ASSERT_TRUE(e.has_value());
     EXPECT_EQ(e->state(), SqlState::kDigestMismatch);
     EXPECT_STREQ(e->code(), "DU006");
-    EXPECT_TRUE(contains(e->message(), "digest")) << e->message();
+    EXPECT_EQ(e->message(), std::string("approval digest does not match the inputs of run ") + kRun);
     EXPECT_TRUE(contains(e->hint(), "baton.inputs_digest()")) << e->hint();
 }
 
 TEST(ApproveVerdict, AnotherApproverDetailNamesTheRunStatus) {
     for (Status s : {Status::kApproved, Status::kRunning, Status::kCompleted, Status::kFailed}) {
-        auto e = error_of([&] { approve_verdict(s, true, true); });
+        auto e = error_of([&] { approve_verdict(s, true, true, kRun); });
         ASSERT_TRUE(e.has_value()) << status_name(s);
         EXPECT_EQ(e->state(), SqlState::kInvalidState);
-        EXPECT_TRUE(contains(e->message(), "already approved")) << e->message();
+        EXPECT_EQ(e->message(), std::string("run ") + kRun + " is already approved");
         EXPECT_TRUE(contains(e->detail(), std::string("is ") + status_name(s))) << e->detail();
     }
 }
@@ -363,7 +368,7 @@ TEST(ApproveVerdict, AnotherApproverDetailNamesTheRunStatus) {
 TEST(CancelVerdict, RunsThatHaveNotEndedAreCancelled) {
     for (Status s : {Status::kSubmitted, Status::kApproved, Status::kRunning}) {
         std::optional<Cancellation> got;
-        EXPECT_EQ(state_of([&] { got = cancel_verdict(s); }), kOk) << status_name(s);
+        EXPECT_EQ(state_of([&] { got = cancel_verdict(s, kRun); }), kOk) << status_name(s);
         ASSERT_TRUE(got.has_value());
         EXPECT_EQ(*got, Cancellation::kCancel) << status_name(s);
     }
@@ -371,17 +376,17 @@ TEST(CancelVerdict, RunsThatHaveNotEndedAreCancelled) {
 
 TEST(CancelVerdict, CancelledRunDoesNothing) {
     std::optional<Cancellation> got;
-    EXPECT_EQ(state_of([&] { got = cancel_verdict(Status::kCancelled); }), kOk);
+    EXPECT_EQ(state_of([&] { got = cancel_verdict(Status::kCancelled, kRun); }), kOk);
     ASSERT_TRUE(got.has_value());
     EXPECT_EQ(*got, Cancellation::kNothing);
 }
 
 TEST(CancelVerdict, CompletedAndFailedRunsAreDU007NamingTheStatus) {
     for (Status s : {Status::kCompleted, Status::kFailed}) {
-        auto e = error_of([&] { cancel_verdict(s); });
+        auto e = error_of([&] { cancel_verdict(s, kRun); });
         ASSERT_TRUE(e.has_value()) << status_name(s);
         EXPECT_EQ(e->state(), SqlState::kInvalidState) << status_name(s);
-        EXPECT_TRUE(contains(e->message(), std::string("already ") + status_name(s))) << e->message();
+        EXPECT_EQ(e->message(), std::string("run ") + kRun + " is already " + status_name(s));
     }
 }
 
@@ -389,7 +394,7 @@ TEST(CancelVerdict, EveryStatusIsCovered) {
     int cancel = 0, nothing = 0, refused = 0;
     for (Status s : kAllStatuses) {
         std::optional<Cancellation> got;
-        if (state_of([&] { got = cancel_verdict(s); }))
+        if (state_of([&] { got = cancel_verdict(s, kRun); }))
             ++refused;
         else if (*got == Cancellation::kCancel)
             ++cancel;
@@ -440,7 +445,7 @@ TEST(MayAcquire, TruthTable) {
 // check_start with the error it threw, if any.
 std::optional<Error> start_error(Status run, StageStatus stage, bool is_current, bool before, int attempt,
                                  int max_attempts = kMaxAttempts) {
-    return error_of([&] { check_start(run, stage, is_current, before, attempt, max_attempts); });
+    return error_of([&] { check_start(run, stage, is_current, before, attempt, max_attempts, kRun, kStage); });
 }
 
 TEST(CheckStart, PendingAndRunningCurrentStagesStart) {
@@ -448,15 +453,15 @@ TEST(CheckStart, PendingAndRunningCurrentStagesStart) {
     for (StageStatus s : {StageStatus::kPending, StageStatus::kRunning})
         for (bool before : kBools)
             for (int attempt : {0, 1, kMaxAttempts - 1})
-                EXPECT_EQ(state_of([&] { check_start(Status::kRunning, s, true, before, attempt, kMaxAttempts); }),
+                EXPECT_EQ(state_of([&] { check_start(Status::kRunning, s, true, before, attempt, kMaxAttempts, kRun, kStage); }),
                           kOk)
                     << stage_status_name(s) << " attempt " << attempt << " before_deadline " << before;
 }
 
 TEST(CheckStart, FailedPastItsDeadlineWithAttemptsLeftStarts) {
-    EXPECT_EQ(state_of([] { check_start(Status::kRunning, StageStatus::kFailed, true, false, 1, 3); }), kOk);
-    EXPECT_EQ(state_of([] { check_start(Status::kRunning, StageStatus::kFailed, true, false, 2, 3); }), kOk);
-    EXPECT_EQ(state_of([] { check_start(Status::kRunning, StageStatus::kFailed, true, false, 999, 1000); }), kOk);
+    EXPECT_EQ(state_of([] { check_start(Status::kRunning, StageStatus::kFailed, true, false, 1, 3, kRun, kStage); }), kOk);
+    EXPECT_EQ(state_of([] { check_start(Status::kRunning, StageStatus::kFailed, true, false, 2, 3, kRun, kStage); }), kOk);
+    EXPECT_EQ(state_of([] { check_start(Status::kRunning, StageStatus::kFailed, true, false, 999, 1000, kRun, kStage); }), kOk);
 }
 
 TEST(CheckStart, RunNotRunningIsDU007NamingTheRunStatus) {
@@ -468,7 +473,7 @@ TEST(CheckStart, RunNotRunningIsDU007NamingTheRunStatus) {
                 auto e = start_error(r, s, current, false, 1);
                 ASSERT_TRUE(e.has_value()) << status_name(r) << " " << stage_status_name(s);
                 EXPECT_EQ(e->state(), SqlState::kInvalidState);
-                EXPECT_EQ(e->message(), std::string("run is ") + status_name(r));
+                EXPECT_EQ(e->message(), std::string("run ") + kRun + " is " + status_name(r));
             }
     }
 }
@@ -481,7 +486,7 @@ TEST(CheckStart, StageNotCurrentIsDU007) {
                 auto e = start_error(Status::kRunning, s, false, before, attempt);
                 ASSERT_TRUE(e.has_value()) << stage_status_name(s);
                 EXPECT_EQ(e->state(), SqlState::kInvalidState);
-                EXPECT_TRUE(contains(e->message(), "not the run's current stage")) << e->message();
+                EXPECT_EQ(e->message(), std::string("stage 4242 of run ") + kRun + " is not its current stage");
             }
 }
 
@@ -525,7 +530,7 @@ TEST(CheckStart, EveryCombination) {
                         bool allowed = r == Status::kRunning && current &&
                                        (s == StageStatus::kPending || s == StageStatus::kRunning ||
                                         (s == StageStatus::kFailed && !before && attempt < kMaxAttempts));
-                        EXPECT_EQ(state_of([&] { check_start(r, s, current, before, attempt, kMaxAttempts); }),
+                        EXPECT_EQ(state_of([&] { check_start(r, s, current, before, attempt, kMaxAttempts, kRun, kStage); }),
                                   allowed ? kOk : kDU007)
                             << "run " << status_name(r) << " stage " << stage_status_name(s) << " current "
                             << current << " before_deadline " << before << " attempt " << attempt;
@@ -538,7 +543,7 @@ constexpr const char* kSettleCalls[] = {"complete_stage", "fail_stage"};
 
 TEST(CheckSettle, RunningCurrentStageOfARunningRunPasses) {
     for (const char* call : kSettleCalls)
-        EXPECT_EQ(state_of([&] { check_settle(Status::kRunning, StageStatus::kRunning, true, call); }), kOk)
+        EXPECT_EQ(state_of([&] { check_settle(Status::kRunning, StageStatus::kRunning, true, call, kRun, kStage); }), kOk)
             << call;
 }
 
@@ -548,10 +553,10 @@ TEST(CheckSettle, RunNotRunningIsDU007NamingTheRunStatusAndTheCall) {
             if (r == Status::kRunning) continue;
             for (StageStatus s : kAllStageStatuses)
                 for (bool current : kBools) {
-                    auto e = error_of([&] { check_settle(r, s, current, call); });
+                    auto e = error_of([&] { check_settle(r, s, current, call, kRun, kStage); });
                     ASSERT_TRUE(e.has_value()) << call << " " << status_name(r);
                     EXPECT_EQ(e->state(), SqlState::kInvalidState);
-                    EXPECT_EQ(e->message(), std::string("run is ") + status_name(r));
+                    EXPECT_EQ(e->message(), std::string("run ") + kRun + " is " + status_name(r));
                     EXPECT_TRUE(contains(e->detail(), call)) << e->detail();
                 }
         }
@@ -560,10 +565,10 @@ TEST(CheckSettle, RunNotRunningIsDU007NamingTheRunStatusAndTheCall) {
 TEST(CheckSettle, StageNotCurrentIsDU007) {
     for (const char* call : kSettleCalls)
         for (StageStatus s : kAllStageStatuses) {
-            auto e = error_of([&] { check_settle(Status::kRunning, s, false, call); });
+            auto e = error_of([&] { check_settle(Status::kRunning, s, false, call, kRun, kStage); });
             ASSERT_TRUE(e.has_value()) << call << " " << stage_status_name(s);
             EXPECT_EQ(e->state(), SqlState::kInvalidState);
-            EXPECT_TRUE(contains(e->message(), "not the run's current stage")) << e->message();
+            EXPECT_EQ(e->message(), std::string("stage 4242 of run ") + kRun + " is not its current stage");
             EXPECT_TRUE(contains(e->detail(), call)) << e->detail();
         }
 }
@@ -571,13 +576,31 @@ TEST(CheckSettle, StageNotCurrentIsDU007) {
 TEST(CheckSettle, StageNotRunningIsDU007NamingItsStatus) {
     for (const char* call : kSettleCalls)
         for (StageStatus s : {StageStatus::kPending, StageStatus::kCompleted, StageStatus::kFailed}) {
-            auto e = error_of([&] { check_settle(Status::kRunning, s, true, call); });
+            auto e = error_of([&] { check_settle(Status::kRunning, s, true, call, kRun, kStage); });
             ASSERT_TRUE(e.has_value()) << call << " " << stage_status_name(s);
             EXPECT_EQ(e->state(), SqlState::kInvalidState);
-            EXPECT_EQ(e->message(), std::string("stage is ") + stage_status_name(s));
+            EXPECT_EQ(e->message(), std::string("stage 4242 of run ") + kRun + " is " + stage_status_name(s));
             EXPECT_TRUE(contains(e->detail(), call)) << e->detail();
             EXPECT_TRUE(contains(e->detail(), "baton.start_stage()")) << e->detail();
         }
+}
+
+TEST(CheckStartAndSettle, EveryRefusalNamesTheRunAndItsStage) {
+    for (Status r : kAllStatuses)
+        for (StageStatus s : kAllStageStatuses)
+            for (bool current : kBools)
+                for (bool before : kBools) {
+                    std::vector<std::optional<Error>> refusals = {
+                        error_of([&] { check_start(r, s, current, before, 3, kMaxAttempts, kRun, kStage); }),
+                        error_of([&] { check_settle(r, s, current, "fail_stage", kRun, kStage); })};
+                    for (const auto& e : refusals) {
+                        if (!e) continue;
+                        EXPECT_TRUE(contains(e->message(), std::string("run ") + kRun)) << e->message();
+                        if (e->message().rfind("stage", 0) == 0) {
+                            EXPECT_TRUE(contains(e->message(), "stage 4242 of run")) << e->message();
+                        }
+                    }
+                }
 }
 
 TEST(CheckSettle, EveryCombination) {
@@ -586,7 +609,7 @@ TEST(CheckSettle, EveryCombination) {
             for (StageStatus s : kAllStageStatuses)
                 for (bool current : kBools) {
                     bool allowed = r == Status::kRunning && current && s == StageStatus::kRunning;
-                    EXPECT_EQ(state_of([&] { check_settle(r, s, current, call); }), allowed ? kOk : kDU007)
+                    EXPECT_EQ(state_of([&] { check_settle(r, s, current, call, kRun, kStage); }), allowed ? kOk : kDU007)
                         << call << " run " << status_name(r) << " stage " << stage_status_name(s) << " current "
                         << current;
                 }

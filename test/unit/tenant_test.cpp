@@ -18,6 +18,9 @@ void PrintTo(State s, std::ostream* os) {
 namespace {
 
 using baton::test::error_of;
+
+// The tenant every refusal names.
+constexpr const char* kTenant = "11111111-1111-1111-1111-111111111111";
 using baton::test::state_of;
 
 constexpr State kAllStates[] = {State::kActive, State::kQuiescing, State::kFenced, State::kDeleted};
@@ -60,22 +63,23 @@ TEST(TenantState, ArgumentErrorNamesTheArgumentAndBoundsTheEcho) {
 
 TEST(TenantMove, DeletedIsFinal) {
     for (State to : {State::kActive, State::kQuiescing, State::kFenced}) {
-        auto e = error_of([&] { check_move(State::kDeleted, to); });
+        auto e = error_of([&] { check_move(State::kDeleted, to, kTenant); });
         ASSERT_TRUE(e.has_value()) << "deleted -> " << state_name(to);
         EXPECT_EQ(e->state(), SqlState::kInvalidState) << "deleted -> " << state_name(to);
         EXPECT_NE(e->detail().find(state_name(to)), std::string::npos) << e->detail();
+        EXPECT_EQ(e->message(), std::string("tenant ") + kTenant + " is deleted");
     }
 }
 
 TEST(TenantMove, SameStateIsAllowed) {
     for (State s : kAllStates)
-        EXPECT_EQ(state_of([&] { check_move(s, s); }), std::nullopt) << state_name(s);
+        EXPECT_EQ(state_of([&] { check_move(s, s, kTenant); }), std::nullopt) << state_name(s);
 }
 
 TEST(TenantMove, EveryMoveNotOutOfDeletedIsAllowed) {
     for (State from : {State::kActive, State::kQuiescing, State::kFenced})
         for (State to : kAllStates)
-            EXPECT_EQ(state_of([&] { check_move(from, to); }), std::nullopt)
+            EXPECT_EQ(state_of([&] { check_move(from, to, kTenant); }), std::nullopt)
                 << state_name(from) << " -> " << state_name(to);
 }
 
