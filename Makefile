@@ -19,10 +19,10 @@ REGRESS     += direct_access
 REGRESS     += hostile_arguments hostile_json security
 # Operations: the views for monitoring, then retention (recreates the extension).
 REGRESS     += monitoring retention
-# Write functions refused in read-only transactions (25006), reads answering.
-REGRESS     += read_only
 # Every refusal of every function names its object (after retention: its own run ids).
 REGRESS     += messages
+# Write functions refused in read-only transactions (25006), reads answering.
+REGRESS     += read_only
 REGRESS_OPTS = --inputdir=$(srcdir)
 # Isolation specs: test/isolation/specs/NAME.spec against test/isolation/expected/NAME.out.
 ISOLATION      = $(sort $(basename $(notdir $(wildcard $(srcdir)/test/isolation/specs/*.spec))))

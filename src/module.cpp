@@ -33,7 +33,7 @@ void _PG_init(void) {
                              "Claims and finishes through direct heap and index access rather than SQL statements.",
                              "Off: the same calls run as SPI statements (slower; for comparison and diagnosis).",
                              &baton::settings::direct_access, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
-    // The background reaper (issue 7): its GUCs always, its workers only when preloaded.
+    // The background reaper: its GUCs always, its workers only when preloaded.
     baton::pg::reaper::define_settings();
     if (process_shared_preload_libraries_in_progress) baton::pg::reaper::register_workers();
     MarkGUCPrefixReserved("baton");

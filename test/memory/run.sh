@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Memory of one backend over many pg_baton calls (issue 6): a thousand calls, then about a
+# Memory of one backend over many pg_baton calls: a thousand calls, then about a
 # million, all in ONE session (test/memory/memory.sql: rounds of enqueue, claim, renew,
 # finish, retry, reads, and six refusals caught by PL/pgSQL EXCEPTION blocks). After each
 # phase it reads the backend's memory: the sum of pg_backend_memory_contexts.total_bytes
