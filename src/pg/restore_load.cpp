@@ -28,7 +28,7 @@ KeptPlan g_in_use_row = {"SELECT 1 FROM baton.in_use", 0, {}, nullptr};
 KeptPlan g_add_in_use_row = {"INSERT INTO baton.in_use DEFAULT VALUES ON CONFLICT DO NOTHING", 0, {}, nullptr};
 
 // baton.in_use's oid, InvalidOid under a version that has no such table (before 0.3.0:
-// no restore window at all). Two syscache probes: the fence asks on every write.
+// no restore window at all).
 Oid in_use_relid() {
     return guard([] {
         Oid nsp = get_namespace_oid("baton", true);
@@ -101,12 +101,8 @@ bool try_lock_marking() {
     });
 }
 
-}  // namespace
-
-bool active(Relation rel) {
-    // Checked first and without a call into Postgres: the fence trigger asks on every row
-    // of every write, and only COPY statements go further.
-    if (ActivePortal == nullptr || ActivePortal->commandTag != CMDTAG_COPY) return false;
+// The three conditions of restore_load.hpp for a row that the running COPY writes to rel.
+bool answer(Relation rel) {
     bool owner_copies_rel = guard([rel] {
         CopyStmt* copy = top_level_copy_from();
         if (copy == nullptr) return false;
@@ -118,6 +114,38 @@ bool active(Relation rel) {
     if (!owner_copies_rel) return false;
     Oid relid = in_use_relid();
     return OidIsValid(relid) && !in_use(relid);
+}
+
+// A COPY statement writing to one table: the portal it runs in, its transaction and
+// command, the table.
+struct Statement {
+    Portal portal;
+    LocalTransactionId lxid;
+    CommandId command;
+    Oid relid;
+    bool same_as(const Statement& o) const {
+        return portal == o.portal && lxid == o.lxid && command == o.command && relid == o.relid;
+    }
+};
+
+// The last statement active() answered for, and its answer.
+struct Answer {
+    Statement statement;
+    bool active;
+};
+Answer g_last_answer;  // zero: none yet
+
+}  // namespace
+
+bool active(Relation rel) {
+    // Checked first and without a call into Postgres: the fence trigger asks on every row
+    // of every write, and only COPY statements go further.
+    if (ActivePortal == nullptr || ActivePortal->commandTag != CMDTAG_COPY) return false;
+    // One answer per COPY statement and table: a restore's COPY loads millions of rows.
+    Statement now{ActivePortal, BATON_MY_LXID, GetCurrentCommandId(false), RelationGetRelid(rel)};
+    if (now.same_as(g_last_answer.statement)) return g_last_answer.active;
+    g_last_answer = {now, answer(rel)};
+    return g_last_answer.active;
 }
 
 void init() { CacheRegisterRelcacheCallback(forget_in_use, 0); }
