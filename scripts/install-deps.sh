@@ -10,6 +10,7 @@ set -euo pipefail
 PG_MAJOR=15
 DEV_PKG="postgresql-server-dev-${PG_MAJOR}"
 SERVER_PKG="postgresql-${PG_MAJOR}"
+REPACK_PKG="postgresql-${PG_MAJOR}-repack"  # test/tooling/maintenance.sh (pg_repack under load)
 
 log() { printf 'install-deps: %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -73,8 +74,13 @@ for pkg in cmake g++ make pkg-config libgtest-dev python3-psycopg nodejs npm cla
     to_install+=("$pkg")
 done
 
+# pg_repack: a version built against the installed server (its newest build may require
+# a newer server: it is then chosen among the archive's older builds, below).
+need_repack=0
+[[ -n $(installed_version "$REPACK_PKG") ]] || need_repack=1
+
 # --- fast path ---------------------------------------------------------------------------
-if ((${#to_install[@]} == 0 && ${#pinned[@]} == 0)); then
+if ((${#to_install[@]} == 0 && ${#pinned[@]} == 0 && need_repack == 0)); then
     log "all present (${SERVER_PKG} ${server_version}, headers $(pg_config --version 2>/dev/null || echo '?')); nothing to do"
     exit 0
 fi
@@ -84,7 +90,7 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 APT_INSTALL=(apt-get install -y --no-install-recommends -o Dpkg::Use-Pty=0)
 
-log "installing: ${pinned[*]} ${to_install[*]}"
+log "installing: ${pinned[*]} ${to_install[*]}$( ((need_repack)) && echo " $REPACK_PKG")"
 apt-get update -qq
 
 # True when a postgres server process is running on this machine (any cluster).
@@ -132,6 +138,22 @@ if ((${#pinned[@]} > 0)); then
     fi
 fi
 
+if ((need_repack)); then
+    # The newest version of pg_repack that installs with the server left at its installed
+    # version (named in the same apt call, so apt cannot upgrade it for a dependency).
+    server_version=$(installed_version "$SERVER_PKG")
+    repack_version=""
+    while read -r v; do
+        if "${APT_INSTALL[@]}" -s "${REPACK_PKG}=${v}" "${SERVER_PKG}=${server_version}" >/dev/null 2>&1; then
+            repack_version=$v
+            break
+        fi
+    done < <(apt-cache madison "$REPACK_PKG" | awk -F'|' '{gsub(/ /, "", $2); print $2}')
+    [[ -n $repack_version ]] || die "no version of $REPACK_PKG installs with $SERVER_PKG $server_version"
+    check_no_server_upgrade "${REPACK_PKG}=${repack_version}" "${SERVER_PKG}=${server_version}"
+    "${APT_INSTALL[@]}" "${REPACK_PKG}=${repack_version}" "${SERVER_PKG}=${server_version}"
+fi
+
 # --- verify ------------------------------------------------------------------------------
 server_version=$(installed_version "$SERVER_PKG")
 dev_version=$(installed_version "$DEV_PKG")
@@ -142,4 +164,5 @@ for cmd in cmake g++ make pkg-config pg_config; do
     command -v "$cmd" >/dev/null 2>&1 || die "$cmd still missing"
 done
 [[ -f "$(pg_config --includedir-server)/postgres.h" ]] || die "server headers missing"
+[[ -n $(installed_version "$REPACK_PKG") ]] || die "$REPACK_PKG still missing"
 log "done (${SERVER_PKG} ${server_version})"

@@ -3,6 +3,7 @@
 
 #include "pg/delivery_store.hpp"
 #include "pg/boundary.hpp"
+#include "pg/relations.hpp"
 #include "pg/settings.hpp"
 
 namespace baton::pg::delivery_store {
@@ -485,11 +486,10 @@ Settled settle(Table* t, const pg_uuid_t* tenant, std::int64_t id, std::int64_t 
 
 Oid bound_role(const pg_uuid_t* tenant, const char* target, int target_len) {
     return guard([tenant, target, target_len] {
-        Oid nsp = get_namespace_oid("baton", false);
-        Oid relid = get_relname_relid("target_bindings", nsp);
-        Oid indexid = get_relname_relid("target_bindings_pkey", nsp);
-        if (!OidIsValid(relid) || !OidIsValid(indexid)) elog(ERROR, "pg_baton cannot find baton.target_bindings");
-        Relation rel = table_open(relid, AccessShareLock);
+        // The table locked first, then its index: see relations.hpp.
+        Oid indexid = InvalidOid;
+        Relation rel =
+            relations::open_with_index("target_bindings", "target_bindings_pkey", AccessShareLock, &indexid);
         TupleDesc desc = RelationGetDescr(rel);
         AttrNumber role_col = attnum_of(desc, "role");
         ScanKeyData keys[2];

@@ -4,6 +4,7 @@
 #include "core/error.hpp"
 #include "pg/fence.hpp"
 #include "pg/restore_load.hpp"
+#include "pg/relations.hpp"
 #include "pg/spi.hpp"
 
 namespace baton::pg::fence {
@@ -67,11 +68,9 @@ void remember(const pg_uuid_t* tenant, Check check) {
 // several times as much (see docs/performance.md).
 Check read_state(const pg_uuid_t* tenant, bool latest) {
     char* stored = guard([tenant, latest] {
-        Oid nsp = get_namespace_oid("baton", false);
-        Oid relid = get_relname_relid("tenants", nsp);
-        Oid indexid = get_relname_relid("tenants_pkey", nsp);
-        if (!OidIsValid(relid) || !OidIsValid(indexid)) elog(ERROR, "pg_baton cannot find baton.tenants");
-        Relation rel = table_open(relid, AccessShareLock);
+        // The table locked first, then its index: see relations.hpp.
+        Oid indexid = InvalidOid;
+        Relation rel = relations::open_with_index("tenants", "tenants_pkey", AccessShareLock, &indexid);
         ScanKeyData key;
         ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
         if (latest) CommandCounterIncrement();
