@@ -1,4 +1,4 @@
--- Deliveries: every rule of "Deliveries" in API.md and docs/choices.md.
+-- Deliveries: every rule of "Deliveries" in docs/contract.md and docs/choices.md.
 -- Refusals show their SQLSTATE; refusals whose message names a delivery id (not stable
 -- across runs) are shown with VERBOSITY sqlstate.
 \set SHOW_CONTEXT never
