@@ -25,6 +25,7 @@ import multiprocessing
 import os
 import signal
 import subprocess
+import threading
 import time
 import uuid
 
@@ -167,7 +168,12 @@ class Injector:
         # Uncommitted state change: the fence lock of the tenant is held exclusively, and
         # every claim of that tenant waits for it inside baton.claim.
         hold.execute("UPDATE baton.tenants SET state = 'quiescing' WHERE tenant = %s", (tenant,))
+        # The tenant's workers may all be blocked in finish or renew by now, with no claim
+        # to come: one more claimer of the tenant makes sure a claim waits to be killed.
+        claimer = threading.Thread(target=self.blocked_claim, args=(tenant,), daemon=True)
+        claimer.start()
         landed, note = self.kill_inside("claim", "lock", hold=hold)
+        claimer.join(timeout=30)
         if landed and self.wait_ready():
             # The state change died uncommitted with the crash: the tenant is active.
             with psycopg.connect("", autocommit=True) as conn:
@@ -176,6 +182,17 @@ class Injector:
             if state != "active":
                 return False, note + "; but the uncommitted fence of %s survived (%s)" % (tenant, state)
         return landed, note
+
+    @staticmethod
+    def blocked_claim(tenant):
+        """A suite connection that calls baton.claim for tenant (on a target it has), and
+        waits there behind the fence until the kill ends it."""
+        try:
+            with psycopg.connect("", autocommit=True, application_name=APP_PREFIX + "claimer") as conn:
+                conn.execute("SELECT baton.claim(%s, coalesce((SELECT target FROM baton.deliveries "
+                             "WHERE tenant = %s LIMIT 1), 'w'), '1 minute')", (tenant, tenant))
+        except psycopg.Error:
+            pass  # killed, as meant
 
     def kill_finish(self, mode="lock"):
         if mode == "commit":
