@@ -3,6 +3,7 @@
 #include "core/tenant.hpp"
 #include "pg/claim_hints.hpp"
 #include "pg/fence.hpp"
+#include "pg/owner.hpp"
 #include "pg/postgres.hpp"
 #include "pg/reaper.hpp"
 #include "pg/restore_load.hpp"
@@ -38,6 +39,7 @@ void _PG_init(void) {
     if (process_shared_preload_libraries_in_progress) baton::pg::reaper::register_workers();
     MarkGUCPrefixReserved("baton");
     baton::pg::fence::init();
+    baton::pg::owner::init();
     baton::pg::restore_load::init();
     baton::pg::claim_hints::init();
 }

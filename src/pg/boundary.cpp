@@ -1,6 +1,7 @@
 // The boundary between Postgres and C++ (see boundary.hpp).
 #include "core/report.hpp"
 #include "pg/boundary.hpp"
+#include "pg/owner.hpp"
 
 namespace baton::pg {
 
@@ -16,21 +17,10 @@ int sqlstate_of(SqlState state) {
     return MAKE_SQLSTATE(c[0], c[1], c[2], c[3], c[4]);
 }
 
-// The role that owns the baton schema: the extension's owner, whose rights the
-// functions use, as a SECURITY DEFINER function would.
-Oid extension_owner() {
-    Oid nsp = get_namespace_oid("baton", false);
-    HeapTuple tup = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(nsp));
-    if (!HeapTupleIsValid(tup)) elog(ERROR, "cache lookup failed for schema %u", nsp);
-    Oid owner = ((Form_pg_namespace)GETSTRUCT(tup))->nspowner;
-    ReleaseSysCache(tup);
-    return owner;
-}
-
 // Runs body and turns escaping exceptions into Postgres errors. When as_owner is set,
-// the body runs as the extension owner; a Postgres error that longjmps past us leaves
-// the switch to the transaction abort, which restores the user id (as for SECURITY
-// DEFINER functions in fmgr.c).
+// the body runs as the extension's owner (owner.hpp), as a SECURITY DEFINER function
+// would; a Postgres error that longjmps past us leaves the switch to the transaction
+// abort, which restores the user id (as for SECURITY DEFINER functions in fmgr.c).
 Datum run(FunctionCallInfo fcinfo, Body body, bool as_owner) {
     Oid saved_user = InvalidOid;
     int saved_context = 0;
@@ -38,7 +28,7 @@ Datum run(FunctionCallInfo fcinfo, Body body, bool as_owner) {
     ErrorData* pg_error = nullptr;
     try {
         if (as_owner) {
-            Oid owner = guard([] { return extension_owner(); });
+            Oid owner = guard([] { return owner::of_extension(); });
             SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
         }
         Datum result = body(fcinfo, saved_user);

@@ -11,10 +11,10 @@
 
 #include "core/limits.hpp"
 #include "pg/postgres.hpp"
+#include "pg/owner.hpp"
 #include "pg/reaper.hpp"
 
 extern "C" {
-#include "commands/extension.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
@@ -79,7 +79,15 @@ int reap_batch(int batch) {
     pgstat_report_activity(STATE_RUNNING, "SELECT baton.reap($1)");
     if (XactReadOnly) {
         reaped = kReadOnly;
-    } else if (OidIsValid(get_extension_oid("pg_baton", true))) {
+    } else if (Oid owner = owner::of_extension(true); OidIsValid(owner)) {
+        // The worker connects as the bootstrap superuser; it reads and reaps as the
+        // extension's owner, as every pg_baton call runs (owner.hpp), so that nothing it
+        // runs has more rights than the role that installed pg_baton. An error leaves
+        // the switch back to the transaction abort.
+        Oid saved_user = InvalidOid;
+        int saved_context = 0;
+        GetUserIdAndSecContext(&saved_user, &saved_context);
+        SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
         Oid argtypes[1] = {INT4OID};
         Datum values[1] = {Int32GetDatum(batch)};
         if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_baton reaper: SPI_connect failed");
@@ -93,6 +101,7 @@ int reap_batch(int batch) {
             reaped = isnull ? 0 : DatumGetInt32(d);
         }
         SPI_finish();
+        SetUserIdAndSecContext(saved_user, saved_context);
     }
     PopActiveSnapshot();
     CommitTransactionCommand();

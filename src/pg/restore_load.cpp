@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "pg/boundary.hpp"
+#include "pg/owner.hpp"
 #include "pg/spi.hpp"
 
 namespace baton::pg::restore_load {
@@ -36,22 +37,11 @@ Oid in_use_relid() {
     });
 }
 
-// The owner of relation relid.
-Oid owner_of(Oid relid) {
-    return guard([relid] {
-        HeapTuple tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-        if (!HeapTupleIsValid(tup)) elog(ERROR, "cache lookup failed for relation %u", relid);
-        Oid owner = reinterpret_cast<Form_pg_class>(GETSTRUCT(tup))->relowner;
-        ReleaseSysCache(tup);
-        return owner;
-    });
-}
-
-// Runs plan as the owner of baton.in_use: the fence asks for every role that writes,
-// including roles (and triggers) with no privilege on that table. latest: read the
-// latest committed data rather than the snapshot. Returns the row count.
-std::uint64_t run_as_owner(Oid relid, KeptPlan& plan, bool latest) {
-    Oid owner = owner_of(relid);
+// Runs plan as the extension's owner (owner.hpp): the fence asks for every role that
+// writes, including roles (and triggers) with no privilege on baton.in_use. latest:
+// read the latest committed data rather than the snapshot. Returns the row count.
+std::uint64_t run_as_owner(KeptPlan& plan, bool latest) {
+    Oid owner = guard([] { return owner::of_extension(); });
     Oid saved_user = InvalidOid;
     int saved_context = 0;
     GetUserIdAndSecContext(&saved_user, &saved_context);
@@ -72,7 +62,7 @@ std::uint64_t run_as_owner(Oid relid, KeptPlan& plan, bool latest) {
 // transaction's own writes); remembered once seen.
 bool in_use(Oid relid) {
     if (relid == g_in_use_relid) return true;
-    if (run_as_owner(relid, g_in_use_row, true) == 0) return false;
+    if (run_as_owner(g_in_use_row, true) == 0) return false;
     g_in_use_relid = relid;
     return true;
 }
@@ -109,7 +99,7 @@ bool answer(Relation rel) {
         // The COPY has opened its table already: resolving its name again finds the same
         // relation, without a lock of its own.
         Oid target = RangeVarGetRelid(copy->relation, NoLock, true);
-        return target == RelationGetRelid(rel) && has_privs_of_role(GetUserId(), rel->rd_rel->relowner);
+        return target == RelationGetRelid(rel) && has_privs_of_role(GetUserId(), owner::of_extension());
     });
     if (!owner_copies_rel) return false;
     Oid relid = in_use_relid();
@@ -159,7 +149,7 @@ void mark_in_use() {
     // later write of this backend looks again.
     if (!try_lock_marking()) return;
     if (in_use(relid)) return;  // added, and committed, since the first look
-    run_as_owner(relid, g_add_in_use_row, false);
+    run_as_owner(g_add_in_use_row, false);
     g_in_use_relid = relid;
 }
 

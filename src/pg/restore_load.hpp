@@ -6,8 +6,9 @@
 // them. The fence lets such a row in when three things hold:
 //   - the statement is the session's top-level COPY into that very table (not a write
 //     made from inside a function, a trigger or SPI, and never one of pg_baton's calls);
-//   - the role has the privileges of the table's owner (who could disable the fence's
-//     triggers anyway);
+//   - the role has the privileges of the extension's owner (pg/owner.hpp: the role that
+//     installed pg_baton, a superuser or the database owner, whose rights its own
+//     calls use), as the role that restores a dump (and ran its CREATE EXTENSION) has;
 //   - this database's pg_baton has not been written to yet: baton.in_use holds no row.
 //     CREATE EXTENSION leaves it empty and pg_dump does not dump it, so a restored
 //     database is in this state until its first write; the first write through the

@@ -2,6 +2,7 @@
 # The tooling suite: pg_baton judged by PostgreSQL's own tools, each check on throwaway
 # clusters of its own (scripts/cluster.sh), never the caller's:
 #   dump.sh         pg_dump / pg_restore round trips, row by row
+#   owner.sh        a database owner who is not a superuser installs, dumps and restores it
 #   replica.sh      a streaming standby built under load, reads and refusals there, promotion
 #   maintenance.sh  VACUUM FULL, CLUSTER, REINDEX CONCURRENTLY and pg_repack under load
 # amcheck (lib.sh: tooling_amcheck) runs inside each. Last line: "N passed, N failed".
@@ -9,7 +10,7 @@ set -uo pipefail
 HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 pass=0
 fail=0
-for check in dump replica maintenance; do
+for check in dump owner replica maintenance; do
     [[ -f $HERE/$check.sh ]] || continue
     echo "=== tooling: $check ==="
     log=$(mktemp /tmp/pg_baton-tooling-$check.XXXXXX)

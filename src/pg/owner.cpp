@@ -1,0 +1,46 @@
+// The extension's owner, cached (see owner.hpp).
+#include "pg/owner.hpp"
+
+namespace baton::pg::owner {
+
+namespace {
+
+Oid g_owner = InvalidOid;  // InvalidOid: not known (yet, or since an invalidation)
+
+// Invalidation callbacks: forget the owner.
+void forget_on_relcache(Datum, Oid) { g_owner = InvalidOid; }
+void forget_on_syscache(Datum, int, uint32) { g_owner = InvalidOid; }
+
+// pg_extension.extowner of pg_baton, by the catalog's name index (pg_extension has no
+// syscache); InvalidOid when it is not installed.
+Oid lookup() {
+    Relation rel = table_open(ExtensionRelationId, AccessShareLock);
+    ScanKeyData key;
+    ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ, CStringGetDatum("pg_baton"));
+    SysScanDesc scan = systable_beginscan(rel, ExtensionNameIndexId, true, nullptr, 1, &key);
+    HeapTuple tup = systable_getnext(scan);
+    Oid owner = HeapTupleIsValid(tup) ? reinterpret_cast<Form_pg_extension>(GETSTRUCT(tup))->extowner : InvalidOid;
+    systable_endscan(scan);
+    table_close(rel, AccessShareLock);
+    return owner;
+}
+
+}  // namespace
+
+Oid of_extension(bool missing_ok) {
+    if (OidIsValid(g_owner)) return g_owner;
+    Oid owner = lookup();
+    if (!OidIsValid(owner) && missing_ok) return InvalidOid;
+    if (!OidIsValid(owner))
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("extension \"pg_baton\" is not installed"),
+                        errhint("Run CREATE EXTENSION pg_baton in this database.")));
+    g_owner = owner;
+    return owner;
+}
+
+void init() {
+    CacheRegisterRelcacheCallback(forget_on_relcache, 0);
+    CacheRegisterSyscacheCallback(NAMESPACEOID, forget_on_syscache, 0);
+}
+
+}  // namespace baton::pg::owner
