@@ -15,15 +15,13 @@
 #include "core/tenant.hpp"
 #include "pg/args.hpp"
 #include "pg/fence.hpp"
+#include "pg/locks.hpp"
 #include "pg/read_only.hpp"
 #include "pg/spi.hpp"
 
 namespace baton::api {
 
 namespace {
-
-// The third key of the advisory lock that orders entries of one (tenant, subject, step).
-constexpr uint16 kEntryLockKey = 0x0BA9;
 
 #define KEY_OF_M                                                                   \
     "m.tenant OPERATOR(pg_catalog.=) $1 AND m.entry_id OPERATOR(pg_catalog.=) $2 " \
@@ -127,9 +125,7 @@ void lock_entries(const pg_uuid_t* tenant, const text* subject, const text* step
                                 VARSIZE_ANY_EXHDR(subject), h);
         h = hash_bytes_extended(reinterpret_cast<const unsigned char*>(VARDATA_ANY(step)), VARSIZE_ANY_EXHDR(step),
                                 h);
-        LOCKTAG tag;
-        SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, static_cast<uint32>(h >> 32), static_cast<uint32>(h),
-                             kEntryLockKey);
+        LOCKTAG tag = pg::locks::tag(pg::locks::Purpose::kEnterStep, h);
         (void)LockAcquire(&tag, ExclusiveLock, false, false);
     });
 }

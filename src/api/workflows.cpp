@@ -8,15 +8,13 @@
 #include "core/json.hpp"
 #include "core/run.hpp"
 #include "pg/args.hpp"
+#include "pg/locks.hpp"
 #include "pg/read_only.hpp"
 #include "pg/workflow_store.hpp"
 
 namespace baton::api {
 
 namespace {
-
-// The third key of the advisory lock that serializes definitions of one name.
-constexpr uint16 kDefineLockKey = 0x0BA8;
 
 pg::KeptPlan g_latest_definition = {
     "SELECT w.version, w.definition OPERATOR(pg_catalog.=) $2 AND "
@@ -126,8 +124,7 @@ Datum define_workflow(FunctionCallInfo fcinfo, Oid) {
     std::string_view n = pg::text_view(name);
     uint32 hash = pg::guard([n] { return static_cast<uint32>(hash_bytes(reinterpret_cast<const unsigned char*>(n.data()), static_cast<int>(n.size()))); });
     pg::guard([hash] {
-        LOCKTAG tag;
-        SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, hash, 0, kDefineLockKey);
+        LOCKTAG tag = pg::locks::tag(pg::locks::Purpose::kDefineWorkflow, static_cast<uint64>(hash) << 32);
         (void)LockAcquire(&tag, ExclusiveLock, false, false);
     });
 

@@ -20,6 +20,10 @@ namespace {
 
 using claim_hint::Position;
 
+// The seed of the targets' hash in the table's key (any fixed value: the table lives in
+// shared memory and is built anew at each server start).
+constexpr uint64 kTargetHashSeed = 0x5EED;
+
 // A target is at most limits::kMaxTargetChars characters, 4 bytes each at most.
 constexpr int kMaxTargetBytes = 4 * limits::kTargetMaxChars;
 
@@ -89,7 +93,7 @@ Key make_key(const pg_uuid_t* tenant, const char* target, int len) {
     std::memset(&key, 0, sizeof key);  // the padding is hashed too
     key.db = MyDatabaseId;
     key.tenant = *tenant;
-    key.target_hash = hash_bytes_extended(reinterpret_cast<const unsigned char*>(target), len, 0x0BA7);
+    key.target_hash = hash_bytes_extended(reinterpret_cast<const unsigned char*>(target), len, kTargetHashSeed);
     return key;
 }
 

@@ -3,6 +3,7 @@
 
 #include "core/error.hpp"
 #include "pg/fence.hpp"
+#include "pg/locks.hpp"
 #include "pg/restore_load.hpp"
 #include "pg/relations.hpp"
 #include "pg/spi.hpp"
@@ -31,11 +32,7 @@ LOCKTAG fence_tag(const pg_uuid_t* tenant) {
     uint64 a, b;
     std::memcpy(&a, tenant->data, 8);
     std::memcpy(&b, tenant->data + 8, 8);
-    uint64 k = a ^ b;
-    LOCKTAG tag;
-    SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, static_cast<uint32>(k >> 32), static_cast<uint32>(k),
-                         kFenceLockKey);
-    return tag;
+    return locks::tag(locks::Purpose::kFence, a ^ b);
 }
 
 const Check* cached(const pg_uuid_t* tenant) {

@@ -5,7 +5,7 @@
 // the same lock exclusively. Share locks do not conflict, so writers of one tenant
 // never wait for each other; a state change waits for the writers in flight, and
 // writers arriving after it wait for it and then read the new state. The lock is a
-// transaction-level advisory lock (key3 = kFenceLockKey), visible in pg_locks.
+// transaction-level advisory lock (locks::Purpose::kFence), visible in pg_locks.
 #pragma once
 
 #include "core/tenant.hpp"
@@ -13,9 +13,6 @@
 #include "pg/boundary.hpp"
 
 namespace baton::pg::fence {
-
-// The third key of the fence's advisory locks, apart from pg_advisory_lock's 1 and 2.
-constexpr uint16 kFenceLockKey = 0x0BA7;
 
 // What a writer found.
 enum class Access { kAllowed, kNotActive, kMissing, kBusy };

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "pg/boundary.hpp"
+#include "pg/locks.hpp"
 #include "pg/owner.hpp"
 #include "pg/spi.hpp"
 
@@ -20,10 +21,6 @@ Oid g_in_use_relid = InvalidOid;
 void forget_in_use(Datum, Oid relid) {
     if (relid == InvalidOid || relid == g_in_use_relid) g_in_use_relid = InvalidOid;
 }
-
-// The third key of the advisory lock a transaction holds while it adds baton.in_use's
-// row (beside the fence's 0x0BA7, define_workflow's 0x0BA8 and enter_step's 0x0BA9).
-constexpr uint16 kInUseLockKey = 0x0BAA;
 
 KeptPlan g_in_use_row = {"SELECT 1 FROM baton.in_use", 0, {}, nullptr};
 KeptPlan g_add_in_use_row = {"INSERT INTO baton.in_use DEFAULT VALUES ON CONFLICT DO NOTHING", 0, {}, nullptr};
@@ -85,8 +82,7 @@ CopyStmt* top_level_copy_from() {
 // row; false when another transaction holds it.
 bool try_lock_marking() {
     return guard([] {
-        LOCKTAG tag;
-        SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, 0, kInUseLockKey);
+        LOCKTAG tag = locks::tag(locks::Purpose::kMarkInUse, 0);
         return LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL;
     });
 }
