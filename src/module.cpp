@@ -6,6 +6,7 @@
 #include "pg/owner.hpp"
 #include "pg/postgres.hpp"
 #include "pg/reaper.hpp"
+#include "pg/relations.hpp"
 #include "pg/restore_load.hpp"
 #include "pg/settings.hpp"
 
@@ -40,6 +41,7 @@ void _PG_init(void) {
     MarkGUCPrefixReserved("baton");
     baton::pg::fence::init();
     baton::pg::owner::init();
+    baton::pg::relations::init();
     baton::pg::restore_load::init();
     baton::pg::claim_hints::init();
 }

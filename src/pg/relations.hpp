@@ -13,8 +13,13 @@
 namespace baton::pg::relations {
 
 // The table of schema baton named `table`, opened with `lock`, and in *index_oid the oid of
-// its index named `index`. Postgres calls only (call it inside guard()): raises an error
-// when either is missing.
+// its index named `index`. Both oids are cached per backend and forgotten by relcache and
+// schema invalidations, so the names are resolved again only after a change. `table` and
+// `index` must be string literals (the cache keeps the pointers). Postgres calls only
+// (call it inside guard()): raises an error when either is missing.
 Relation open_with_index(const char* table, const char* index, LOCKMODE lock, Oid* index_oid);
+
+// Registers the invalidation callbacks (from _PG_init).
+void init();
 
 }  // namespace baton::pg::relations
