@@ -6,14 +6,6 @@
 #include "pg/boundary.hpp"
 #include "pg/claim_hints.hpp"
 
-extern "C" {
-#include "storage/ipc.h"
-#include "storage/lwlock.h"
-#include "storage/shmem.h"
-#include "storage/spin.h"
-#include "utils/hsearch.h"
-}
-
 namespace baton::pg::claim_hints {
 
 namespace {

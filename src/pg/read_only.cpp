@@ -4,10 +4,6 @@
 #include "core/error.hpp"
 #include "pg/read_only.hpp"
 
-extern "C" {
-#include "access/xlog.h"
-}
-
 namespace baton::pg {
 
 // Recovery first: a standby's transactions are all read-only, and "during recovery"

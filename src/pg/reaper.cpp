@@ -10,19 +10,11 @@
 #include <cstring>
 
 #include "core/limits.hpp"
-#include "pg/postgres.hpp"
 #include "pg/owner.hpp"
+#include "pg/postgres.hpp"
 #include "pg/reaper.hpp"
 
 extern "C" {
-#include "pgstat.h"
-#include "postmaster/bgworker.h"
-#include "postmaster/interrupt.h"
-#include "storage/ipc.h"
-#include "storage/latch.h"
-#include "tcop/tcopprot.h"
-#include "utils/varlena.h"
-
 PGDLLEXPORT void baton_reaper_main(Datum arg);
 }
 
