@@ -19,7 +19,9 @@
 #   3. wait events: 64 pgbench clients of the pg_baton and plain SQL cycles, unbatched and
 #      batched, with pg_stat_activity sampled every 50 ms: what the backends wait for.
 #
-# Options: --calls N (default 2000), --no-perf, --keep DIR (keep the callgrind outputs).
+# Options: --calls N (default 2000), --no-perf, --keep DIR (keep the callgrind outputs),
+# --after-setup FILE (SQL run after every setup of pg_baton's tables, e.g. a schema
+# change to profile against the installed one: see bench/row_rules.sh).
 # Environment: BATON_BENCH_PORT (first port to try, default 55490).
 set -euo pipefail
 export LC_ALL=C
@@ -37,11 +39,13 @@ die() {
 CALLS=2000
 PERF=1
 KEEP=""
+AFTER_SETUP=""
 while (($# > 0)); do
     case $1 in
         --calls) CALLS=${2:?--calls N}; shift ;;
         --no-perf) PERF=0 ;;
         --keep) KEEP=${2:?--keep DIR}; shift ;;
+        --after-setup) AFTER_SETUP=$(readlink -f "${2:?--after-setup FILE}"); shift ;;
         -h | --help)
             sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
             exit 0
@@ -75,7 +79,10 @@ PORT=$(cluster_free_port "${BATON_BENCH_PORT:-55490}") || die "no free port"
 cluster_start "$CLUSTER" "$PORT" "shared_buffers = 512MB" 2>/dev/null || die "could not start a cluster"
 q() { psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
 q -c "CREATE DATABASE prof"
+# after_setup: the --after-setup SQL, if any, after each setup of pg_baton's tables.
+after_setup() { if [[ -n $AFTER_SETUP ]]; then q -d prof -f "$AFTER_SETUP" >/dev/null || die "--after-setup failed"; fi; }
 q -d prof -v tenant="$TENANT" -v rows=$((CALLS + 100000)) -f "$SQL/baton_setup.sql" >/dev/null 2>&1
+after_setup
 q -d prof -v rows=$((CALLS + 100000)) -f "$SQL/plain_setup.sql" >/dev/null 2>&1
 
 as_owner() { if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
@@ -123,6 +130,7 @@ echo "   (auto_explain of the nested SPI statements: kept generic plans, as ever
 echo "   100,000 pending deliveries, ANALYZEd while none was claimed (a fresh or idle queue), then 50"
 echo "   claimed; 2,000 finished runs of 10 stages)"
 q -d prof -v tenant="$TENANT" -v clients=1 -f "$SQL/baton_wf_setup.sql" >/dev/null 2>&1
+after_setup
 q -d prof -c "INSERT INTO baton.deliveries (tenant, target, dedup_key)
               SELECT '$TENANT', 'bench', 'k' || g FROM generate_series(1, 100000) AS g" \
     -c "VACUUM ANALYZE" -c "SELECT count(*) FROM baton.claim('$TENANT', 'bench', '1 hour', 50)" >/dev/null
@@ -153,6 +161,7 @@ echo
 # ---------------------------------------------------------------------------
 waits() { # SCRIPT LABEL
     q -d prof -v tenant="$TENANT" -v rows=100000 -f "$SQL/baton_setup.sql" >/dev/null 2>&1
+    after_setup
     q -d prof -v rows=100000 -f "$SQL/plain_setup.sql" >/dev/null 2>&1
     "$BINDIR/pgbench" -n -M prepared -c 64 -j 2 -T 8 -D tenant="$TENANT" -D batch=50 -f "$SQL/$1" prof \
         >"$WORK/pgbench.log" 2>&1 &
@@ -233,6 +242,7 @@ run_callgrind() {
     script "$2" "$3" "$4" >"$WORK/$name.sql"
     q -d prof -v tenant="$TENANT" -v rows=$((CALLS + 1000)) -f "$SQL/baton_setup.sql" >/dev/null 2>&1 \
         || die "setup failed"
+    after_setup
     q -d prof -v rows=$((CALLS + 1000)) -f "$SQL/plain_setup.sql" >/dev/null 2>&1 || die "setup failed"
     q -d prof -c CHECKPOINT
     { echo "SELECT pg_backend_pid();"; cat "$WORK/$name.sql"; } | q -d prof >"$WORK/$name.out" 2>"$WORK/$name.err" \

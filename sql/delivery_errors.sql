@@ -413,8 +413,9 @@ SELECT * FROM baton.enqueue_batch(:'e',
 \echo :LAST_ERROR_SQLSTATE
 SELECT n, h = :'h0' AS nothing_changed FROM e_digest;
 DROP VIEW e_digest;
--- Direct SQL is held to the rules of a stored row by the table's trigger (23514, named
--- like the constraints they replace): a status among the four, max_attempts >= 1.
+-- Direct SQL is held to the row rules of baton.deliveries by its trigger "fence" (23514
+-- naming the delivery, the column and the value; the hint names the trigger): a status
+-- among the four, max_attempts >= 1.
 SELECT baton.enqueue(:'e', 'rules', 'r1') > 0 AS enqueued;
 UPDATE baton.deliveries SET status = 'done' WHERE tenant = :'e' AND dedup_key = 'r1';
 \echo :LAST_ERROR_SQLSTATE
@@ -425,3 +426,34 @@ INSERT INTO baton.deliveries (tenant, target, dedup_key, status) VALUES (:'e', '
 INSERT INTO baton.deliveries (tenant, target, dedup_key, max_attempts) VALUES (:'e', 'rules', 'r2', -1);
 \echo :LAST_ERROR_SQLSTATE
 SELECT dedup_key, status, max_attempts FROM baton.deliveries WHERE tenant = :'e' AND target = 'rules';
+-- The fields a client reads to find the rule: schema, table, column, and as constraint
+-- name the trigger that holds the rules (\d baton.deliveries lists it; no CHECK
+-- constraint of that name exists, none of the old names either).
+DO $$
+DECLARE sqlstate_ text; schema_ text; table_ text; column_ text; constraint_ text;
+BEGIN
+    UPDATE baton.deliveries SET status = 'done' WHERE target = 'rules' AND dedup_key = 'r1';
+EXCEPTION WHEN check_violation THEN
+    GET STACKED DIAGNOSTICS sqlstate_ = RETURNED_SQLSTATE, schema_ = SCHEMA_NAME, table_ = TABLE_NAME,
+                            column_ = COLUMN_NAME, constraint_ = CONSTRAINT_NAME;
+    RAISE NOTICE 'sqlstate %, schema %, table %, column %, constraint %', sqlstate_, schema_, table_, column_, constraint_;
+END $$;
+DO $$
+DECLARE column_ text; constraint_ text;
+BEGIN
+    UPDATE baton.deliveries SET max_attempts = 0 WHERE target = 'rules' AND dedup_key = 'r1';
+EXCEPTION WHEN check_violation THEN
+    GET STACKED DIAGNOSTICS column_ = COLUMN_NAME, constraint_ = CONSTRAINT_NAME;
+    RAISE NOTICE 'column %, constraint %', column_, constraint_;
+END $$;
+SELECT t.tgname, t.tgrelid::regclass AS "table", pg_catalog.obj_description(t.oid, 'pg_trigger') AS rules
+  FROM pg_catalog.pg_trigger t
+ WHERE t.tgrelid = 'baton.deliveries'::regclass AND t.tgname = 'fence';
+SELECT count(*) AS check_constraints FROM pg_catalog.pg_constraint
+ WHERE conrelid = 'baton.deliveries'::regclass AND contype = 'c';
+-- Where \d+ shows the rules: the descriptions of the table and of its ruled columns.
+SELECT a.attname, pg_catalog.col_description(a.attrelid, a.attnum) AS description
+  FROM pg_catalog.pg_attribute a
+ WHERE a.attrelid = 'baton.deliveries'::regclass AND a.attname IN ('status', 'max_attempts')
+ ORDER BY a.attnum;
+SELECT pg_catalog.obj_description('baton.deliveries'::regclass, 'pg_class') AS table_description;

@@ -110,17 +110,52 @@ bool same_place(const HintRow& a, const HintRow& b) {
            std::memcmp(VARDATA_ANY(a.target), VARDATA_ANY(b.target), VARSIZE_ANY_EXHDR(a.target)) == 0;
 }
 
-// The rules of a delivery row written (delivery::check_stored_row): NULLs are left to
-// the columns' NOT NULL constraints.
-void check_delivery_row(HeapTuple tuple, TupleDesc desc, const DeliveryColumns& c) {
+// The name of the trigger that holds the row rules of baton.deliveries, as \d shows it
+// (declared in the install script; pg/delivery_store.cpp knows it by that name too).
+constexpr const char* kRuleTrigger = "fence";
+
+// Raises the refusal of a row that breaks a row rule of baton.deliveries: 23514 with the
+// rule's own words (delivery::check_stored_row), a hint naming the trigger that holds it,
+// and the fields a client reads to find the rule: schema, table and column
+// (errtablecol), and as constraint name the trigger "fence", which \d baton.deliveries
+// lists. The rules are CHECK constraints no longer (docs/performance.md, "What made
+// each gain", 11.), so no name in pg_constraint would be true.
+[[noreturn]] void refuse_row(Relation rel, int column, const std::string& message, const std::string& detail) {
+    const char* msg = message.c_str();
+    const char* det = detail.c_str();
+    pg::guard([rel, column, msg, det] {
+        ereport(ERROR, (errcode(ERRCODE_CHECK_VIOLATION), errmsg_internal("%s", msg), errdetail_internal("%s", det),
+                        errhint("The row rules of baton.deliveries are held by its trigger \"%s\"; "
+                                "\\d+ baton.deliveries describes them.",
+                                kRuleTrigger),
+                        errtablecol(rel, column), errtableconstraint(rel, kRuleTrigger)));
+    });
+    throw Error(SqlState::kInternal, "ereport returned");  // not reached: guard() threw
+}
+
+// The row rules of a delivery row written (delivery::check_stored_row: a status among
+// the four, max_attempts at least 1), checked here rather than by CHECK constraints
+// (see refuse_row). NULLs are left to the columns' NOT NULL constraints.
+void check_delivery_row(HeapTuple tuple, Relation rel, const DeliveryColumns& c) {
+    TupleDesc desc = RelationGetDescr(rel);
     bool status_null = false, max_null = false, id_null = false;
     Datum status = heap_getattr(tuple, c.status, desc, &status_null);
     Datum max_attempts = heap_getattr(tuple, c.max_attempts, desc, &max_null);
     Datum id = heap_getattr(tuple, c.id, desc, &id_null);
     if (status_null || max_null || id_null) return;
     text* s = DatumGetTextPP(status);
-    delivery::check_stored_row(std::string_view(VARDATA_ANY(s), VARSIZE_ANY_EXHDR(s)), DatumGetInt32(max_attempts),
-                               DatumGetInt64(id));
+    std::string_view status_text(VARDATA_ANY(s), VARSIZE_ANY_EXHDR(s));
+    std::string message, detail;
+    try {
+        delivery::check_stored_row(status_text, DatumGetInt32(max_attempts), DatumGetInt64(id));
+        return;
+    } catch (const Error& e) {
+        if (e.state() != SqlState::kCheckViolation) throw;
+        message = e.message();
+        detail = e.detail();
+    }
+    // check_stored_row checks the status first.
+    refuse_row(rel, delivery::parse_status(status_text) ? c.max_attempts : c.status, message, detail);
 }
 
 // Tells the claim hints about a write to baton.deliveries: a row that becomes pending
@@ -151,7 +186,6 @@ void note_delivery_write(TriggerData* td, const DeliveryColumns& c) {
 Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     TriggerData* td = trigger_data(fcinfo);
     Relation rel = td->tg_relation;
-    TupleDesc desc = rel->rd_att;
     TriggerEvent ev = td->tg_event;
     if (TRIGGER_FIRED_BY_INSERT(ev)) {
         // A restore loads every tenant's rows, whatever its state (pg/restore_load.hpp).
@@ -167,7 +201,7 @@ Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     const DeliveryColumns& c = delivery_columns(td->tg_relation);
     if (c.is_deliveries) {
         if (!TRIGGER_FIRED_BY_DELETE(ev))
-            check_delivery_row(TRIGGER_FIRED_BY_UPDATE(ev) ? td->tg_newtuple : td->tg_trigtuple, desc, c);
+            check_delivery_row(TRIGGER_FIRED_BY_UPDATE(ev) ? td->tg_newtuple : td->tg_trigtuple, rel, c);
         if (pg::claim_hints::enabled()) note_delivery_write(td, c);
     }
     return PointerGetDatum(TRIGGER_FIRED_BY_UPDATE(ev) ? td->tg_newtuple : td->tg_trigtuple);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The background reaper, on a throwaway cluster of its own started with
-# shared_preload_libraries = 'pg_baton' (the main test cluster has no preload).
+# shared_preload_libraries = 'pg_baton' and its own baton.reaper_databases (the restarts
+# and kills here stay off test/run-all.sh's cluster).
 #
 #   bash test/reaper/run.sh          (PG_CONFIG exported; pg_baton installed into it)
 #
