@@ -9,7 +9,8 @@
 # measured as two sessions, W and W + N steps; (cost(W + N) - cost(W)) / N is the cost of
 # one call with its plans kept, the first calls' planning left out.
 #
-# Options: --steps N (default 200). Environment: BATON_BENCH_PORT (default 55490).
+# Options: --steps N (default 200). Environment: BATON_BENCH_PORT (default 55490);
+# BATON_BENCH_KEEP=DIR keeps the profiles there (callgrind_annotate --inclusive=yes).
 set -euo pipefail
 export LC_ALL=C
 
@@ -28,6 +29,7 @@ chmod 0777 "$WORK"
 cleanup() {
     set +e
     cluster_stop "$CLUSTER" 2>/dev/null
+    [[ -z ${BATON_BENCH_KEEP:-} ]] || { mkdir -p "$BATON_BENCH_KEEP" && cp "$WORK"/callgrind.* "$BATON_BENCH_KEEP"/; }
     rm -rf -- "$WORK"
 }
 trap cleanup EXIT

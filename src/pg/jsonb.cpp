@@ -165,6 +165,8 @@ JsonbValue* push(JsonbParseState** state, const json::Value& v, JsonbIteratorTok
 
 }  // namespace
 
+// Checks the encoding first (outside a UTF8 database), then walks and builds; a walk that
+// went too deep is refused with the offset the text would show.
 json::Value jsonb_value(const Jsonb* jb) {
     require_json_utf8(jb);
     Walk w = walk(jb);
@@ -173,6 +175,8 @@ json::Value jsonb_value(const Jsonb* jb) {
     return build(w.tokens, i);
 }
 
+// Builds the whole value under one guard(): the tree is only read there, and lives on
+// in the caller's frame, so an error longjmps over nothing with a destructor.
 Jsonb* jsonb_of(const json::Value& value) {
     const json::Value* v = &value;
     return guard([v] {
@@ -181,6 +185,8 @@ Jsonb* jsonb_of(const json::Value& value) {
     });
 }
 
+// Prints the value and converts its text as a whole, so that a refusal names the first
+// bytes that are not UTF-8 as they stand in the text.
 void require_json_utf8(const Jsonb* jb) {
     if (guard([] { return GetDatabaseEncoding(); }) == PG_UTF8) return;
     char* text = guard([jb] { return JsonbToCString(nullptr, const_cast<JsonbContainer*>(&jb->root), VARSIZE(jb)); });
@@ -190,6 +196,7 @@ void require_json_utf8(const Jsonb* jb) {
                     std::string("It is not valid UTF-8: ") + (e->message ? e->message : "invalid byte sequence") + ".");
 }
 
+// require_json_utf8, worded as the refusal of an argument.
 void check_json_utf8(const char* name, const Jsonb* jb) {
     try {
         require_json_utf8(jb);

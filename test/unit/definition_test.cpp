@@ -351,7 +351,7 @@ TEST(DefinitionRefused, RetryDelay) {
 }
 
 TEST(DefinitionRefused, NulBytesInHandBuiltValues) {
-    // json::parse never yields a NUL byte, but the struct can be built by hand.
+    // jsonb never holds a NUL byte, but the tree can be built by hand.
     json::Value v = test::json_of(one_stage(R"({"next":["@finish"],"retry_delay":"x"})"));
     json::Value* stages = &v.members[1].second;
     ASSERT_EQ(v.members[1].first, "stages");

@@ -4,8 +4,11 @@
 // json::Value. The tests write their definitions and decisions as text, and this small
 // reader turns it into the same tree: numbers keep their text, strings are decoded
 // (escapes and surrogate pairs to UTF-8), members stay in order, duplicates included.
-// It trusts its input (the tests' own literals) and throws std::invalid_argument on
-// text it cannot read.
+// Arrays and objects nest at most json::kMaxDepth levels, as in trees read from jsonb.
+// It judges no more than it must (strings are taken as the bytes they are, number texts
+// as written), so the fuzz targets (test/fuzz) use it too, to make trees of any shape
+// from their inputs. It throws std::invalid_argument on text it cannot read, and
+// std::length_error on text nested too deep.
 #pragma once
 
 #include <cstdint>
@@ -56,7 +59,13 @@ private:
         ws();
         if (i_ >= s_.size()) fail();
         const char c = s_[i_];
-        if (c == '{' || c == '[') return container(c == '{');
+        if (c == '{' || c == '[') {
+            if (depth_ == json::kMaxDepth) throw std::length_error("json_of: nested deeper than json::kMaxDepth");
+            ++depth_;
+            json::Value v = container(c == '{');
+            --depth_;
+            return v;
+        }
         if (c == '"') return json::make_string(string());
         for (const char* word : {"true", "false", "null"})
             if (s_.compare(i_, std::string_view(word).size(), word) == 0) {
@@ -89,7 +98,13 @@ private:
     // Four hex digits.
     std::uint32_t hex4() {
         if (i_ + 4 > s_.size()) fail();
-        const std::uint32_t cp = static_cast<std::uint32_t>(std::stoul(std::string(s_.substr(i_, 4)), nullptr, 16));
+        std::uint32_t cp = 0;
+        for (char c : s_.substr(i_, 4)) {
+            const char lower = c >= 'A' && c <= 'F' ? static_cast<char>(c - 'A' + 'a') : c;
+            const std::size_t d = std::string_view("0123456789abcdef").find(lower);
+            if (d == std::string_view::npos) fail();
+            cp = cp * 16 + static_cast<std::uint32_t>(d);
+        }
         i_ += 4;
         return cp;
     }
@@ -114,7 +129,9 @@ private:
             std::uint32_t cp = hex4();
             if (cp >= 0xD800 && cp <= 0xDBFF && s_.compare(i_, 2, "\\u") == 0) {
                 i_ += 2;
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (hex4() - 0xDC00);
+                const std::uint32_t low = hex4();
+                if (low < 0xDC00 || low > 0xDFFF) fail();
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
             }
             utf8(out, cp);
         }
@@ -135,6 +152,7 @@ private:
 
     std::string_view s_;
     std::size_t i_ = 0;
+    int depth_ = 0;
 };
 
 }  // namespace detail
