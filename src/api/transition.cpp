@@ -167,7 +167,7 @@ Outcome start_run(pg::Spi& spi, const OwnerCall& call, const LockedRun& run) {
     spi.run(g_start_run, key, nullptr);
     spi.run(g_run_inputs, key, nullptr);
     bool isnull = false;
-    Datum inputs = spi.value(0, 1, &isnull);
+    Datum inputs = spi.copy_out(0, 1, &isnull);
     require_utf8_history(call, inputs, "The run's inputs");
     return stage_outcome(insert_stage(spi, call, start, 0, inputs));
 }
