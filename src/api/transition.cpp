@@ -265,16 +265,13 @@ Outcome apply_decision(pg::Spi& spi, const OwnerCall& call, const pg::Workflow& 
 // whatever the decision says.
 Outcome leave_stage(pg::Spi& spi, const OwnerCall& call, const pg::Workflow& wf, const StageRow& done, Oid caller) {
     const definition::StageDef& from = stage_def(wf.definition, done.name, call);
-    std::string from_name = from.name;
-    Datum result = 0;
-    if (done.has_result) {
-        Datum stored = done.result;
-        if (!pg::jsonb_is_object(pg::guard([stored] { return DatumGetJsonbP(stored); })))
-            throw_corrupt(call, "The result saved on stage \"" + from_name + "\" is not a JSON object.");
-        require_utf8_history(call, stored, "The result saved on stage \"" + from_name + "\"");
-        result = stored;
+    Datum result = done.result;
+    if (!done.has_result) {
+        result = JsonbPGetDatum(pg::jsonb_of(json::make_object({})));  // no result counts as {}
     } else {
-        result = JsonbPGetDatum(pg::jsonb_of(json::make_object({})));
+        if (!pg::jsonb_is_object(pg::guard([result] { return DatumGetJsonbP(result); })))
+            throw_corrupt(call, "The result saved on stage \"" + from.name + "\" is not a JSON object.");
+        require_utf8_history(call, result, "The result saved on stage \"" + from.name + "\"");
     }
     std::optional<json::Value> decision = take_decision(spi, call, wf, from, done.id, caller);
     decision::Decision d =
