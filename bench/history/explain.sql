@@ -1,5 +1,5 @@
 -- The two lookups of transition_stage whose cost could depend on history, run on the long
--- run as the function runs them: the statements of src/api/stages.cpp (g_current, and
+-- run as the function runs them: the statements of src/api/transition.cpp (g_current, and
 -- the entry_seq subquery of g_insert_stage), prepared with parameters and planned
 -- generically, as pg_baton keeps every statement (SPI_prepare_cursor with
 -- CURSOR_OPT_GENERIC_PLAN, src/pg/spi.cpp). psql variables: tenant, run.

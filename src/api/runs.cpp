@@ -13,6 +13,7 @@
 #include "core/run.hpp"
 #include "core/tenant.hpp"
 #include "pg/args.hpp"
+#include "pg/jsonb.hpp"
 #include "pg/fence.hpp"
 #include "pg/read_only.hpp"
 #include "pg/spi.hpp"

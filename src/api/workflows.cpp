@@ -1,4 +1,5 @@
-// Workflow definitions: define_workflow.
+// Workflow definitions: define_workflow, which checks a definition (the core, then what
+// only the server can judge) and stores it as the next version of its name.
 #include <string>
 #include <utility>
 
@@ -8,6 +9,8 @@
 #include "core/json.hpp"
 #include "core/run.hpp"
 #include "pg/args.hpp"
+#include "pg/decide.hpp"
+#include "pg/jsonb.hpp"
 #include "pg/locks.hpp"
 #include "pg/read_only.hpp"
 #include "pg/workflow_store.hpp"
@@ -63,36 +66,6 @@ void check_with_server(const text* name, const definition::Definition& def) {
     }
 }
 
-// The function a definition's decide names: it must exist as name(jsonb) RETURNS jsonb.
-Oid resolve_decide(const text* workflow, const std::string& name) {
-    const char* cname = name.c_str();
-    Oid fn = InvalidOid;
-    if (pg::attempt([cname, &fn] {
-            List* names = BATON_QUALIFIED_NAME_LIST(cname);
-            Oid argtypes[1] = {JSONBOID};
-            fn = LookupFuncName(names, 1, argtypes, true);
-        }) != nullptr)
-        fn = InvalidOid;
-    if (fn == InvalidOid)
-        invalid_definition(workflow,
-                    "decide names " + json::excerpt(name) + ", but no function " + json::excerpt(name) +
-                        "(jsonb) exists.");
-    char prokind = pg::guard([fn] { return get_func_prokind(fn); });
-    if (prokind != PROKIND_FUNCTION)
-        invalid_definition(workflow,
-                    "decide function " + json::excerpt(name) + " must be a plain function, not " +
-                        (prokind == PROKIND_AGGREGATE ? "an aggregate"
-                         : prokind == PROKIND_WINDOW  ? "a window function"
-                                                      : "a procedure") +
-                        ".");
-    Oid rettype = pg::guard([fn] { return get_func_rettype(fn); });
-    bool retset = pg::guard([fn] { return get_func_retset(fn); });
-    if (rettype != JSONBOID || retset)
-        invalid_definition(workflow,
-                    "decide function " + json::excerpt(name) + " must return a single jsonb.");
-    return fn;
-}
-
 // baton.define_workflow(name, definition): validates the definition and stores it as
 // the workflow's next version; an identical definition (resolving to the same decide
 // function) returns the latest version.
@@ -106,7 +79,7 @@ Datum define_workflow(FunctionCallInfo fcinfo, Oid) {
     try {
         tree = pg::jsonb_value(definition);
     } catch (const Error& e) {
-        // jsonb's own limits are wider than the core's reader (nesting, UTF-8 in SQL_ASCII).
+        // jsonb's own limits are wider than the core's tree (nesting, UTF-8 in SQL_ASCII).
         invalid_definition(name, e.detail());
     }
     definition::Definition def;
@@ -118,7 +91,12 @@ Datum define_workflow(FunctionCallInfo fcinfo, Oid) {
         invalid_definition(name, e.detail(), e.hint());
     }
     check_with_server(name, def);
-    Oid decide = def.decide.empty() ? InvalidOid : resolve_decide(name, def.decide);
+    Oid decide = InvalidOid;
+    try {
+        if (!def.decide.empty()) decide = pg::decide::resolve(def.decide);
+    } catch (const Error& e) {
+        invalid_definition(name, e.detail());
+    }
 
     // One definer of a name at a time, so two new versions never collide.
     std::string_view n = pg::text_view(name);

@@ -38,8 +38,8 @@ std::vector<const Member*> unique_members(const json::Value& object) {
     return out;
 }
 
-// A string the Postgres layer passes on as a C string must not hold a NUL byte (json::parse
-// never makes one; a value built by hand might).
+// A string the Postgres layer passes on as a C string must not hold a NUL byte (jsonb never
+// holds one; a tree built by hand might).
 bool has_nul(const std::string& s) {
     return s.find('\0') != std::string::npos;
 }

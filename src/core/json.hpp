@@ -1,18 +1,11 @@
-// A small, strict JSON reader and writer (RFC 8259), free of Postgres.
+// JSON values as the core reads them, free of Postgres: the tree that definitions,
+// decisions and their parts are judged on, and the helpers that judge and quote them.
 //
-// The Postgres layer hands the core the text output of jsonb (definitions, decisions,
-// saved results) and reads back what the core writes; the reader is strict enough to
-// refuse anything jsonb would refuse and robust against any byte string (it is fuzzed):
-// nesting is bounded, every byte is checked, errors are baton::Error, never a crash.
-//
-//   - Whitespace is space, tab, LF and CR only; no BOM, comments or trailing commas.
-//   - Numbers follow the RFC grammar and keep their original text (no precision lost).
-//   - Strings must be valid UTF-8 (no overlong forms, no encoded surrogates); escapes
-//     decode to UTF-8, surrogate pairs included. A lone surrogate is an error, and so is
-//     \u0000, as in jsonb: a decoded string never holds a NUL byte.
-//   - Objects keep their members in order, duplicates included; lookups take the LAST
-//     member of a name, as jsonb keeps the last.
-//   - Arrays and objects nest at most kMaxDepth deep.
+// The Postgres layer (src/pg/jsonb.hpp) walks jsonb into this tree and builds jsonb back
+// from it, so the tree keeps what jsonb keeps: numbers as their text (numeric_out's, no
+// precision lost), strings as UTF-8, object members in order. A tree built by hand may
+// repeat a key; lookups take the LAST member of a name, as jsonb keeps the last. Trees
+// nest at most kMaxDepth levels, so recursion over them is bounded.
 #pragma once
 #ifdef POSTGRES_H
 #error "core headers are included before postgres.h (its macros rename libc functions)"
@@ -26,9 +19,11 @@
 #include <utility>
 #include <vector>
 
+#include "core/error.hpp"
+
 namespace baton::json {
 
-// Arrays and objects nested deeper than this are refused by parse and write.
+// Arrays and objects nested deeper than this are refused when jsonb is read into a tree.
 constexpr int kMaxDepth = 200;
 
 enum class Kind { kNull, kBoolean, kNumber, kString, kArray, kObject };
@@ -42,16 +37,14 @@ struct Value {
     std::vector<std::pair<std::string, Value>> members;  // kObject, in order
 };
 
-// Reads one JSON text (surrounding whitespace allowed, nothing else after the value).
-// Throws baton::Error 22023 "invalid JSON text" with a detail naming the byte offset and
-// what was expected there.
-Value parse(std::string_view text);
+// The byte offset in a JSON text where an array or object opens at level max_depth + 1
+// (the outermost is level 1), or npos when the text nests no deeper than max_depth.
+std::size_t nesting_offset(std::string_view text, int max_depth = kMaxDepth);
 
-// Writes a value as compact JSON (no whitespace), members in order. Strings are escaped
-// so that parse reads them back byte for byte. Throws baton::Error 22023 when the value
-// cannot be written as JSON that parse accepts: a number whose text is not a JSON number,
-// a string that is not valid UTF-8 or holds a NUL byte, nesting deeper than kMaxDepth.
-std::string write(const Value& value);
+// The refusal of a value nested deeper than kMaxDepth: baton::Error 22023 "invalid JSON
+// text", "At byte offset N: arrays and objects nest at most 200 levels deep, ...", N
+// being nesting_offset of the value's text as jsonb prints it.
+Error too_deep(std::size_t offset);
 
 // The member of an object with this key (the last one, when the key repeats); nullptr
 // when there is none or when the value is not an object.
@@ -79,7 +72,7 @@ inline bool operator!=(const Value& a, const Value& b) {
 Value make_null();
 Value make_bool(bool b);
 Value make_int(std::int64_t n);
-// A number from its JSON text; write refuses the value if the text is not a JSON number.
+// A number from its JSON text (is_integer and as_int64 judge the text as it is).
 Value make_number(std::string text);
 Value make_string(std::string text);
 Value make_array(std::vector<Value> items);

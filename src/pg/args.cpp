@@ -205,25 +205,6 @@ void check_result(const Jsonb* result) {
     delivery::check_json_bytes("result", jsonb_bytes(result), max_payload_bytes());
 }
 
-char* jsonb_utf8_text(const Jsonb* jb) {
-    char* text = guard([jb] { return JsonbToCString(nullptr, const_cast<JsonbContainer*>(&jb->root), VARSIZE(jb)); });
-    int len = static_cast<int>(strlen(text));
-    char* utf8 = nullptr;
-    if (ErrorData* e = attempt([text, len, &utf8] { utf8 = pg_server_to_any(text, len, PG_UTF8); }))
-        throw Error(SqlState::kInvalidParameterValue, "invalid JSON text",
-                    std::string("It is not valid UTF-8: ") + (e->message ? e->message : "invalid byte sequence") + ".");
-    return utf8;
-}
-
-void check_json_utf8(const char* name, const Jsonb* jb) {
-    if (guard([] { return GetDatabaseEncoding(); }) == PG_UTF8) return;
-    try {
-        (void)jsonb_utf8_text(jb);
-    } catch (const Error& e) {
-        throw_invalid_argument(name, std::string(name) + " is read as UTF-8 text. " + e.detail());
-    }
-}
-
 Datum text_datum(std::string_view s) {
     const char* data = s.data();
     int len = static_cast<int>(s.size());

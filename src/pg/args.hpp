@@ -51,22 +51,14 @@ void check_object_argument(const char* name, const Jsonb* jb);
 void check_binding(const Jsonb* binding);
 // Refuses (22023) a result that is too large.
 void check_result(const Jsonb* result);
-// The text of a jsonb value converted from the server encoding to UTF-8 (palloc'd; the
-// text itself in a UTF8 database). Throws 22023 "invalid JSON text" when it cannot be
-// converted: bytes that are not UTF-8, which only a SQL_ASCII database stores.
-char* jsonb_utf8_text(const Jsonb* jb);
-// Refuses (22023, naming the argument) a JSON argument jsonb_utf8_text cannot convert:
-// pg_baton reads definitions, inputs and results as UTF-8 and takes digests over it.
-// A no-op in a UTF8 database.
-void check_json_utf8(const char* name, const Jsonb* jb);
 
 // The largest payload, binding or result accepted (GUC baton.max_payload_bytes).
 std::int64_t max_payload_bytes();
 
 // Text datums for SQL parameters, from text in the server encoding.
 Datum text_datum(std::string_view s);
-// The same from UTF-8 text the core wrote (JSON, decision reasons), converted to the
-// server encoding (a no-op in UTF8 databases).
+// The same from UTF-8 text the core holds (stage names, `when` paths, decision reasons),
+// converted to the server encoding (a no-op in UTF8 databases).
 Datum text_from_utf8(std::string_view s);
 
 }  // namespace baton::pg

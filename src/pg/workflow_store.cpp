@@ -4,8 +4,8 @@
 
 #include "core/definition.hpp"
 #include "core/error.hpp"
-#include "core/json.hpp"
 #include "pg/args.hpp"
+#include "pg/jsonb.hpp"
 #include "pg/workflow_store.hpp"
 
 namespace baton::pg {
@@ -24,17 +24,8 @@ KeptPlan g_version = {
 
 }  // namespace
 
-char* jsonb_text(const Jsonb* jb) {
-    return guard([jb] {
-        return JsonbToCString(nullptr, const_cast<JsonbContainer*>(&jb->root), VARSIZE(jb));
-    });
-}
-
-json::Value jsonb_value(const Jsonb* jb) {
-    // The core reads UTF-8; text that cannot be converted is invalid JSON text to it.
-    return json::parse(jsonb_utf8_text(jb));
-}
-
+// Reads the row of the version asked for and parses its definition (22023 from the
+// core for a stored definition it no longer accepts).
 Workflow load_workflow(Spi& spi, text* name, int version) {
     Datum values[2] = {PointerGetDatum(name), Int32GetDatum(version)};
     std::uint64_t n = version == 0 ? spi.run(g_latest, values, nullptr) : spi.run(g_version, values, nullptr);

@@ -1,5 +1,5 @@
 /*
- * transition_stage and the stage calls of pg_baton (src/api/stages.cpp), as Promela:
+ * transition_stage and the stage calls of pg_baton (src/api/transition.cpp, src/api/stages.cpp), as Promela:
  * workers that own a run by its generation, crash before or after any call commits,
  * are superseded by a newer owner, restart and resume from the saved current stage.
  *

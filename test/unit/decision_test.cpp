@@ -9,6 +9,7 @@
 #include "core/definition.hpp"
 #include "core/error.hpp"
 #include "core/json.hpp"
+#include "json_text.hpp"
 #include "state_of.hpp"
 
 namespace baton::decision {
@@ -23,7 +24,7 @@ using definition::StageDef;
 
 // The contract's example definition (docs/contract.md, "Workflows and runs").
 const Definition& example() {
-    static const Definition d = definition::parse_definition(json::parse(R"({
+    static const Definition d = definition::parse_definition(test::json_of(R"({
       "start": "gate_user", "requires_approval": true, "decide": "app.user_deletion_decide",
       "stages": {
         "gate_user":    { "next": ["purge_db"] },
@@ -39,7 +40,7 @@ const StageDef& stage(const char* name) {
 
 // Checks a decision given as JSON text, taken at the named stage.
 Decision check(const std::string& text, const char* from) {
-    const json::Value v = json::parse(text);
+    const json::Value v = test::json_of(text);
     return check_decision(&v, stage(from), kRun);
 }
 
@@ -133,9 +134,9 @@ TEST(Decision, DeclarativeStageDestinations) {
     StageDef s;
     s.name = "check";
     s.next = {{"big", "$.n > 10"}, {"@finish", "$.n == 0"}, {"small", ""}};
-    json::Value v = json::parse(R"({"next":"big"})");
+    json::Value v = test::json_of(R"({"next":"big"})");
     EXPECT_EQ(check_decision(&v, s, kRun).next, "big");
-    v = json::parse(R"({"finish":"completed"})");
+    v = test::json_of(R"({"finish":"completed"})");
     EXPECT_EQ(check_decision(&v, s, kRun).kind, Decision::Kind::kFinish);
 }
 
@@ -169,7 +170,7 @@ TEST(DecisionNotAllowed, LongAllowedSetsAreCut) {
     s.name = "hub";
     for (int k = 0; k < 50; ++k)
         s.next.push_back({"s" + std::to_string(k), ""});
-    const json::Value v = json::parse(R"({"next":"elsewhere"})");
+    const json::Value v = test::json_of(R"({"next":"elsewhere"})");
     auto e = error_of([&] { check_decision(&v, s, kRun); });
     ASSERT_TRUE(e);
     EXPECT_EQ(e->state(), SqlState::kTransitionNotAllowed);

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/json.hpp"
+#include "json_text.hpp"
 #include "state_of.hpp"
 
 namespace baton::definition {
@@ -28,7 +29,7 @@ constexpr const char* kExample = R"({ "start": "gate_user",
 
 // Parses a JSON text as a definition.
 Definition def(const std::string& text) {
-    return parse_definition(json::parse(text));
+    return parse_definition(test::json_of(text));
 }
 
 // The detail of the refusal of a definition text; fails the test when it was accepted or
@@ -350,8 +351,8 @@ TEST(DefinitionRefused, RetryDelay) {
 }
 
 TEST(DefinitionRefused, NulBytesInHandBuiltValues) {
-    // json::parse never yields a NUL byte, but the struct can be built by hand.
-    json::Value v = json::parse(one_stage(R"({"next":["@finish"],"retry_delay":"x"})"));
+    // jsonb never holds a NUL byte, but the tree can be built by hand.
+    json::Value v = test::json_of(one_stage(R"({"next":["@finish"],"retry_delay":"x"})"));
     json::Value* stages = &v.members[1].second;
     ASSERT_EQ(v.members[1].first, "stages");
     stages->members[0].second.members[1].second.text = std::string("1 s\0x", 5);
@@ -360,7 +361,7 @@ TEST(DefinitionRefused, NulBytesInHandBuiltValues) {
     EXPECT_EQ(e->state(), SqlState::kInvalidParameterValue);
     EXPECT_NE(e->detail().find("NUL"), std::string::npos) << e->detail();
 
-    json::Value d = json::parse(top(R"("start":"a","decide":"f")"));
+    json::Value d = test::json_of(top(R"("start":"a","decide":"f")"));
     json::find(d, "decide");  // present
     for (auto& m : d.members)
         if (m.first == "decide")

@@ -1,0 +1,79 @@
+// A workflow's decide function (see decide.hpp).
+#include <string>
+
+#include "core/error.hpp"
+#include "core/json.hpp"
+#include "pg/decide.hpp"
+
+namespace baton::pg::decide {
+
+namespace {
+
+// Refuses the decide name of a definition (22023), with a detail naming the fault.
+[[noreturn]] void invalid(std::string detail) {
+    throw Error(SqlState::kInvalidParameterValue, "invalid decide function", std::move(detail));
+}
+
+}  // namespace
+
+// Looks the name up as name(jsonb), in a subtransaction: a malformed name or a missing
+// schema is "no such function" here, not an error of the lookup. Then its kind and type.
+Oid resolve(const std::string& name) {
+    const char* cname = name.c_str();
+    Oid fn = InvalidOid;
+    if (attempt([cname, &fn] {
+            List* names = BATON_QUALIFIED_NAME_LIST(cname);
+            Oid argtypes[1] = {JSONBOID};
+            fn = LookupFuncName(names, 1, argtypes, true);
+        }) != nullptr)
+        fn = InvalidOid;
+    if (fn == InvalidOid)
+        invalid("decide names " + json::excerpt(name) + ", but no function " + json::excerpt(name) + "(jsonb) exists.");
+    char prokind = guard([fn] { return get_func_prokind(fn); });
+    if (prokind != PROKIND_FUNCTION)
+        invalid("decide function " + json::excerpt(name) + " must be a plain function, not " +
+                (prokind == PROKIND_AGGREGATE ? "an aggregate"
+                 : prokind == PROKIND_WINDOW  ? "a window function"
+                                              : "a procedure") +
+                ".");
+    Oid rettype = guard([fn] { return get_func_rettype(fn); });
+    bool retset = guard([fn] { return get_func_retset(fn); });
+    if (rettype != JSONBOID || retset) invalid("decide function " + json::excerpt(name) + " must return a single jsonb.");
+    return fn;
+}
+
+// Checks that the function still exists and that the caller may execute it, then calls
+// it through fmgr with the user id switched to the caller for the call alone (after an
+// error, entry() restores the user id).
+Jsonb* call(Oid fn, const std::string& name, Oid caller, Datum context) {
+    if (!guard([fn] { return SearchSysCacheExists1(PROCOID, ObjectIdGetDatum(fn)); }))
+        throw Error(SqlState::kUndefinedFunction, "decide function \"" + name + "\" of the workflow no longer exists",
+                    "It was dropped after the workflow version was defined; runs keep their version.",
+                    "Create the function again and define the workflow again (a new version), then cancel "
+                    "or finish the runs of the old version.");
+    bool allowed = guard([fn, caller] { return pg_proc_aclcheck(fn, caller, ACL_EXECUTE) == ACLCHECK_OK; });
+    if (!allowed) {
+        const char* role = guard([caller] { return GetUserNameFromId(caller, true); });
+        throw Error(SqlState::kInsufficientPrivilege,
+                    "permission denied for role \"" + std::string(role ? role : "?") +
+                        "\" to execute decide function \"" + name + "\"",
+                    "transition_stage calls it as the calling role, which needs EXECUTE on it.");
+    }
+    return guard([fn, caller, context]() -> Jsonb* {
+        Oid saved_user;
+        int saved_context;
+        GetUserIdAndSecContext(&saved_user, &saved_context);
+        SetUserIdAndSecContext(caller, saved_context);
+        FmgrInfo flinfo;
+        fmgr_info(fn, &flinfo);
+        LOCAL_FCINFO(fc, 1);
+        InitFunctionCallInfoData(*fc, &flinfo, 1, InvalidOid, nullptr, nullptr);
+        fc->args[0].value = context;
+        fc->args[0].isnull = false;
+        Datum result = FunctionCallInvoke(fc);
+        SetUserIdAndSecContext(saved_user, saved_context);
+        return fc->isnull ? nullptr : DatumGetJsonbP(result);
+    });
+}
+
+}  // namespace baton::pg::decide
