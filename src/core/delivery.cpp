@@ -36,7 +36,8 @@ void check_stored_row(std::string_view status, std::int32_t max_attempts, std::i
     if (!parse_status(status))
         throw Error(SqlState::kCheckViolation,
                     "new row of " + row + " has invalid value \"" + clip(status) + "\" in column \"status\"",
-                    "Column \"status\" of baton.deliveries is one of pending, claimed, finished, failed.");
+                    "Column \"status\" of baton.deliveries is one of " BATON_STATUS_PENDING ", " BATON_STATUS_CLAIMED
+                    ", " BATON_STATUS_FINISHED ", " BATON_STATUS_FAILED ".");
     if (max_attempts < 1)
         throw Error(SqlState::kCheckViolation,
                     "new row of " + row + " has invalid value " + std::to_string(max_attempts) +
