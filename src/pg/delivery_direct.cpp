@@ -285,19 +285,6 @@ void close(Table* t) {
 
 namespace {
 
-// A claimed row, its values copied into the current memory context.
-struct ClaimedRow {
-    std::int64_t id;
-    std::int64_t generation;
-    Datum dedup_key;
-    Datum payload;
-    Datum binding;
-    std::int32_t attempt;
-    bool has_run;
-    Datum run_id;
-    claim_hint::Position at;
-};
-
 // The next row of the range that is claimable at `now` (not yet taken).
 struct Candidate {
     bool found;
@@ -417,9 +404,10 @@ bool reserve(Cursor* c, TimestampTz lease_until) {
     });
 }
 
-// Writes the index entries of the i-th row reserved, and copies its values into out.
-void complete(Cursor* c, int i, ClaimedRow* out) {
-    guard([c, i, out] {
+// Writes the index entries of the i-th row reserved, and reads claim's result columns
+// into values/nulls (by-reference ones copied into the current context) and its position.
+void complete(Cursor* c, int i, Datum* values, bool* nulls, claim_hint::Position* at) {
+    guard([c, i, values, nulls, at] {
         Table* t = c->table;
         // The version written: still in `written` when it was the last one reserved.
         TupleTableSlot* slot = t->written;
@@ -429,35 +417,23 @@ void complete(Cursor* c, int i, ClaimedRow* out) {
                 elog(ERROR, "pg_baton cannot read a delivery it claimed");
         }
         if (c->indexed[i]) write_indexes(t, slot);
-        bool n1 = false, n2 = false, n3 = false, n4 = false;
-        out->id = DatumGetInt64(slot_getattr(slot, t->col[kId], &n1));
-        out->generation = DatumGetInt64(slot_getattr(slot, t->col[kGeneration], &n1));
-        out->dedup_key = copied(t, slot, kDedupKey, &n2);
-        out->payload = copied(t, slot, kPayload, &n2);
-        out->binding = copied(t, slot, kBinding, &n2);
-        out->attempt = DatumGetInt32(slot_getattr(slot, t->col[kAttempts], &n3));
-        out->run_id = copied(t, slot, kRunId, &n4);
-        out->has_run = !n4;
-        out->at = {DatumGetInt32(slot_getattr(slot, t->col[kPriority], &n1)), out->id};
+        static const Column kResult[8] = {kId,      kGeneration, kLeaseUntil, kDedupKey,
+                                          kPayload, kBinding,    kAttempts,   kRunId};
+        for (int k = 0; k < 8; k++) values[k] = copied(t, slot, kResult[k], &nulls[k]);
+        bool isnull = false;
+        *at = {DatumGetInt32(slot_getattr(slot, t->col[kPriority], &isnull)), DatumGetInt64(values[0])};
     });
 }
 
-// The version in `found` as a settling call reports it: its status text and target
-// copied out (palloc'd), for stored_row() and the authorization.
-struct Found {
-    bool found;
-    char* status;
-    std::int64_t generation;
-    std::int32_t attempts;
-    std::int32_t max_attempts;
-    char* target;
-};
-
-Found read_found(Table* t) {
-    bool n1 = false, n2 = false;
-    delivery::Row row = found_row(t, delivery::Status::kPending);
-    return {true, TextDatumGetCString(found_value(t, kStatus, &n1)), row.generation, row.attempts, row.max_attempts,
-            TextDatumGetCString(found_value(t, kTarget, &n2))};
+// The version in `found` as a settling call reports it, its target copied out; the
+// role is the store's to add.
+FoundDelivery read_found(Table* t) {
+    std::optional<delivery::Status> status = found_status(t);
+    bool isnull = false;
+    if (!status)
+        elog(ERROR, "delivery %lld has an unknown status",
+             static_cast<long long>(DatumGetInt64(found_value(t, kId, &isnull))));
+    return {true, found_row(t, *status), TextDatumGetCString(found_value(t, kTarget, &isnull)), InvalidOid, 0};
 }
 
 // True when the core says the caller at `generation` holds the lease of the version read.
@@ -476,11 +452,14 @@ void build_settle(Table* t, Datum outcome, const Jsonb* result, bool keep_result
 }
 
 
-// The settling write under guard(): the version as found or written, plain values only.
-Found settle_found(Table* t, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation, const char* outcome,
-                   const Jsonb* result, bool keep_result) {
-    return guard([t, tenant, id, generation, outcome, result, keep_result] {
-        Found s{};
+}  // namespace
+
+// The settle under guard() (see the header).
+FoundDelivery settle(Table* t, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
+                     delivery::Status outcome, const Jsonb* result, bool keep_result) {
+    const char* outcome_name = delivery::status_name(outcome);
+    return guard([t, tenant, id, generation, outcome, outcome_name, result, keep_result] {
+        FoundDelivery s{};
         ScanKeyData keys[2];
         ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
         ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(id));
@@ -488,7 +467,7 @@ Found settle_found(Table* t, const pg_uuid_t* tenant, std::int64_t id, std::int6
         index_rescan(t->by_key, keys, 2, nullptr, 0);
         if (!index_getnext_slot(t->by_key, ForwardScanDirection, t->found)) return s;
         if (!held(t, generation)) return read_found(t);
-        Datum outcome_text = CStringGetTextDatum(outcome);
+        Datum outcome_text = CStringGetTextDatum(outcome_name);
         ItemPointerData tid = t->found->tts_tid;
         build_settle(t, outcome_text, result, keep_result);
         TM_FailureData tmfd;
@@ -508,21 +487,11 @@ Found settle_found(Table* t, const pg_uuid_t* tenant, std::int64_t id, std::int6
         if (r != TM_Ok)
             elog(ERROR, "pg_baton could not update delivery %lld (result %d)", static_cast<long long>(id),
                  static_cast<int>(r));
-        // The version written, read back as `found` holds the version read.
+        // `found` still holds the version read; the version written differs in its status.
         s = read_found(t);
-        s.status = pstrdup(outcome);
+        s.row.status = outcome;
         return s;
     });
-}
-
-}  // namespace
-
-// settle_found(), its status read by the core (see the header).
-FoundDelivery settle(Table* t, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
-                     delivery::Status outcome, const Jsonb* result, bool keep_result) {
-    Found f = settle_found(t, tenant, id, generation, delivery::status_name(outcome), result, keep_result);
-    if (!f.found) return FoundDelivery{false, {}, nullptr, InvalidOid, 0};
-    return {true, stored_row(id, f.status, f.generation, f.attempts, f.max_attempts), f.target, InvalidOid, 0};
 }
 
 // Reserves up to n claimable rows of the range, then completes and returns them (see the header).
@@ -547,15 +516,11 @@ Claimed claim(Table* t, const ClaimCall& call, ClaimRange range, claim_hint::Pos
     }
     Claimed got{0, claim_hint::kEnd};
     for (std::int64_t i = 0; i < reserved; i++) {
-        ClaimedRow row;
-        complete(cursor, static_cast<int>(i), &row);
-        Datum values[8] = {Int64GetDatum(row.id), Int64GetDatum(row.generation), TimestampTzGetDatum(t->lease_until),
-                           row.dedup_key,         row.payload,                   row.binding,
-                           Int32GetDatum(row.attempt), row.run_id};
-        bool nulls[8] = {false, false, false, false, false, false, false, !row.has_run};
+        Datum values[8];
+        bool nulls[8];
+        complete(cursor, static_cast<int>(i), values, nulls, &got.last);
         put_row(call.rsinfo, values, nulls);
         got.n++;
-        got.last = row.at;
     }
     end_claim(cursor);
     return got;

@@ -5,11 +5,13 @@
 // Status spellings are the core's (BATON_STATUS_*), spliced in as literals where a
 // partial index's predicate must be proved by the generic plan.
 #include <algorithm>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "core/claim_hint.hpp"
 #include "core/delivery.hpp"
+#include "core/error.hpp"
 #include "pg/args.hpp"
 #include "pg/delivery_store.hpp"
 
@@ -175,6 +177,14 @@ pg::KeptPlan g_get = {"SELECT d FROM baton.deliveries d WHERE " KEY_OF_D, 2, {UU
 
 // A status as a text datum, for a statement's parameter.
 Datum status_datum(delivery::Status s) { return text_datum(delivery::status_name(s)); }
+
+// Reads a stored status through the core; a spelling it does not know is a broken row.
+delivery::Row stored_row(std::int64_t id, const char* status, std::int64_t generation, std::int32_t attempts,
+                         std::int32_t max_attempts) {
+    std::optional<delivery::Status> s = delivery::parse_status(status);
+    if (!s) throw Error(SqlState::kInternal, "delivery " + std::to_string(id) + " has an unknown status");
+    return {*s, generation, attempts, max_attempts};
+}
 
 // Row `row` of the last result, read as FOUND_COLUMNS from column 1 (`id` names it).
 FoundDelivery found_at(const Spi& spi, std::uint64_t row, std::int64_t id) {

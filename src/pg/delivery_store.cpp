@@ -1,23 +1,13 @@
 // The delivery store (see delivery_store.hpp): which implementation serves a call, and
 // what both share. The statements themselves are in delivery_statements.cpp.
 #include <cstring>
-#include <string>
 
 #include "core/claim_hint.hpp"
 #include "core/delivery.hpp"
-#include "core/error.hpp"
 #include "pg/delivery_direct.hpp"
 #include "pg/delivery_store.hpp"
 
 namespace baton::pg {
-
-// Reads a stored status through the core; a spelling it does not know is a broken row.
-delivery::Row stored_row(std::int64_t id, const char* status, std::int64_t generation, std::int32_t attempts,
-                         std::int32_t max_attempts) {
-    std::optional<delivery::Status> s = delivery::parse_status(status);
-    if (!s) throw Error(SqlState::kInternal, "delivery " + std::to_string(id) + " has an unknown status");
-    return {*s, generation, attempts, max_attempts};
-}
 
 // Connects on first use, so that a call served directly opens no SPI connection.
 Spi& DeliveryStore::spi() {
@@ -41,13 +31,14 @@ void DeliveryStore::close() {
     table_ = nullptr;
 }
 
-// Keeps the last answer: a batch mostly names one target, and claim asks before it scans.
+// Keeps the last answer: a batch mostly names one target. The target's bytes (an
+// argument, or a row's target copied out) live as long as the call.
 Oid DeliveryStore::bound_role(const pg_uuid_t* tenant, const char* target, int target_len) {
-    if (role_target_ != nullptr && static_cast<int>(std::strlen(role_target_)) == target_len &&
-        std::memcmp(role_target_, target, target_len) == 0)
+    if (role_target_ != nullptr && role_target_len_ == target_len && std::memcmp(role_target_, target, target_len) == 0)
         return role_;
     role_ = delivery_direct::bound_role(tenant, target, target_len);
-    role_target_ = guard([target, target_len] { return pnstrdup(target, target_len); });
+    role_target_ = target;
+    role_target_len_ = target_len;
     return role_;
 }
 

@@ -127,13 +127,9 @@ private:
     std::optional<Spi> spi_;
     delivery_direct::Table* table_ = nullptr;
     bool tried_direct_ = false;
-    char* role_target_ = nullptr;  // the target of the last bound_role() answer
+    const char* role_target_ = nullptr;  // the target of the last bound_role() answer
+    int role_target_len_ = 0;
     Oid role_ = InvalidOid;
 };
-
-// A row's stored status, generation and attempts as a delivery::Row; XX000 for a status
-// the core does not know (the trigger keeps every written row to the four).
-delivery::Row stored_row(std::int64_t id, const char* status, std::int64_t generation, std::int32_t attempts,
-                         std::int32_t max_attempts);
 
 }  // namespace baton::pg
