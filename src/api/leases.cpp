@@ -102,6 +102,7 @@ delivery::Status finish_delivery(FunctionCallInfo fcinfo, Oid caller) {
     return stored_answer(authorized(f, call.tenant, call.id, caller), call);
 }
 
+// The SQL entry point of finish: the answer's text is made after the store has closed.
 Datum finish(FunctionCallInfo fcinfo, Oid caller) {
     pg::require_read_write("baton.finish");
     return status_text(finish_delivery(fcinfo, caller));
@@ -167,6 +168,7 @@ delivery::Status retry_delivery(FunctionCallInfo fcinfo, Oid caller) {
     return to.status;
 }
 
+// The SQL entry point of retry: the answer's text is made after the store has closed.
 Datum retry(FunctionCallInfo fcinfo, Oid caller) {
     pg::require_read_write("baton.retry");
     return status_text(retry_delivery(fcinfo, caller));

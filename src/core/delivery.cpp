@@ -64,27 +64,33 @@ Status parse_outcome(std::string_view text) {
                                           clip(text) + "\".");
 }
 
+// The claim statements' WHERE says the same for a set of rows (docs/architecture.md).
 bool claimable(Status status, std::int64_t run_after, std::int64_t now) {
     return status == Status::kPending && run_after <= now;
 }
 
+// The generation is the fencing token: only the claim that set it holds the lease.
 bool holds_lease(const Row& row, std::int64_t caller_generation) {
     return row.status == Status::kClaimed && row.generation == caller_generation;
 }
 
+// attempts counts claims, so a row claimed max_attempts times is given back as failed.
 Row claimed(const Row& row) { return {Status::kClaimed, row.generation + 1, row.attempts + 1, row.max_attempts}; }
 
+// A repeat of the settling call (a retried finish) gets the stored answer, not DU001.
 Verdict settle_verdict(const Row& row, std::int64_t caller_generation) {
     if (holds_lease(row, caller_generation)) return Verdict::kApply;
     if (row.generation == caller_generation && is_settled(row.status)) return Verdict::kReturnStored;
     return Verdict::kLeaseLost;  // another generation, or pending at this one: never claimed by it
 }
 
+// settle_verdict(), except that a settled row has no lease to extend (DU007).
 Verdict renew_verdict(const Row& row, std::int64_t caller_generation) {
     Verdict v = settle_verdict(row, caller_generation);
     return v == Verdict::kReturnStored ? Verdict::kSettled : v;
 }
 
+// settle_verdict() per pair, answered in words so that one lost lease fails no other pair.
 const char* batch_answer(const Row* row, std::int64_t caller_generation) {
     if (row == nullptr) return "not_found";
     return settle_verdict(*row, caller_generation) == Verdict::kReturnStored ? status_name(row->status)
@@ -95,6 +101,8 @@ Status give_back_status(std::int32_t attempts, std::int32_t max_attempts) {
     return attempts >= max_attempts ? Status::kFailed : Status::kPending;
 }
 
+// A failed row keeps its generation (the retrying holder settled it); a pending one gets
+// the next, so the old holder's later calls are fenced out.
 GiveBack retry_give_back(const Row& row) {
     Status next = give_back_status(row.attempts, row.max_attempts);
     if (next == Status::kFailed) return {next, row.generation, true, 0};
