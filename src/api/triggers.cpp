@@ -91,7 +91,8 @@ HintRow hint_row(HeapTuple tuple, Relation rel, const DeliveryColumns& c) {
     Datum status = heap_getattr(tuple, c.status, desc, &isnull);
     if (isnull) return r;
     text* s = DatumGetTextPP(status);
-    r.pending = VARSIZE_ANY_EXHDR(s) == 7 && std::memcmp(VARDATA_ANY(s), "pending", 7) == 0;
+    r.pending = delivery::parse_status(std::string_view(VARDATA_ANY(s), VARSIZE_ANY_EXHDR(s))) ==
+                delivery::Status::kPending;
     if (!r.pending) return r;
     r.tenant = row_tenant(tuple, rel);
     bool n1 = false, n2 = false, n3 = false, n4 = false;

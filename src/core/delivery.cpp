@@ -24,11 +24,10 @@ void check_between(const char* name, std::int64_t value, std::int64_t lo, std::i
 
 }  // namespace
 
+// The pending status is tried first: the direct claim asks for it on every row it scans.
 std::optional<Status> parse_status(std::string_view text) {
-    if (text == "pending") return Status::kPending;
-    if (text == "claimed") return Status::kClaimed;
-    if (text == "finished") return Status::kFinished;
-    if (text == "failed") return Status::kFailed;
+    for (Status s : {Status::kPending, Status::kClaimed, Status::kFinished, Status::kFailed})
+        if (text == status_name(s)) return s;
     return std::nullopt;
 }
 
@@ -37,7 +36,8 @@ void check_stored_row(std::string_view status, std::int32_t max_attempts, std::i
     if (!parse_status(status))
         throw Error(SqlState::kCheckViolation,
                     "new row of " + row + " has invalid value \"" + clip(status) + "\" in column \"status\"",
-                    "Column \"status\" of baton.deliveries is one of pending, claimed, finished, failed.");
+                    "Column \"status\" of baton.deliveries is one of " BATON_STATUS_PENDING ", " BATON_STATUS_CLAIMED
+                    ", " BATON_STATUS_FINISHED ", " BATON_STATUS_FAILED ".");
     if (max_attempts < 1)
         throw Error(SqlState::kCheckViolation,
                     "new row of " + row + " has invalid value " + std::to_string(max_attempts) +
@@ -47,39 +47,66 @@ void check_stored_row(std::string_view status, std::int32_t max_attempts, std::i
 
 const char* status_name(Status s) {
     switch (s) {
-        case Status::kPending: return "pending";
-        case Status::kClaimed: return "claimed";
-        case Status::kFinished: return "finished";
-        case Status::kFailed: return "failed";
+        case Status::kPending: return BATON_STATUS_PENDING;
+        case Status::kClaimed: return BATON_STATUS_CLAIMED;
+        case Status::kFinished: return BATON_STATUS_FINISHED;
+        case Status::kFailed: return BATON_STATUS_FAILED;
     }
-    return "pending";
+    return BATON_STATUS_PENDING;
 }
 
 bool is_settled(Status s) { return s == Status::kFinished || s == Status::kFailed; }
 
 Status parse_outcome(std::string_view text) {
-    if (text == "finished") return Status::kFinished;
-    if (text == "failed") return Status::kFailed;
+    if (text == status_name(Status::kFinished)) return Status::kFinished;
+    if (text == status_name(Status::kFailed)) return Status::kFailed;
     throw_invalid_argument("outcome", "The outcome must be \"finished\" or \"failed\", not \"" +
                                           clip(text) + "\".");
 }
 
-Verdict settle_verdict(const Row& row, std::int64_t caller_generation) {
-    if (row.generation != caller_generation) return Verdict::kLeaseLost;
-    if (row.status == Status::kClaimed) return Verdict::kApply;
-    if (is_settled(row.status)) return Verdict::kReturnStored;
-    return Verdict::kLeaseLost;  // pending at this generation: never claimed by it
+// The claim statements' WHERE says the same for a set of rows (docs/architecture.md).
+bool claimable(Status status, std::int64_t run_after, std::int64_t now) {
+    return status == Status::kPending && run_after <= now;
 }
 
+// The generation is the fencing token: only the claim that set it holds the lease.
+bool holds_lease(const Row& row, std::int64_t caller_generation) {
+    return row.status == Status::kClaimed && row.generation == caller_generation;
+}
+
+// attempts counts claims, so a row claimed max_attempts times is given back as failed.
+Row claimed(const Row& row) { return {Status::kClaimed, row.generation + 1, row.attempts + 1, row.max_attempts}; }
+
+// A repeat of the settling call (a retried finish) gets the stored answer, not DU001.
+Verdict settle_verdict(const Row& row, std::int64_t caller_generation) {
+    if (holds_lease(row, caller_generation)) return Verdict::kApply;
+    if (row.generation == caller_generation && is_settled(row.status)) return Verdict::kReturnStored;
+    return Verdict::kLeaseLost;  // another generation, or pending at this one: never claimed by it
+}
+
+// settle_verdict(), except that a settled row has no lease to extend (DU007).
 Verdict renew_verdict(const Row& row, std::int64_t caller_generation) {
-    if (row.generation != caller_generation) return Verdict::kLeaseLost;
-    if (row.status == Status::kClaimed) return Verdict::kApply;
-    if (is_settled(row.status)) return Verdict::kSettled;
-    return Verdict::kLeaseLost;
+    Verdict v = settle_verdict(row, caller_generation);
+    return v == Verdict::kReturnStored ? Verdict::kSettled : v;
+}
+
+// settle_verdict() per pair, answered in words so that one lost lease fails no other pair.
+const char* batch_answer(const Row* row, std::int64_t caller_generation) {
+    if (row == nullptr) return "not_found";
+    return settle_verdict(*row, caller_generation) == Verdict::kReturnStored ? status_name(row->status)
+                                                                             : "lease_lost";
 }
 
 Status give_back_status(std::int32_t attempts, std::int32_t max_attempts) {
     return attempts >= max_attempts ? Status::kFailed : Status::kPending;
+}
+
+// A failed row keeps its generation (the retrying holder settled it); a pending one gets
+// the next, so the old holder's later calls are fenced out.
+GiveBack retry_give_back(const Row& row) {
+    Status next = give_back_status(row.attempts, row.max_attempts);
+    if (next == Status::kFailed) return {next, row.generation, true, 0};
+    return {next, row.generation + 1, false, backoff_usec(row.attempts)};
 }
 
 std::int64_t backoff_usec(std::int32_t attempts) {

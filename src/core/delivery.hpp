@@ -4,8 +4,10 @@
 //   claimed --retry/reap--> pending            (attempts left)
 //   claimed --retry/reap--> failed             (attempts spent)
 //
-// The Postgres layer applies the common case in one fenced UPDATE; when that UPDATE
-// matches no row, it reads the row and asks these functions what the caller is owed.
+// Every decision about a delivery is made here, once: which row a claim may take, who
+// holds the lease, what a settling call owes its caller, where retry and reap send a row.
+// Both ways pg/delivery_store writes the table (direct heap access and SQL statements)
+// ask these functions; the statements' WHERE clauses only select and lock rows.
 #pragma once
 #ifdef POSTGRES_H
 #error "core headers are included before postgres.h (its macros rename libc functions)"
@@ -18,6 +20,14 @@
 namespace baton::delivery {
 
 enum class Status { kPending, kClaimed, kFinished, kFailed };
+
+// The stored spelling of each status: the one list. status_name() returns them, and the
+// SQL statements splice them in as literals where a partial index's predicate must be
+// proved by a generic plan (deliveries_claimable, deliveries_leases).
+#define BATON_STATUS_PENDING "pending"
+#define BATON_STATUS_CLAIMED "claimed"
+#define BATON_STATUS_FINISHED "finished"
+#define BATON_STATUS_FAILED "failed"
 
 // "pending" -> kPending ...; nullopt for anything else.
 std::optional<Status> parse_status(std::string_view text);
@@ -44,14 +54,38 @@ struct Row {
     std::int32_t max_attempts;
 };
 
+// True when a row may be claimed at `now`: pending, and due (run_after and now are
+// microseconds of one clock).
+bool claimable(Status status, std::int64_t run_after, std::int64_t now);
+// True when the caller holds the row's lease: claimed at the caller's generation.
+bool holds_lease(const Row& row, std::int64_t caller_generation);
+// The row a claim leaves: claimed, generation + 1, attempts + 1.
+Row claimed(const Row& row);
+
 // finish and retry: apply while claimed at the caller's generation; once settled at that
 // generation, repeat the stored answer; every other caller has lost the lease.
 Verdict settle_verdict(const Row& row, std::int64_t caller_generation);
 // renew: apply while claimed at the caller's generation; a settled row has no lease.
 Verdict renew_verdict(const Row& row, std::int64_t caller_generation);
 
+// What finish_batch answers for one (id, generation) pair, given its row as found after
+// the batch's write (nullptr: no such row): "not_found"; the stored status once settled at
+// that generation; else "lease_lost".
+const char* batch_answer(const Row* row, std::int64_t caller_generation);
+
 // Where retry and reap send a claimed row: pending while attempts remain, else failed.
 Status give_back_status(std::int32_t attempts, std::int32_t max_attempts);
+
+// What a retry writes to the row its caller holds: the status give_back_status() picks;
+// back to pending under generation + 1, after the caller's delay or backoff_usec; or
+// failed and settled at the same generation.
+struct GiveBack {
+    Status status;
+    std::int64_t generation;
+    bool settles;               // failed: settled_at is set, run_after kept
+    std::int64_t backoff_usec;  // the delay when the caller gives none (pending only)
+};
+GiveBack retry_give_back(const Row& row);
 
 // The retry delay when none is given: 1 s x 2^(attempts - 1), at most one hour.
 std::int64_t backoff_usec(std::int32_t attempts);

@@ -1,516 +1,74 @@
-// baton.deliveries through direct heap and index access (see delivery_store.hpp).
+// The delivery store (see delivery_store.hpp): which implementation serves a call, and
+// what both share. The statements themselves are in delivery_statements.cpp.
 #include <cstring>
 
+#include "core/claim_hint.hpp"
+#include "core/delivery.hpp"
+#include "pg/delivery_direct.hpp"
 #include "pg/delivery_store.hpp"
-#include "pg/boundary.hpp"
-#include "pg/relations.hpp"
-#include "pg/settings.hpp"
 
-namespace baton::pg::delivery_store {
+namespace baton::pg {
 
-namespace {
+// Connects on first use, so that a call served directly opens no SPI connection.
+Spi& DeliveryStore::spi() {
+    if (!spi_) spi_.emplace();
+    return *spi_;
+}
 
-// The columns of baton.deliveries this file reads or writes, found by name in the
-// relation's descriptor each time the table is opened.
-enum Column {
-    kId, kTarget, kDedupKey, kStatus, kGeneration, kAttempts, kMaxAttempts, kPriority,
-    kRunAfter, kLeaseUntil, kPayload, kBinding, kResult, kRunId, kSettledAt, kColumns
-};
-const char* const kColumnNames[kColumns] = {
-    "id",       "target",    "dedup_key",   "status",  "generation", "attempts", "max_attempts", "priority",
-    "run_after", "lease_until", "payload",  "binding", "result",     "run_id",   "settled_at"};
-
-// The attribute number of a column by name, 0 when absent.
-AttrNumber attnum_of(TupleDesc desc, const char* name) {
-    for (int i = 0; i < desc->natts; i++) {
-        Form_pg_attribute att = TupleDescAttr(desc, i);
-        if (!att->attisdropped && std::strcmp(NameStr(att->attname), name) == 0) return att->attnum;
+// Opens the direct access on first use, once: the table is opened where the call first
+// needs it, after the caller's fence and authorization checks.
+delivery_direct::Table* DeliveryStore::direct() {
+    if (!tried_direct_) {
+        tried_direct_ = true;
+        table_ = delivery_direct::open();
     }
-    return 0;
+    return table_;
 }
 
-// True when Citus is preloaded: its distributed tables are not the local heap.
-bool citus_loaded() {
-    static int loaded = -1;  // not looked at yet
-    if (loaded < 0) {
-        const char* libraries = GetConfigOption("shared_preload_libraries", true, false);
-        loaded = libraries != nullptr && std::strstr(libraries, "citus") != nullptr ? 1 : 0;
+// Closes the direct access; the SPI connection ends with the store.
+void DeliveryStore::close() {
+    if (table_ != nullptr) delivery_direct::close(table_);
+    table_ = nullptr;
+}
+
+// Keeps the last answer: a batch mostly names one target. The target's bytes (an
+// argument, or a row's target copied out) live as long as the call.
+Oid DeliveryStore::bound_role(const pg_uuid_t* tenant, const char* target, int target_len) {
+    if (role_target_ != nullptr && role_target_len_ == target_len && std::memcmp(role_target_, target, target_len) == 0)
+        return role_;
+    role_ = delivery_direct::bound_role(tenant, target, target_len);
+    role_target_ = target;
+    role_target_len_ = target_len;
+    return role_;
+}
+
+// Direct when the table opens and no `expected` filter asks for the statement's.
+Claimed DeliveryStore::claim(const ClaimCall& call, ClaimRange range, claim_hint::Position from, std::int64_t n) {
+    if (call.expected == nullptr)
+        if (delivery_direct::Table* t = direct()) return delivery_direct::claim(t, call, range, from, n);
+    return claim_by_statement(call, range, from, n);
+}
+
+// Direct when the table opens; the row's role is then one probe of target_bindings.
+FoundDelivery DeliveryStore::settle(pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
+                                    delivery::Status outcome, Jsonb* result) {
+    delivery_direct::Table* t = direct();
+    if (t == nullptr) return settle_by_statement(tenant, id, generation, outcome, result);
+    FoundDelivery f = delivery_direct::settle(t, tenant, id, generation, outcome, result, false);
+    if (f.found) f.role = bound_role(tenant, f.target, static_cast<int>(std::strlen(f.target)));
+    return f;
+}
+
+// Direct: one settle per pair. Statements: one UPDATE for all pairs, then their rows.
+void DeliveryStore::settle_batch(pg_uuid_t* tenant, const Int64Array& ids, const Int64Array& generations,
+                                 delivery::Status outcome, FoundDelivery* out) {
+    delivery_direct::Table* t = direct();
+    if (t == nullptr) return settle_batch_by_statement(tenant, ids, generations, outcome, out);
+    for (int i = 0; i < ids.n; i++) {
+        out[i] = delivery_direct::settle(t, tenant, DatumGetInt64(ids.values[i]), DatumGetInt64(generations.values[i]),
+                                         outcome, nullptr, true);
+        if (out[i].found) out[i].role = bound_role(tenant, out[i].target, static_cast<int>(std::strlen(out[i].target)));
     }
-    return loaded == 1;
 }
 
-// True when every trigger on the table is pg_baton's own (fence, fence_truncate, in
-// schema baton) or internal (the foreign key's): no trigger the direct path would skip.
-bool only_own_triggers(Relation rel, Oid baton_nsp) {
-    TriggerDesc* triggers = rel->trigdesc;
-    if (triggers == nullptr) return true;
-    for (int i = 0; i < triggers->numtriggers; i++) {
-        const Trigger* tg = &triggers->triggers[i];
-        if (tg->tgisinternal) continue;
-        bool named = std::strcmp(tg->tgname, "fence") == 0 || std::strcmp(tg->tgname, "fence_truncate") == 0;
-        if (!named || get_func_namespace(tg->tgfoid) != baton_nsp) return false;
-    }
-    return true;
-}
-
-Relation index_named(ResultRelInfo* rri, const char* name) {
-    for (int i = 0; i < rri->ri_NumIndices; i++)
-        if (std::strcmp(RelationGetRelationName(rri->ri_IndexRelationDescs[i]), name) == 0)
-            return rri->ri_IndexRelationDescs[i];
-    elog(ERROR, "pg_baton cannot find index baton.%s", name);
-    return nullptr;
-}
-
-[[noreturn]] void serialization_failure(std::int64_t id) {
-    ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-                    errmsg("could not serialize access due to concurrent update"),
-                    errdetail("Delivery %lld changed after this transaction's snapshot was taken.",
-                              static_cast<long long>(id)),
-                    errhint("Retry the transaction.")));
-    pg_unreachable();
-}
-
-}  // namespace
-
-struct Table {
-    Relation rel;
-    EState* estate;
-    ResultRelInfo* rri;
-    Relation pkey;
-    Relation claimable;
-    IndexScanDesc by_key;  // the primary key probe of settle(), begun on first use
-    AttrNumber col[kColumns];
-    TupleTableSlot* found;    // the version read (a buffer slot)
-    TupleTableSlot* written;  // the version written (virtual)
-    Snapshot snapshot;
-    CommandId cid;
-};
-
-struct Cursor {
-    Table* table;
-    IndexScanDesc scan;
-    ScanKeyData keys[4];
-    ItemPointerData* reserved;  // the claimed versions reserve() wrote to the heap
-    bool* indexed;              // ...and whether each needs index entries from complete()
-    int nreserved;
-    int in_written;             // the reservation whose version `written` still holds, or -1
-};
-
-namespace {
-
-// A column of the version read.
-Datum found_value(Table* t, Column c, bool* isnull) { return slot_getattr(t->found, t->col[c], isnull); }
-
-// True when the text datum equals the NUL-terminated word.
-bool text_is(Datum d, const char* word) {
-    text* s = DatumGetTextPP(d);
-    std::size_t len = std::strlen(word);
-    return VARSIZE_ANY_EXHDR(s) == len && std::memcmp(VARDATA_ANY(s), word, len) == 0;
-}
-
-// Starts the version to write as a copy of the version read.
-void begin_write(Table* t) {
-    int natts = RelationGetDescr(t->rel)->natts;
-    slot_getallattrs(t->found);
-    ExecClearTuple(t->written);
-    std::memcpy(t->written->tts_values, t->found->tts_values, natts * sizeof(Datum));
-    std::memcpy(t->written->tts_isnull, t->found->tts_isnull, natts * sizeof(bool));
-}
-
-void put(Table* t, Column c, Datum value, bool isnull = false) {
-    t->written->tts_values[t->col[c] - 1] = value;
-    t->written->tts_isnull[t->col[c] - 1] = isnull;
-}
-
-// Writes the version built in `written` over the version read, at tid, in the heap
-// only: its index entries are write_indexes()'s (on TM_Ok, *indexed tells whether it
-// needs them: a HOT update does not). wait: wait for a transaction holding the row, or
-// return TM_BeingModified at once.
-TM_Result write_heap(Table* t, ItemPointer tid, bool wait, TM_FailureData* tmfd, bool* indexed) {
-    ExecStoreVirtualTuple(t->written);
-    // The table's NOT NULL and CHECK constraints, as an UPDATE checks them: pg_baton's
-    // own writes keep them, but a user may have added some.
-    if (t->rel->rd_att->constr != nullptr) ExecConstraints(t->rri, t->written, t->estate);
-    LockTupleMode lockmode;
-#if PG_VERSION_NUM >= 160000
-    TU_UpdateIndexes update_indexes = TU_None;
-    TM_Result r = table_tuple_update(t->rel, tid, t->written, t->cid, t->snapshot, InvalidSnapshot, wait, tmfd,
-                                     &lockmode, &update_indexes);
-    *indexed = update_indexes != TU_None;  // (a summarizing-only update is left to the next full one)
-#else
-    bool update_indexes = false;
-    TM_Result r = table_tuple_update(t->rel, tid, t->written, t->cid, t->snapshot, InvalidSnapshot, wait, tmfd,
-                                     &lockmode, &update_indexes);
-    *indexed = update_indexes;
-#endif
-    return r;
-}
-
-// The index entries of the version written in `slot` (its tts_tid).
-void write_indexes(Table* t, TupleTableSlot* slot) {
-#if PG_VERSION_NUM >= 160000
-    list_free(ExecInsertIndexTuples(t->rri, slot, t->estate, true, false, nullptr, NIL, false));
-#else
-    list_free(ExecInsertIndexTuples(t->rri, slot, t->estate, true, false, nullptr, NIL));
-#endif
-    ResetPerTupleExprContext(t->estate);
-}
-
-// write_heap(), then write_indexes(): the whole update.
-TM_Result write_over(Table* t, ItemPointer tid, bool wait, TM_FailureData* tmfd) {
-    bool indexed = false;
-    TM_Result r = write_heap(t, tid, wait, tmfd, &indexed);
-    if (r == TM_Ok && indexed) write_indexes(t, t->written);
-    return r;
-}
-
-// Locks the latest version of the row at tid into `found` (READ COMMITTED only): a
-// finish checks the delivery as it is now, as an UPDATE's EvalPlanQual does.
-TM_Result lock_latest(Table* t, ItemPointer tid, LockWaitPolicy policy) {
-    TM_FailureData tmfd;
-    return table_tuple_lock(t->rel, tid, t->snapshot, t->found, t->cid, LockTupleNoKeyExclusive, policy,
-                            TUPLE_LOCK_FLAG_FIND_LAST_VERSION, &tmfd);
-}
-
-// The claim's changes to the version read.
-void build_claim(Table* t, TimestampTz lease_until) {
-    begin_write(t);
-    bool isnull = false;
-    put(t, kStatus, CStringGetTextDatum("claimed"));
-    put(t, kGeneration, Int64GetDatum(DatumGetInt64(found_value(t, kGeneration, &isnull)) + 1));
-    put(t, kAttempts, Int32GetDatum(DatumGetInt32(found_value(t, kAttempts, &isnull)) + 1));
-    put(t, kLeaseUntil, TimestampTzGetDatum(lease_until));
-}
-
-// True when the version read had no xmax when it was read into `found`: no transaction
-// has locked, updated or deleted it. Read without the buffer's content lock, so only a
-// hint for choosing the cheaper path; both paths are correct either way.
-bool untouched(Table* t) {
-    bool should_free = false;
-    HeapTuple tuple = ExecFetchSlotHeapTuple(t->found, false, &should_free);
-    bool clear = (tuple->t_data->t_infomask & HEAP_XMAX_INVALID) != 0 ||
-                 !TransactionIdIsValid(HeapTupleHeaderGetRawXmax(tuple->t_data));
-    if (should_free) heap_freetuple(tuple);
-    return clear;
-}
-
-// True when the version read is pending and due at `now`. The scan's keys hold its
-// tenant and target, and the visible version an entry of the claim index leads to is a
-// pending one (a row leaves pending by a non-HOT update, status being in the index's
-// predicate); the status is checked all the same. run_after is not in the index.
-bool claimable(Table* t, TimestampTz now) {
-    bool n1 = false, n2 = false;
-    Datum status = found_value(t, kStatus, &n1);
-    Datum run_after = found_value(t, kRunAfter, &n2);
-    return !n1 && !n2 && text_is(status, "pending") && DatumGetTimestampTz(run_after) <= now;
-}
-
-// A by-reference column of a version, copied into the current context.
-Datum copied(Table* t, TupleTableSlot* slot, Column c, bool* isnull) {
-    Form_pg_attribute att = TupleDescAttr(RelationGetDescr(t->rel), t->col[c] - 1);
-    Datum d = slot_getattr(slot, t->col[c], isnull);
-    return *isnull ? static_cast<Datum>(0) : datumCopy(d, att->attbyval, att->attlen);
-}
-
-}  // namespace
-
-Table* open() {
-    if (!settings::direct_access) return nullptr;
-    return guard([]() -> Table* {
-        if (citus_loaded()) return nullptr;
-        Oid nsp = get_namespace_oid("baton", false);
-        Oid relid = get_relname_relid("deliveries", nsp);
-        if (!OidIsValid(relid)) elog(ERROR, "pg_baton cannot find baton.deliveries");
-        Relation rel = table_open(relid, RowExclusiveLock);
-        if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity || rel->rd_rules != nullptr ||
-            (rel->rd_att->constr != nullptr && rel->rd_att->constr->has_generated_stored) ||
-            !only_own_triggers(rel, nsp)) {
-            table_close(rel, NoLock);
-            return nullptr;
-        }
-        Table* t = static_cast<Table*>(palloc0(sizeof(Table)));
-        t->rel = rel;
-        TupleDesc desc = RelationGetDescr(rel);
-        for (int c = 0; c < kColumns; c++) {
-            t->col[c] = attnum_of(desc, kColumnNames[c]);
-            if (t->col[c] == 0) elog(ERROR, "pg_baton cannot find column baton.deliveries.%s", kColumnNames[c]);
-        }
-        t->estate = CreateExecutorState();
-        t->rri = makeNode(ResultRelInfo);
-        // No range table entry (index 0), so no record of the updated columns: the
-        // executor then tells each index its key is unchanged, a hint for btree's
-        // bottom-up deletion that is right for the primary key and the dedup key (never
-        // changed here) and merely unneeded for the lease and settled indexes.
-        InitResultRelInfo(t->rri, rel, 0, nullptr, 0);
-        ExecOpenIndices(t->rri, false);
-        t->pkey = index_named(t->rri, "deliveries_pkey");
-        t->claimable = index_named(t->rri, "deliveries_claimable");
-        t->found = table_slot_create(rel, nullptr);
-        t->written = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
-        // As an SPI statement does: this transaction's earlier writes become visible,
-        // and the call reads under a snapshot of its own (a new one under READ COMMITTED).
-        CommandCounterIncrement();
-        PushActiveSnapshot(GetTransactionSnapshot());
-        UpdateActiveSnapshotCommandId();
-        t->snapshot = GetActiveSnapshot();
-        t->cid = GetCurrentCommandId(true);
-        t->estate->es_snapshot = t->snapshot;
-        t->estate->es_output_cid = t->cid;
-        return t;
-    });
-}
-
-void close(Table* t) {
-    guard([t] {
-        if (t->by_key != nullptr) index_endscan(t->by_key);
-        ExecDropSingleTupleTableSlot(t->found);
-        ExecDropSingleTupleTableSlot(t->written);
-        ExecCloseIndices(t->rri);
-        FreeExecutorState(t->estate);
-        PopActiveSnapshot();
-        table_close(t->rel, NoLock);
-        CommandCounterIncrement();
-        pfree(t);
-    });
-}
-
-Cursor* begin_claim(Table* t, const pg_uuid_t* tenant, const text* target, Range range, claim_hint::Position from,
-                    int max_rows) {
-    return guard([t, tenant, target, range, from, max_rows] {
-        Cursor* c = static_cast<Cursor*>(palloc0(sizeof(Cursor)));
-        c->reserved = static_cast<ItemPointerData*>(palloc(sizeof(ItemPointerData) * (max_rows + 1)));
-        c->indexed = static_cast<bool*>(palloc(sizeof(bool) * (max_rows + 1)));
-        c->table = t;
-        c->in_written = -1;
-        // deliveries_claimable is (tenant, target, priority DESC, id) WHERE status = 'pending'.
-        ScanKeyInit(&c->keys[0], 1, BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
-        ScanKeyInit(&c->keys[1], 2, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(target));
-        c->keys[1].sk_collation = t->claimable->rd_indcollation[1];
-        int nkeys = 2;
-        if (range == Range::kLevel) {
-            ScanKeyInit(&c->keys[2], 3, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(static_cast<int32>(from.priority)));
-            ScanKeyInit(&c->keys[3], 4, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(from.id));
-            nkeys = 4;
-        } else if (range == Range::kBelow) {
-            ScanKeyInit(&c->keys[2], 3, BTLessStrategyNumber, F_INT4LT, Int32GetDatum(static_cast<int32>(from.priority)));
-            nkeys = 3;
-        }
-        c->scan = index_beginscan(t->rel, t->claimable, t->snapshot, nkeys, 0);
-        index_rescan(c->scan, c->keys, nkeys, nullptr, 0);
-        return c;
-    });
-}
-
-void end_claim(Cursor* c) {
-    guard([c] {
-        index_endscan(c->scan);
-        pfree(c->reserved);
-        pfree(c->indexed);
-        pfree(c);
-    });
-}
-
-Candidate next_candidate(Cursor* c, TimestampTz now) {
-    return guard([c, now] {
-        Table* t = c->table;
-        while (index_getnext_slot(c->scan, ForwardScanDirection, t->found)) {
-            if (!claimable(t, now)) continue;
-            bool n1 = false, n2 = false, n3 = false;
-            Candidate found{true,
-                            {DatumGetInt32(found_value(t, kPriority, &n1)), DatumGetInt64(found_value(t, kId, &n2))},
-                            DatumGetTimestampTz(found_value(t, kRunAfter, &n3))};
-            return found;
-        }
-        return Candidate{false, claim_hint::kEnd, 0};
-    });
-}
-
-namespace {
-
-// Locks the version read unless another transaction holds it, as FOR UPDATE SKIP LOCKED
-// does: true when it is held (then, unchanged, in `found`). A version changed by a
-// transaction that committed after the snapshot is not followed: under READ COMMITTED
-// it is skipped (left to a later claim), so a claim never locks a row it will not take
-// (FOR UPDATE would lock the newer version, most often another worker's fresh claim,
-// and hold up that worker's finish until the claim's transaction ends); under
-// REPEATABLE READ and SERIALIZABLE it is a serialization failure, as with FOR UPDATE.
-bool hold_found(Table* t) {
-    ItemPointerData tid = t->found->tts_tid;
-    bool isnull = false;
-    std::int64_t id = DatumGetInt64(found_value(t, kId, &isnull));
-    TM_FailureData tmfd;
-    TM_Result l = table_tuple_lock(t->rel, &tid, t->snapshot, t->found, t->cid, LockTupleNoKeyExclusive,
-                                   LockWaitSkip, 0, &tmfd);
-    if ((l == TM_Updated || l == TM_Deleted) && IsolationUsesXactSnapshot()) serialization_failure(id);
-    return l == TM_Ok;
-}
-
-// Writes the claimed version of the row in `found` to the heap, and remembers it in the
-// cursor for complete(). wait: see write_heap().
-TM_Result reserve_found(Cursor* c, TimestampTz lease_until, bool wait) {
-    Table* t = c->table;
-    ItemPointerData tid = t->found->tts_tid;
-    TM_FailureData tmfd;
-    bool indexed = false;
-    c->in_written = -1;
-    build_claim(t, lease_until);
-    TM_Result r = write_heap(t, &tid, wait, &tmfd, &indexed);
-    if (r == TM_Ok) {
-        c->reserved[c->nreserved] = t->written->tts_tid;
-        c->indexed[c->nreserved] = indexed;
-        c->in_written = c->nreserved++;
-    }
-    return r;
-}
-
-}  // namespace
-
-bool reserve(Cursor* c, TimestampTz lease_until) {
-    return guard([c, lease_until] {
-        Table* t = c->table;
-        // The common case: a row no transaction has touched since it was written is
-        // updated at once, without a lock of its own (one WAL record less). A row another
-        // claimer has touched (its xmax is set: read without the buffer lock, a hint only)
-        // goes straight to the lock, which skips it cheaply while that claimer holds it.
-        if (untouched(t)) {
-            TM_Result r = reserve_found(c, lease_until, false);
-            if (r == TM_Ok) return true;
-            if (r == TM_SelfModified) return false;
-        }
-        if (!hold_found(t)) return false;
-        if (reserve_found(c, lease_until, true) != TM_Ok)
-            elog(ERROR, "pg_baton could not update a delivery it holds locked");
-        return true;
-    });
-}
-
-void complete(Cursor* c, int i, TimestampTz lease_until, Claimed* out) {
-    guard([c, i, lease_until, out] {
-        Table* t = c->table;
-        // The version written: still in `written` when it was the last one reserved.
-        TupleTableSlot* slot = t->written;
-        if (c->in_written != i) {
-            slot = t->found;
-            if (!table_tuple_fetch_row_version(t->rel, &c->reserved[i], SnapshotAny, slot))
-                elog(ERROR, "pg_baton cannot read a delivery it claimed");
-        }
-        if (c->indexed[i]) write_indexes(t, slot);
-        bool n1 = false, n2 = false, n3 = false, n4 = false;
-        out->id = DatumGetInt64(slot_getattr(slot, t->col[kId], &n1));
-        out->generation = DatumGetInt64(slot_getattr(slot, t->col[kGeneration], &n1));
-        out->lease_until = lease_until;
-        out->dedup_key = copied(t, slot, kDedupKey, &n2);
-        out->payload = copied(t, slot, kPayload, &n2);
-        out->binding = copied(t, slot, kBinding, &n2);
-        out->attempt = DatumGetInt32(slot_getattr(slot, t->col[kAttempts], &n3));
-        out->run_id = copied(t, slot, kRunId, &n4);
-        out->has_run = !n4;
-        out->at = {DatumGetInt32(slot_getattr(slot, t->col[kPriority], &n1)), out->id};
-    });
-}
-
-namespace {
-
-// Reads the state of the version in `found` into s (found = true).
-void read_settled(Table* t, Settled* s) {
-    bool n1 = false, n2 = false, n3 = false, n4 = false, n5 = false;
-    s->found = true;
-    s->status = TextDatumGetCString(found_value(t, kStatus, &n1));
-    s->generation = DatumGetInt64(found_value(t, kGeneration, &n2));
-    s->attempts = DatumGetInt32(found_value(t, kAttempts, &n3));
-    s->max_attempts = DatumGetInt32(found_value(t, kMaxAttempts, &n4));
-    s->target = TextDatumGetCString(found_value(t, kTarget, &n5));
-}
-
-// True when the version read is held at `generation`.
-bool held(Table* t, std::int64_t generation) {
-    bool n1 = false, n2 = false;
-    Datum status = found_value(t, kStatus, &n1);
-    Datum gen = found_value(t, kGeneration, &n2);
-    return !n1 && !n2 && text_is(status, "claimed") && DatumGetInt64(gen) == generation;
-}
-
-void build_settle(Table* t, Datum outcome, const Jsonb* result, bool keep_result) {
-    begin_write(t);
-    put(t, kStatus, outcome);
-    put(t, kLeaseUntil, 0, true);
-    put(t, kSettledAt, TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()));
-    if (!keep_result) put(t, kResult, PointerGetDatum(result), result == nullptr);
-}
-
-}  // namespace
-
-Settled settle(Table* t, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation, const char* outcome,
-               const Jsonb* result, bool keep_result) {
-    return guard([t, tenant, id, generation, outcome, result, keep_result] {
-        Settled s{};
-        ScanKeyData keys[2];
-        ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
-        ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(id));
-        if (t->by_key == nullptr) t->by_key = index_beginscan(t->rel, t->pkey, t->snapshot, 2, 0);
-        index_rescan(t->by_key, keys, 2, nullptr, 0);
-        if (!index_getnext_slot(t->by_key, ForwardScanDirection, t->found)) return s;
-        if (!held(t, generation)) {
-            read_settled(t, &s);
-            return s;
-        }
-        Datum outcome_text = CStringGetTextDatum(outcome);
-        ItemPointerData tid = t->found->tts_tid;
-        build_settle(t, outcome_text, result, keep_result);
-        TM_FailureData tmfd;
-        TM_Result r = write_over(t, &tid, true, &tmfd);
-        if (r == TM_Updated || r == TM_Deleted) {
-            // Changed since the snapshot (a reap, a retry, a purge): as an UPDATE does,
-            // check the latest version again under READ COMMITTED.
-            if (IsolationUsesXactSnapshot()) serialization_failure(id);
-            TM_Result l = lock_latest(t, &tid, LockWaitBlock);
-            if (l == TM_Deleted) return s;
-            if (l != TM_Ok) elog(ERROR, "pg_baton could not lock delivery %lld", static_cast<long long>(id));
-            if (!held(t, generation)) {
-                read_settled(t, &s);
-                return s;
-            }
-            tid = t->found->tts_tid;
-            build_settle(t, outcome_text, result, keep_result);
-            r = write_over(t, &tid, true, &tmfd);
-        }
-        if (r != TM_Ok)
-            elog(ERROR, "pg_baton could not update delivery %lld (result %d)", static_cast<long long>(id),
-                 static_cast<int>(r));
-        read_settled(t, &s);
-        s.status = outcome;
-        s.applied = true;
-        return s;
-    });
-}
-
-Oid bound_role(const pg_uuid_t* tenant, const char* target, int target_len) {
-    return guard([tenant, target, target_len] {
-        // The table locked first, then its index: see relations.hpp.
-        Oid indexid = InvalidOid;
-        Relation rel =
-            relations::open_with_index("target_bindings", "target_bindings_pkey", AccessShareLock, &indexid);
-        TupleDesc desc = RelationGetDescr(rel);
-        AttrNumber role_col = attnum_of(desc, "role");
-        ScanKeyData keys[2];
-        ScanKeyInit(&keys[0], attnum_of(desc, "tenant"), BTEqualStrategyNumber, F_UUID_EQ,
-                    UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
-        AttrNumber target_col = attnum_of(desc, "target");
-        ScanKeyInit(&keys[1], target_col, BTEqualStrategyNumber, F_TEXTEQ,
-                    PointerGetDatum(cstring_to_text_with_len(target, target_len)));
-        keys[1].sk_collation = TupleDescAttr(desc, target_col - 1)->attcollation;
-        SysScanDesc scan = systable_beginscan(rel, indexid, true, GetActiveSnapshot(), 2, keys);
-        HeapTuple tuple = systable_getnext(scan);
-        Oid role = InvalidOid;
-        if (HeapTupleIsValid(tuple) && role_col > 0) {
-            bool isnull = false;
-            Datum d = heap_getattr(tuple, role_col, desc, &isnull);
-            if (!isnull) role = DatumGetObjectId(d);
-        }
-        systable_endscan(scan);
-        table_close(rel, AccessShareLock);
-        return role;
-    });
-}
-
-}  // namespace baton::pg::delivery_store
+}  // namespace baton::pg

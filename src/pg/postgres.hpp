@@ -63,16 +63,5 @@ extern "C" {
 #include "utils/varlena.h"
 }
 
-// MyProc's local transaction id moved into a struct in PostgreSQL 17.
-#if PG_VERSION_NUM >= 170000
-#define BATON_MY_LXID (MyProc->vxid.lxid)
-#else
-#define BATON_MY_LXID (MyProc->lxid)
-#endif
-
-// stringToQualifiedNameList gained a soft-error argument in PostgreSQL 16.
-#if PG_VERSION_NUM >= 160000
-#define BATON_QUALIFIED_NAME_LIST(s) stringToQualifiedNameList((s), nullptr)
-#else
-#define BATON_QUALIFIED_NAME_LIST(s) stringToQualifiedNameList(s)
-#endif
+// The differences between PostgreSQL versions (the only `#if PG_VERSION_NUM`s).
+#include "pg/compat.hpp"

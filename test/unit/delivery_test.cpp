@@ -214,6 +214,54 @@ TEST(GiveBackStatus, FailedWhenAttemptsExceedMax) {
     EXPECT_EQ(give_back_status(std::numeric_limits<std::int32_t>::max(), 1), Status::kFailed);
 }
 
+// ---------------------------------------------------------------- claimable, holds_lease, claimed
+
+TEST(Claimable, OnlyPendingRowsThatAreDue) {
+    EXPECT_TRUE(claimable(Status::kPending, 100, 100));
+    EXPECT_FALSE(claimable(Status::kPending, 101, 100));
+    for (Status s : {Status::kClaimed, Status::kFinished, Status::kFailed}) EXPECT_FALSE(claimable(s, 0, 100));
+}
+
+TEST(HoldsLease, ClaimedAtTheCallersGenerationOnly) {
+    EXPECT_TRUE(holds_lease(row(Status::kClaimed), kGen));
+    EXPECT_FALSE(holds_lease(row(Status::kClaimed), kGen + 1));
+    EXPECT_FALSE(holds_lease(row(Status::kFinished), kGen));
+}
+
+TEST(Claimed, BumpsGenerationAndAttempts) {
+    Row r = claimed(row(Status::kPending, 4, 1, 3));
+    EXPECT_EQ(r.status, Status::kClaimed);
+    EXPECT_EQ(r.generation, 5);
+    EXPECT_EQ(r.attempts, 2);
+    EXPECT_EQ(r.max_attempts, 3);
+}
+
+// ---------------------------------------------------------------- batch_answer, retry_give_back
+
+TEST(BatchAnswer, NotFoundStoredStatusOrLeaseLost) {
+    EXPECT_STREQ(batch_answer(nullptr, kGen), "not_found");
+    Row finished = row(Status::kFinished);
+    EXPECT_STREQ(batch_answer(&finished, kGen), "finished");
+    EXPECT_STREQ(batch_answer(&finished, kGen + 1), "lease_lost");
+    Row claimed_row = row(Status::kClaimed);
+    EXPECT_STREQ(batch_answer(&claimed_row, kGen), "lease_lost");
+}
+
+TEST(RetryGiveBack, PendingUnderTheNextGenerationWithBackoff) {
+    GiveBack g = retry_give_back(row(Status::kClaimed, kGen, 2, 3));
+    EXPECT_EQ(g.status, Status::kPending);
+    EXPECT_EQ(g.generation, kGen + 1);
+    EXPECT_FALSE(g.settles);
+    EXPECT_EQ(g.backoff_usec, backoff_usec(2));
+}
+
+TEST(RetryGiveBack, FailedAndSettledAtTheSameGenerationWhenSpent) {
+    GiveBack g = retry_give_back(row(Status::kClaimed, kGen, 3, 3));
+    EXPECT_EQ(g.status, Status::kFailed);
+    EXPECT_EQ(g.generation, kGen);
+    EXPECT_TRUE(g.settles);
+}
+
 // ---------------------------------------------------------------- backoff_usec
 
 constexpr std::int64_t kSec = limits::kUsecPerSec;

@@ -1,0 +1,355 @@
+// The statement implementation of the delivery store (see delivery_store.hpp): every
+// call through kept SQL statements, run over the store's SPI connection. The WHERE
+// clauses select and lock rows (one statement for the common case, an index probe per
+// row); what a row owes its caller is then the core's verdict on the row read back.
+// Status spellings are the core's (BATON_STATUS_*), spliced in as literals where a
+// partial index's predicate must be proved by the generic plan.
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/claim_hint.hpp"
+#include "core/delivery.hpp"
+#include "core/error.hpp"
+#include "pg/args.hpp"
+#include "pg/delivery_store.hpp"
+
+namespace baton::pg {
+
+namespace {
+
+// A status as an SQL literal.
+#define PENDING "'" BATON_STATUS_PENDING "'"
+#define CLAIMED "'" BATON_STATUS_CLAIMED "'"
+#define FAILED "'" BATON_STATUS_FAILED "'"
+
+// The role bound to a delivery's target (NULL when unbound), as a subquery of a
+// statement over baton.deliveries d.
+#define ROLE_OF_D                                                                   \
+    "(SELECT b.role FROM baton.target_bindings b "                                  \
+    "WHERE b.tenant OPERATOR(pg_catalog.=) d.tenant AND b.target OPERATOR(pg_catalog.=) d.target)"
+#define KEY_OF_D "d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) $2"
+// What a lease call reads of a row (found_at() below): its state, target, role and lease.
+#define FOUND_COLUMNS "d.status, d.generation, d.attempts, d.max_attempts, d.target, " ROLE_OF_D ", d.lease_until"
+
+pg::KeptPlan g_run_exists = {
+    "SELECT 1 FROM baton.runs r WHERE r.tenant OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) $2",
+    2, {UUIDOID, UUIDOID}, nullptr};
+
+pg::KeptPlan g_insert = {
+    "INSERT INTO baton.deliveries AS d "
+    "(tenant, target, dedup_key, payload, binding, run_after, priority, max_attempts, run_id) "
+    "VALUES ($1, $2, $3, $4, $5, COALESCE($6, pg_catalog.now()), $7, $8, $9) "
+    "ON CONFLICT (tenant, target, dedup_key) DO NOTHING RETURNING d.id",
+    9, {UUIDOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, TIMESTAMPTZOID, INT4OID, INT4OID, UUIDOID}, nullptr};
+
+pg::KeptPlan g_existing = {
+    "SELECT d.id, (d.payload OPERATOR(pg_catalog.=) $4) AND (d.binding OPERATOR(pg_catalog.=) $5) "
+    "FROM baton.deliveries d WHERE d.tenant OPERATOR(pg_catalog.=) $1 "
+    "AND d.target OPERATOR(pg_catalog.=) $2 AND d.dedup_key OPERATOR(pg_catalog.=) $3",
+    5, {UUIDOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID}, nullptr};
+
+// The rows to claim are chosen and locked by the ARRAY() subquery, then updated by
+// primary key: with a kept (generic) plan the planner cannot know $3, and a join
+// against a CTE would be planned for thousands of rows (a hash join over the whole
+// table); `id = ANY(ARRAY(...))` is an index probe per claimed row, whatever $3 is.
+// The rows come back in key order; emit_claimed() puts them in claim order itself (a
+// sort node and a CTE would cost more to start, per call, than sorting max_items rows).
+// The last column is the priority, for that order. The SET is delivery::claimed().
+// $5 is the clock the claim reads right after its hint (pg/claim_hints.hpp): run_after
+// is compared with it rather than with the transaction's start.
+#define CLAIM_SQL(OPEN, CLOSE, EXTRA)                                                             \
+    "UPDATE baton.deliveries d SET status = " CLAIMED ", "                                        \
+    "generation = d.generation OPERATOR(pg_catalog.+) 1, "                                        \
+    "attempts = d.attempts OPERATOR(pg_catalog.+) 1, "                                            \
+    "lease_until = pg_catalog.now() OPERATOR(pg_catalog.+) $4 "                                   \
+    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) " OPEN "("          \
+    "SELECT c.id FROM baton.deliveries c "                                                        \
+    "WHERE c.tenant OPERATOR(pg_catalog.=) $1 AND c.target OPERATOR(pg_catalog.=) $2 "            \
+    "AND c.status OPERATOR(pg_catalog.=) " PENDING " "                                            \
+    "AND c.run_after OPERATOR(pg_catalog.<=) $5 " EXTRA                                           \
+    "ORDER BY c.priority DESC, c.id LIMIT $3 FOR UPDATE SKIP LOCKED)" CLOSE                        \
+    " RETURNING d.id, d.generation, d.lease_until, d.dedup_key, d.payload, d.binding, d.attempts, " \
+    "d.run_id, d.priority"
+
+// With `expected`: every top-level field of $6 equals the binding's field of that name.
+#define EXPECTED_SQL                                                                             \
+    "AND NOT EXISTS (SELECT 1 FROM pg_catalog.jsonb_each($6) e WHERE NOT COALESCE("              \
+    "((c.binding OPERATOR(pg_catalog.->) e.key) OPERATOR(pg_catalog.=) e.value), false)) "
+// From a claim hint at ($6, $7): the rest of its priority level, then the levels below
+// (two index ranges; one row comparison cannot bound an index that mixes DESC and ASC).
+#define LEVEL_SQL "AND c.priority OPERATOR(pg_catalog.=) $6 AND c.id OPERATOR(pg_catalog.>=) $7 "
+#define BELOW_SQL "AND c.priority OPERATOR(pg_catalog.<) $6 "
+
+#define CLAIM_TYPES UUIDOID, TEXTOID, INT4OID, INTERVALOID, TIMESTAMPTZOID
+// One row: `id = (SELECT ...)`, a primary-key equality, the plan the planner picks even
+// before the table's first ANALYZE (it might scan a whole tenant for `id = ANY` then).
+// Several rows: `id = ANY (ARRAY(SELECT ...))`, an index probe per row.
+struct ClaimPlans {
+    pg::KeptPlan all, level, below, expected;
+};
+ClaimPlans g_claim_one = {
+    {CLAIM_SQL("", "", ""), 5, {CLAIM_TYPES}, nullptr},
+    {CLAIM_SQL("", "", LEVEL_SQL), 7, {CLAIM_TYPES, INT4OID, INT8OID}, nullptr},
+    {CLAIM_SQL("", "", BELOW_SQL), 6, {CLAIM_TYPES, INT4OID}, nullptr},
+    {CLAIM_SQL("", "", EXPECTED_SQL), 6, {CLAIM_TYPES, JSONBOID}, nullptr}};
+ClaimPlans g_claim_many = {
+    {CLAIM_SQL("ANY (ARRAY", ")", ""), 5, {CLAIM_TYPES}, nullptr},
+    {CLAIM_SQL("ANY (ARRAY", ")", LEVEL_SQL), 7, {CLAIM_TYPES, INT4OID, INT8OID}, nullptr},
+    {CLAIM_SQL("ANY (ARRAY", ")", BELOW_SQL), 6, {CLAIM_TYPES, INT4OID}, nullptr},
+    {CLAIM_SQL("ANY (ARRAY", ")", EXPECTED_SQL), 6, {CLAIM_TYPES, JSONBOID}, nullptr}};
+
+// The lease calls name the status 'claimed' as a parameter ($5, $6): a generic plan
+// cannot prove a partial index's predicate from a parameter, so it probes the primary
+// key. With the literal, a plan made while few rows were claimed scanned the whole
+// (small then, large later) partial index deliveries_leases instead. The WHERE selects
+// the row whose lease the caller holds (delivery::holds_lease); the row comes back for
+// the core's verdict either way.
+pg::KeptPlan g_renew = {
+    "UPDATE baton.deliveries d SET lease_until = pg_catalog.now() OPERATOR(pg_catalog.+) $4 "
+    "WHERE " KEY_OF_D " AND d.generation OPERATOR(pg_catalog.=) $3 "
+    "AND d.status OPERATOR(pg_catalog.=) $5 RETURNING " FOUND_COLUMNS,
+    5, {UUIDOID, INT8OID, INT8OID, INTERVALOID, TEXTOID}, nullptr};
+
+pg::KeptPlan g_finish = {
+    "UPDATE baton.deliveries d SET status = $4, result = $5, lease_until = NULL, "
+    "settled_at = pg_catalog.now() "
+    "WHERE " KEY_OF_D " AND d.generation OPERATOR(pg_catalog.=) $3 "
+    "AND d.status OPERATOR(pg_catalog.=) $6 RETURNING " FOUND_COLUMNS,
+    6, {UUIDOID, INT8OID, INT8OID, TEXTOID, JSONBOID, TEXTOID}, nullptr};
+
+// finish_batch: every (id, generation) pair of $2/$3 that still holds its row, in one
+// statement (an index probe per id).
+pg::KeptPlan g_finish_batch = {
+    "UPDATE baton.deliveries d SET status = $4, lease_until = NULL, settled_at = pg_catalog.now() "
+    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) ANY ($2) "
+    "AND d.status OPERATOR(pg_catalog.=) $5 "
+    "AND d.generation OPERATOR(pg_catalog.=) ($3)[pg_catalog.array_position($2, d.id)]",
+    5, {UUIDOID, INT8ARRAYOID, INT8ARRAYOID, TEXTOID, TEXTOID}, nullptr};
+
+pg::KeptPlan g_batch_rows = {
+    "SELECT " FOUND_COLUMNS ", d.id FROM baton.deliveries d "
+    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) ANY ($2)",
+    2, {UUIDOID, INT8ARRAYOID}, nullptr};
+
+#define ROW_SQL "SELECT " FOUND_COLUMNS " FROM baton.deliveries d WHERE " KEY_OF_D
+
+pg::KeptPlan g_row = {ROW_SQL, 2, {UUIDOID, INT8OID}, nullptr};
+pg::KeptPlan g_row_for_update = {ROW_SQL " FOR UPDATE", 2, {UUIDOID, INT8OID}, nullptr};
+
+// retry's write, as delivery::retry_give_back() chose it ($5 NULL: failed, settled).
+pg::KeptPlan g_give_back = {
+    "UPDATE baton.deliveries d SET status = $3, generation = $4, "
+    "run_after = CASE WHEN $5 IS NULL THEN d.run_after "
+    "ELSE pg_catalog.now() OPERATOR(pg_catalog.+) $5 END, "
+    "lease_until = NULL, last_error = $6, "
+    "settled_at = CASE WHEN $5 IS NULL THEN pg_catalog.now() END "
+    "WHERE " KEY_OF_D,
+    6, {UUIDOID, INT8OID, TEXTOID, INT8OID, INTERVALOID, TEXTOID}, nullptr};
+
+// The tenants among the oldest expired leases, active ones only (a fenced tenant's
+// leases must not hide everyone else's), the tenant with the oldest first.
+pg::KeptPlan g_reap_tenants = {
+    "SELECT e.tenant FROM (SELECT d.tenant, d.lease_until FROM baton.deliveries d "
+    "JOIN baton.tenants t ON t.tenant OPERATOR(pg_catalog.=) d.tenant "
+    "WHERE t.state OPERATOR(pg_catalog.=) 'active' AND d.status OPERATOR(pg_catalog.=) " CLAIMED " "
+    "AND d.lease_until OPERATOR(pg_catalog.<) pg_catalog.now() "
+    "ORDER BY d.lease_until LIMIT $1) e GROUP BY e.tenant ORDER BY pg_catalog.min(e.lease_until) LIMIT 256",
+    1, {INT4OID}, nullptr};
+
+// Returns up to $2 expired leases of one tenant, oldest expiry first, skipping rows
+// others hold. The CASE is delivery::give_back_status(), set-wise (docs/architecture.md,
+// the rule copies).
+pg::KeptPlan g_reap = {
+    "UPDATE baton.deliveries d SET "
+    "status = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN " FAILED " ELSE " PENDING " END, "
+    "generation = d.generation OPERATOR(pg_catalog.+) 1, lease_until = NULL, "
+    "last_error = 'lease expired', "
+    "settled_at = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN pg_catalog.now() END "
+    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) ANY (ARRAY("
+    "SELECT c.id FROM baton.deliveries c WHERE c.tenant OPERATOR(pg_catalog.=) $1 "
+    "AND c.status OPERATOR(pg_catalog.=) " CLAIMED " AND c.lease_until OPERATOR(pg_catalog.<) pg_catalog.now() "
+    "ORDER BY c.lease_until LIMIT $2 FOR UPDATE SKIP LOCKED))",
+    2, {UUIDOID, INT4OID}, nullptr};
+
+pg::KeptPlan g_get = {"SELECT d FROM baton.deliveries d WHERE " KEY_OF_D, 2, {UUIDOID, INT8OID}, nullptr};
+
+// A status as a text datum, for a statement's parameter.
+Datum status_datum(delivery::Status s) { return text_datum(delivery::status_name(s)); }
+
+// Reads a stored status through the core; a spelling it does not know is a broken row.
+delivery::Row stored_row(std::int64_t id, const char* status, std::int64_t generation, std::int32_t attempts,
+                         std::int32_t max_attempts) {
+    std::optional<delivery::Status> s = delivery::parse_status(status);
+    if (!s) throw Error(SqlState::kInternal, "delivery " + std::to_string(id) + " has an unknown status");
+    return {*s, generation, attempts, max_attempts};
+}
+
+// Row `row` of the last result, read as FOUND_COLUMNS from column 1 (`id` names it).
+FoundDelivery found_at(const Spi& spi, std::uint64_t row, std::int64_t id) {
+    bool isnull = false;
+    Datum lease_until = spi.value(row, 7, &isnull);
+    return {true,
+            stored_row(id, spi.cstring_at(row, 1), spi.int64_at(row, 2), spi.int32_at(row, 3), spi.int32_at(row, 4)),
+            spi.cstring_at(row, 5), spi.oid_at(row, 6), isnull ? 0 : DatumGetTimestampTz(lease_until)};
+}
+
+// The row (tenant, id) read by `plan` (g_row or g_row_for_update); found false when absent.
+FoundDelivery read_found(Spi& spi, KeptPlan& plan, pg_uuid_t* tenant, std::int64_t id) {
+    Datum values[2] = {UUIDPGetDatum(tenant), Int64GetDatum(id)};
+    if (spi.run(plan, values, nullptr) == 0) return FoundDelivery{false, {}, nullptr, InvalidOid, 0};
+    return found_at(spi, 0, id);
+}
+
+// The rows one claim statement returned, in claim order (priority descending, then
+// enqueue order), into the result.
+Claimed emit_claimed(Spi& spi, std::uint64_t n, ReturnSetInfo* rsinfo) {
+    if (n == 0) return {0, claim_hint::kEnd};
+    std::vector<std::uint64_t> order(n);
+    for (std::uint64_t row = 0; row < n; row++) order[row] = row;
+    std::sort(order.begin(), order.end(), [&spi](std::uint64_t a, std::uint64_t b) {
+        std::int32_t pa = spi.int32_at(a, 9), pb = spi.int32_at(b, 9);
+        return pa != pb ? pa > pb : spi.int64_at(a, 1) < spi.int64_at(b, 1);
+    });
+    for (std::uint64_t row : order) spi.emit_row(rsinfo, row);
+    std::uint64_t last = order.back();
+    return {static_cast<std::int64_t>(n), {spi.int32_at(last, 9), spi.int64_at(last, 1)}};
+}
+
+}  // namespace
+
+// One SELECT of the run's primary key.
+bool DeliveryStore::run_exists(pg_uuid_t* tenant, pg_uuid_t* run_id) {
+    Datum values[2] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id)};
+    return spi().run(g_run_exists, values, nullptr, 1) > 0;
+}
+
+// INSERT ... ON CONFLICT DO NOTHING, then, when the key is taken, the row that holds it.
+Added DeliveryStore::add(pg_uuid_t* tenant, const NewDelivery& d) {
+    Datum values[9] = {UUIDPGetDatum(tenant),       PointerGetDatum(d.target),   PointerGetDatum(d.dedup_key),
+                       JsonbPGetDatum(d.payload),   JsonbPGetDatum(d.binding),   TimestampTzGetDatum(d.run_after),
+                       Int32GetDatum(d.priority),   Int32GetDatum(d.max_attempts), UUIDPGetDatum(d.run_id)};
+    char nulls[10] = "         ";
+    if (!d.has_run_after) nulls[5] = 'n';
+    if (d.run_id == nullptr) nulls[8] = 'n';
+    Spi& s = spi();
+    if (s.run(g_insert, values, nulls) == 1) return {Added::kInserted, s.int64_at(0, 1), true};
+    if (s.run(g_existing, values, nullptr) == 1) return {Added::kExisting, s.int64_at(0, 1), s.bool_at(0, 2)};
+    return {Added::kNeither, 0, false};
+}
+
+// One claim statement for the range (the filtered one with `expected`).
+Claimed DeliveryStore::claim_by_statement(const ClaimCall& call, ClaimRange range, claim_hint::Position from,
+                                          std::int64_t n) {
+    ClaimPlans& plans = n == 1 ? g_claim_one : g_claim_many;
+    Datum values[7] = {UUIDPGetDatum(call.tenant), PointerGetDatum(call.target),
+                       Int32GetDatum(static_cast<std::int32_t>(n)), IntervalPGetDatum(call.lease),
+                       TimestampTzGetDatum(call.now), 0, 0};
+    KeptPlan* plan = &plans.all;
+    if (call.expected != nullptr) {
+        values[5] = JsonbPGetDatum(call.expected);
+        plan = &plans.expected;
+    } else if (range != ClaimRange::kAll) {
+        values[5] = Int32GetDatum(static_cast<std::int32_t>(from.priority));
+        values[6] = Int64GetDatum(from.id);
+        plan = range == ClaimRange::kLevel ? &plans.level : &plans.below;
+    }
+    Spi& s = spi();
+    return emit_claimed(s, s.run(*plan, values, nullptr), call.rsinfo);
+}
+
+// The fenced UPDATE; when it matches nothing, the row as it is.
+FoundDelivery DeliveryStore::renew(pg_uuid_t* tenant, std::int64_t id, std::int64_t generation, Interval* lease) {
+    Datum values[5] = {UUIDPGetDatum(tenant), Int64GetDatum(id), Int64GetDatum(generation), IntervalPGetDatum(lease),
+                       status_datum(delivery::Status::kClaimed)};
+    if (spi().run(g_renew, values, nullptr) == 1) return found_at(spi(), 0, id);
+    return read_found(spi(), g_row, tenant, id);
+}
+
+// The fenced UPDATE; when it matches nothing, the row as it is.
+FoundDelivery DeliveryStore::settle_by_statement(pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
+                                                 delivery::Status outcome, Jsonb* result) {
+    Datum values[6] = {UUIDPGetDatum(tenant), Int64GetDatum(id), Int64GetDatum(generation), status_datum(outcome),
+                       result ? JsonbPGetDatum(result) : 0, status_datum(delivery::Status::kClaimed)};
+    char nulls[7] = "      ";
+    if (result == nullptr) nulls[4] = 'n';
+    if (spi().run(g_finish, values, nulls) == 1) return found_at(spi(), 0, id);
+    return read_found(spi(), g_row, tenant, id);
+}
+
+// One UPDATE for every pair that holds its row, then every pair's row as it now is.
+void DeliveryStore::settle_batch_by_statement(pg_uuid_t* tenant, const Int64Array& ids, const Int64Array& generations,
+                                              delivery::Status outcome, FoundDelivery* out) {
+    Datum values[5] = {UUIDPGetDatum(tenant), ids.array, generations.array, status_datum(outcome),
+                       status_datum(delivery::Status::kClaimed)};
+    Spi& s = spi();
+    s.run(g_finish_batch, values, nullptr);
+    std::unordered_map<std::int64_t, int> position;
+    for (int i = 0; i < ids.n; i++) {
+        position[DatumGetInt64(ids.values[i])] = i;
+        out[i] = FoundDelivery{false, {}, nullptr, InvalidOid, 0};
+    }
+    std::uint64_t n = s.run(g_batch_rows, values, nullptr);
+    for (std::uint64_t row = 0; row < n; row++) {
+        std::int64_t id = s.int64_at(row, 8);
+        out[position[id]] = found_at(s, row, id);
+    }
+}
+
+// The row FOR UPDATE: retry decides on it and writes it in the same transaction.
+FoundDelivery DeliveryStore::lock(pg_uuid_t* tenant, std::int64_t id) {
+    return read_found(spi(), g_row_for_update, tenant, id);
+}
+
+// Writes the give-back; a pending row waits `delay`, or the core's backoff without one.
+void DeliveryStore::give_back(pg_uuid_t* tenant, std::int64_t id, const delivery::GiveBack& to, Interval* delay,
+                              text* error) {
+    Interval* wait = nullptr;
+    if (!to.settles) {
+        wait = delay;
+        std::int64_t usec = to.backoff_usec;
+        if (wait == nullptr)
+            wait = guard([usec] {
+                Interval* iv = static_cast<Interval*>(palloc0(sizeof(Interval)));
+                iv->time = usec;
+                return iv;
+            });
+    }
+    Datum values[6] = {UUIDPGetDatum(tenant), Int64GetDatum(id), status_datum(to.status),
+                       Int64GetDatum(to.generation), wait ? IntervalPGetDatum(wait) : 0, PointerGetDatum(error)};
+    char nulls[7] = "      ";
+    if (wait == nullptr) nulls[4] = 'n';
+    spi().run(g_give_back, values, nulls);
+}
+
+// The candidates copied out first: the caller's fence checks run queries of their own.
+pg_uuid_t** DeliveryStore::reap_tenants(std::int32_t max_rows, std::uint64_t* n) {
+    Datum limit[1] = {Int32GetDatum(max_rows)};
+    Spi& s = spi();
+    std::uint64_t count = s.run(g_reap_tenants, limit, nullptr);
+    pg_uuid_t** tenants =
+        guard([count] { return static_cast<pg_uuid_t**>(palloc(sizeof(pg_uuid_t*) * (count + 1))); });
+    for (std::uint64_t i = 0; i < count; i++) {
+        bool isnull = false;
+        tenants[i] = DatumGetUUIDP(s.copy_out(i, 1, &isnull));
+    }
+    *n = count;
+    return tenants;
+}
+
+// One UPDATE over the tenant's oldest expired leases.
+std::int32_t DeliveryStore::reap(pg_uuid_t* tenant, std::int32_t max_rows) {
+    Datum values[2] = {UUIDPGetDatum(tenant), Int32GetDatum(max_rows)};
+    return static_cast<std::int32_t>(spi().run(g_reap, values, nullptr));
+}
+
+// The composite row, copied out of SPI's memory.
+std::optional<Datum> DeliveryStore::row(pg_uuid_t* tenant, std::int64_t id) {
+    Datum values[2] = {UUIDPGetDatum(tenant), Int64GetDatum(id)};
+    if (spi().run(g_get, values, nullptr) == 0) return std::nullopt;
+    bool isnull = false;
+    return spi().copy_out(0, 1, &isnull);
+}
+
+}  // namespace baton::pg
