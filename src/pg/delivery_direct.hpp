@@ -56,9 +56,9 @@ void close(Table* table);
 // SERIALIZABLE: 40001). Then the index entries of all of them. Reserving all rows first,
 // as FOR UPDATE SKIP LOCKED locks all its rows before the UPDATE writes them, lets
 // claimers that start at the same place pass over each other's rows with one failed
-// attempt each instead of racing over rows whose index entries are being written (16
-// claimers of 50 rows: 1.4 times faster than writing each row whole as the scan reaches
-// it), without a lock of its own on each row (one WAL record less than FOR UPDATE).
+// attempt each instead of racing over rows whose index entries are being written (faster
+// than writing each row whole as the scan reaches it: docs/performance.md, gain 12),
+// without a lock of its own on each row (one WAL record less than FOR UPDATE).
 // Until then, only the claiming transaction's own version lacks its index entries; no
 // one else can see it.
 Claimed claim(Table* table, const ClaimCall& call, ClaimRange range, claim_hint::Position from, std::int64_t n);
