@@ -23,18 +23,9 @@ source "$ROOT/scripts/cluster.sh"
 source "$HERE/lib.sh"
 B=$TOOLING_BINDIR
 
-DIR=$(mktemp -d /tmp/pg_baton-dump.XXXXXX)
-chmod 755 "$DIR"
-cleanup() { cluster_stop "$DIR/cluster" >/dev/null 2>&1 || true; rm -rf -- "$DIR"; }
-trap cleanup EXIT
-mkdir -p "$DIR/cluster"
 # The background reaper runs in "fresh", a restored copy (it must leave a restore alone).
-if ! cluster_start "$DIR/cluster" "$(cluster_free_port 56800)" "shared_preload_libraries = 'pg_baton'" \
-    "baton.reaper_databases = 'fresh'" "baton.reaper_interval = '100ms'" >/dev/null; then
-    not_ok "start a cluster"
-    echo "$PASS passed, $FAIL failed"
-    exit 1
-fi
+tooling_cluster dump 56800 "shared_preload_libraries = 'pg_baton'" \
+    "baton.reaper_databases = 'fresh'" "baton.reaper_interval = '100ms'"
 
 TA=$TOOLING_T_ACTIVE TQ=$TOOLING_T_QUIESCING TF=$TOOLING_T_FENCED TD=$TOOLING_T_DELETED
 q -c "CREATE ROLE baton_dump_app" -c "CREATE ROLE baton_dump_loader" -c "CREATE DATABASE src" >/dev/null
@@ -51,20 +42,6 @@ check "the source holds tenants in every state" "active,deleted,fenced,quiescing
 check "the source holds TOASTed payloads and results" "t" \
     "$(q -d src -c "SELECT count(*) >= 3 FROM baton.deliveries WHERE pg_column_size(payload) > 2000 OR pg_column_size(result) > 2000")"
 
-# restored NAME: the restored copy NAME has exactly the source's rows.
-restored() {
-    local name=$1
-    tooling_digest "$name" "$DIR/$name"
-    if out=$(tooling_digest_diff "$DIR/src" "$DIR/$name"); then
-        ok "$name holds every row of every baton table ($(awk '{n += $2} END {print n}' "$DIR/$name/counts") rows in $(wc -l <"$DIR/$name/counts") tables, sequences at the same values)"
-    else
-        not_ok "$name differs from the source:"
-        echo "$out"
-    fi
-    read -r tables indexes problems < <(tooling_amcheck "$name" | head -n 1)
-    check "amcheck on $name ($tables tables, $indexes indexes)" "0" "$problems"
-}
-
 # --- pg_dump -Fc | pg_restore, in one job and in two --------------------------------
 "$B/pg_dump" -Fc -d src -f "$DIR/src.dump"
 q -c "CREATE DATABASE custom" -c "CREATE DATABASE parallel" -c "CREATE DATABASE plain" >/dev/null
@@ -73,20 +50,20 @@ if "$B/pg_restore" -d custom "$DIR/src.dump" 2>"$DIR/restore.err"; then
 else
     not_ok "pg_restore of pg_dump -Fc reports errors: $(head -c 600 "$DIR/restore.err")"
 fi
-restored custom
+tooling_restored custom src
 if "$B/pg_restore" -j 2 -d parallel "$DIR/src.dump" 2>"$DIR/restore-j.err"; then
     ok "pg_restore -j 2 reports no error"
 else
     not_ok "pg_restore -j 2 reports errors: $(head -c 600 "$DIR/restore-j.err")"
 fi
-restored parallel
+tooling_restored parallel src
 # --- plain pg_dump | psql --------------------------------------------------------------
 if "$B/pg_dump" -d src | q -d plain >/dev/null 2>"$DIR/plain.err"; then
     ok "pg_dump | psql (ON_ERROR_STOP) runs through"
 else
     not_ok "pg_dump | psql stops: $(head -c 600 "$DIR/plain.err")"
 fi
-restored plain
+tooling_restored plain src
 
 # --- the comparison can fail -----------------------------------------------------------
 q -c "CREATE DATABASE missing" >/dev/null
@@ -203,7 +180,7 @@ if "$B/pg_restore" --data-only -d data_only "$DIR/src.dump" 2>"$DIR/data.err"; t
 else
     not_ok "pg_restore --data-only: $(head -c 600 "$DIR/data.err")"
 fi
-restored data_only
+tooling_restored data_only src
 "$B/pg_restore" --data-only -d data_only "$DIR/src.dump" >"$DIR/again.err" 2>&1
 check "pg_restore --data-only again into the same install refuses the duplicate rows" "t" \
     "$(grep -q 'duplicate key value' "$DIR/again.err" && echo t || echo f)"

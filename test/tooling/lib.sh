@@ -23,6 +23,24 @@ sqlstate_of() {
     fi
 }
 
+# tooling_cluster NAME PORT [postgresql.conf lines...]: the check's own throwaway cluster
+# (scripts/cluster.sh, which the caller has sourced) in $DIR/cluster, DIR being a new
+# /tmp/pg_baton-NAME.XXXXXX that is removed on exit; PGHOST, PGPORT and PGUSER point at
+# it. When it cannot start, reports that and exits.
+tooling_cluster() {
+    local name=$1 port=$2
+    shift 2
+    DIR=$(mktemp -d "/tmp/pg_baton-$name.XXXXXX")
+    chmod 755 "$DIR"
+    trap 'cluster_stop "$DIR/cluster" >/dev/null 2>&1 || true; rm -rf -- "$DIR"' EXIT
+    mkdir -p "$DIR/cluster"
+    if ! cluster_start "$DIR/cluster" "$(cluster_free_port "$port")" "$@" >/dev/null; then
+        not_ok "start a cluster"
+        echo "$PASS passed, $FAIL failed"
+        exit 1
+    fi
+}
+
 # The tenants of tooling_fill: one in each state.
 TOOLING_T_ACTIVE=00000000-0000-0000-0013-000000000001
 TOOLING_T_QUIESCING=00000000-0000-0000-0013-000000000002
@@ -131,6 +149,21 @@ tooling_digest_diff() {
         fi
     done
     return $rc
+}
+
+# tooling_restored COPY SOURCE: the restored database COPY holds exactly the rows of
+# SOURCE, whose digest is in $DIR/SOURCE (tooling_digest); amcheck finds nothing in it.
+tooling_restored() {
+    local copy=$1 source=$2 out tables indexes problems
+    tooling_digest "$copy" "$DIR/$copy"
+    if out=$(tooling_digest_diff "$DIR/$source" "$DIR/$copy"); then
+        ok "$copy holds every row of $source ($(awk '{n += $2} END {print n}' "$DIR/$copy/counts") rows in $(wc -l <"$DIR/$copy/counts") tables, sequences at the same values)"
+    else
+        not_ok "$copy differs from $source:"
+        echo "$out"
+    fi
+    read -r tables indexes problems < <(tooling_amcheck "$copy" | head -n 1)
+    check "amcheck on $copy ($tables tables, $indexes indexes)" "0" "$problems"
 }
 
 # tooling_amcheck DB [standby]: amcheck on every baton table (verify_heapam with its

@@ -25,17 +25,8 @@ source "$ROOT/scripts/cluster.sh"
 source "$HERE/lib.sh"
 B=$TOOLING_BINDIR
 
-DIR=$(mktemp -d /tmp/pg_baton-owner.XXXXXX)
-chmod 755 "$DIR"
-cleanup() { cluster_stop "$DIR/cluster" >/dev/null 2>&1 || true; rm -rf -- "$DIR"; }
-trap cleanup EXIT
-mkdir -p "$DIR/cluster"
-if ! cluster_start "$DIR/cluster" "$(cluster_free_port 57000)" "shared_preload_libraries = 'pg_baton'" \
-    "baton.reaper_databases = 'appdb'" "baton.reaper_interval = '100ms'" >/dev/null; then
-    not_ok "start a cluster"
-    echo "$PASS passed, $FAIL failed"
-    exit 1
-fi
+tooling_cluster owner 57000 "shared_preload_libraries = 'pg_baton'" \
+    "baton.reaper_databases = 'appdb'" "baton.reaper_interval = '100ms'"
 
 APP=baton_owner_app
 WORKER=baton_owner_worker
@@ -118,18 +109,6 @@ check "the reaper reaps in the owner's database" "t" "$reaped"
 # --- the owner dumps and restores it, with no flags -----------------------------------
 tooling_digest appdb "$DIR/appdb"
 echo "source rows: $(awk '{printf "%s%s=%s", sep, $1, $2; sep = " "}' "$DIR/appdb/counts")"
-# restored NAME SOURCE: NAME holds exactly SOURCE's rows, and amcheck finds nothing.
-restored() {
-    tooling_digest "$1" "$DIR/$1"
-    if out=$(tooling_digest_diff "$DIR/$2" "$DIR/$1"); then
-        ok "$1 holds every row of $2 ($(awk '{n += $2} END {print n}' "$DIR/$1/counts") rows, sequences at the same values)"
-    else
-        not_ok "$1 differs from $2:"
-        echo "$out"
-    fi
-    read -r tables indexes problems < <(tooling_amcheck "$1" | head -n 1)
-    check "amcheck on $1 ($tables tables, $indexes indexes)" "0" "$problems"
-}
 q -c "CREATE DATABASE custom OWNER $APP" -c "CREATE DATABASE plain OWNER $APP" >/dev/null
 if PGUSER=$APP "$B/pg_dump" -Fc -d appdb -f "$DIR/app.dump" 2>"$DIR/dump.err"; then
     ok "the owner's pg_dump -Fc runs"
@@ -141,13 +120,13 @@ if PGUSER=$APP "$B/pg_restore" -d custom "$DIR/app.dump" 2>"$DIR/restore.err"; t
 else
     not_ok "the owner's pg_restore reports errors: $(head -c 600 "$DIR/restore.err")"
 fi
-restored custom appdb
+tooling_restored custom appdb
 if PGUSER=$APP "$B/pg_dump" -d appdb | as $APP -d plain >/dev/null 2>"$DIR/plain.err"; then
     ok "the owner's pg_dump | psql (ON_ERROR_STOP) runs through"
 else
     not_ok "the owner's pg_dump | psql stops: $(head -c 600 "$DIR/plain.err")"
 fi
-restored plain appdb
+tooling_restored plain appdb
 check "the restored extension's owner is the owner who restored it" "$APP" \
     "$(q -d custom -c "SELECT extowner::regrole FROM pg_extension WHERE extname = 'pg_baton'")"
 check "the grants the owner made survive (the worker's EXECUTE on claim)" "t" \
@@ -167,13 +146,13 @@ tooling_digest sudb "$DIR/sudb"
 PGUSER=$APP "$B/pg_restore" -d sucopy "$DIR/su.dump" 2>"$DIR/su.err"
 check "restored by the owner, a superuser's dump has one error: the schema's owner" \
     "ALTER SCHEMA baton OWNER TO postgres;" "$(sed -n 's/^Command was: //p' "$DIR/su.err" | paste -sd'|')"
-restored sucopy sudb
+tooling_restored sucopy sudb
 if PGUSER=$APP "$B/pg_restore" --no-owner -d sucopy_o "$DIR/su.dump" 2>"$DIR/su-o.err"; then
     ok "with --no-owner it reports no error"
 else
     not_ok "pg_restore --no-owner reports errors: $(head -c 600 "$DIR/su-o.err")"
 fi
-restored sucopy_o sudb
+tooling_restored sucopy_o sudb
 check "the copy works at once for the owner's worker" "finished" \
     "$(as $WORKER -d sucopy_o -c "SELECT baton.enqueue('$TA', 'own', 'o3')" \
         -c "SELECT baton.finish('$TA', c.id, c.generation) FROM baton.claim('$TA', 'own', '1 minute') c" | tail -n 1)"
