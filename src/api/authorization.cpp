@@ -12,16 +12,10 @@
 #include "pg/auth.hpp"
 #include "pg/fence.hpp"
 #include "pg/read_only.hpp"
-#include "pg/spi.hpp"
 
 namespace baton::api {
 
 namespace {
-
-pg::KeptPlan g_bind = {
-    "INSERT INTO baton.target_bindings AS b (tenant, target, role) VALUES ($1, $2, $3) "
-    "ON CONFLICT (tenant, target) DO UPDATE SET role = EXCLUDED.role",
-    3, {UUIDOID, TEXTOID, REGROLEOID}, nullptr};
 
 // What producers and workers may execute (beyond USAGE on the schema). Admins may
 // execute every function but the grant_* helpers and the trigger functions.
@@ -34,46 +28,12 @@ constexpr const char* kWorkerFunctions =
     "baton.release_run, baton.transition_stage, baton.start_stage, baton.complete_stage, "
     "baton.fail_stage, baton.run, baton.run_history, baton.enter_step, baton.claim_marker, "
     "baton.complete_marker, baton.marker, baton.markers_in_doubt, baton.resolve_marker";
-// Every function of the schema an admin gets, read from the catalog so that a function
-// added later cannot be forgotten.
-constexpr const char* kAdminFunctions =
-    "SELECT pg_catalog.string_agg(p.oid::pg_catalog.regprocedure::pg_catalog.text, ', ') "
-    "FROM pg_catalog.pg_proc p WHERE p.pronamespace OPERATOR(pg_catalog.=) "
-    "'baton'::pg_catalog.regnamespace "
-    "AND p.prorettype OPERATOR(pg_catalog.<>) 'pg_catalog.trigger'::pg_catalog.regtype "
-    "AND NOT p.proname OPERATOR(pg_catalog.~~) 'grant\\_%'";
-// Every view of the schema, read from the catalog like the functions.
-constexpr const char* kAdminViews =
-    "SELECT pg_catalog.string_agg(c.oid::pg_catalog.regclass::pg_catalog.text, ', ') "
-    "FROM pg_catalog.pg_class c WHERE c.relnamespace OPERATOR(pg_catalog.=) "
-    "'baton'::pg_catalog.regnamespace AND c.relkind OPERATOR(pg_catalog.=) 'v'";
-
-// Grants USAGE on the schema, EXECUTE on functions and SELECT on views to role.
-// `functions` is a list, or (for admins) a query that returns one; `views` (nullptr:
-// none) is always a query that returns a list, as the views differ between versions.
-void grant(FunctionCallInfo fcinfo, const char* functions, bool list_is_query, const char* views) {
+// Reads the role argument of a grant_* helper (22004, 22023 for no such role).
+Oid role_arg(FunctionCallInfo fcinfo) {
     pg::require(fcinfo, 0, "role");
     Oid role = PG_GETARG_OID(0);
     pg::auth::require_role_exists(role);
-    const char* name = pg::guard([role] { return quote_identifier(GetUserNameFromId(role, false)); });
-    std::string to = std::string(" TO ") + name;
-    pg::Spi spi;
-    if (list_is_query) {
-        spi.exec(functions);
-        functions = spi.cstring_at(0, 1);
-        if (functions == nullptr) throw Error(SqlState::kInternal, "pg_baton found none of its functions");
-    }
-    const char* view_list = nullptr;
-    if (views) {
-        spi.exec(views);
-        view_list = spi.cstring_at(0, 1);
-    }
-    std::string usage = "GRANT USAGE ON SCHEMA baton" + to;
-    std::string execute = std::string("GRANT EXECUTE ON FUNCTION ") + functions + to;
-    std::string select = view_list ? std::string("GRANT SELECT ON ") + view_list + to : std::string();
-    spi.exec(usage.c_str());
-    spi.exec(execute.c_str());
-    if (view_list) spi.exec(select.c_str());
+    return role;
 }
 
 // baton.bind_target(tenant, target, role): only members of role may claim, renew,
@@ -88,26 +48,29 @@ Datum bind_target(FunctionCallInfo fcinfo, Oid) {
     pg::auth::require_role_exists(role);
     pg::fence::require_writable(tenant);
     pg::Spi spi;
-    Datum values[3] = {UUIDPGetDatum(tenant), PointerGetDatum(target), ObjectIdGetDatum(role)};
-    spi.run(g_bind, values, nullptr);
+    pg::auth::bind(spi, tenant, target, role);
     PG_RETURN_VOID();
 }
 
+// baton.grant_producer(role): USAGE on the schema and EXECUTE on what producers call.
 Datum grant_producer(FunctionCallInfo fcinfo, Oid) {
     pg::require_read_write("baton.grant_producer");
-    grant(fcinfo, kProducerFunctions, false, nullptr);
+    pg::auth::grant(role_arg(fcinfo), kProducerFunctions);
     PG_RETURN_VOID();
 }
 
+// baton.grant_worker(role): USAGE on the schema and EXECUTE on what workers call.
 Datum grant_worker(FunctionCallInfo fcinfo, Oid) {
     pg::require_read_write("baton.grant_worker");
-    grant(fcinfo, kWorkerFunctions, false, nullptr);
+    pg::auth::grant(role_arg(fcinfo), kWorkerFunctions);
     PG_RETURN_VOID();
 }
 
+// baton.grant_admin(role): every function but the grant_* helpers and the triggers,
+// and SELECT on the views.
 Datum grant_admin(FunctionCallInfo fcinfo, Oid) {
     pg::require_read_write("baton.grant_admin");
-    grant(fcinfo, kAdminFunctions, true, kAdminViews);
+    pg::auth::grant_admin(role_arg(fcinfo));
     PG_RETURN_VOID();
 }
 

@@ -1,11 +1,10 @@
 // The stage calls of a run's owner besides transition_stage (transition.cpp):
 // start_stage, complete_stage and fail_stage, each on a stage of the locked run; and
 // run_history, the run's stages in chain order.
+#include <optional>
 #include <string>
-#include <vector>
 
-#include "core/cause.hpp"
-#include "core/chain.hpp"
+#include "core/definition.hpp"
 #include "core/delivery.hpp"
 #include "core/error.hpp"
 #include "core/json.hpp"
@@ -15,56 +14,22 @@
 #include "pg/fence.hpp"
 #include "pg/jsonb.hpp"
 #include "pg/read_only.hpp"
-#include "pg/spi.hpp"
+#include "pg/stage_store.hpp"
 #include "api/owner_call.hpp"
 
 namespace baton::api {
 
 namespace {
 
-pg::KeptPlan g_stage = {
-    "SELECT " STAGE_COLUMNS " FROM baton.stages s WHERE s.tenant OPERATOR(pg_catalog.=) $1 "
-    "AND s.run_id OPERATOR(pg_catalog.=) $2 AND s.id OPERATOR(pg_catalog.=) $3",
-    3, {UUIDOID, UUIDOID, INT8OID}, nullptr};
-
-pg::KeptPlan g_start_stage = {
-    "UPDATE baton.stages s SET status = 'running', attempt = s.attempt OPERATOR(pg_catalog.+) 1, "
-    "started_at = pg_catalog.now() "
-    "WHERE s.tenant OPERATOR(pg_catalog.=) $1 AND s.id OPERATOR(pg_catalog.=) $2 RETURNING s.inputs",
-    2, {UUIDOID, INT8OID}, nullptr};
-
-pg::KeptPlan g_same_result = {
-    "SELECT s.result OPERATOR(pg_catalog.=) $3 FROM baton.stages s "
-    "WHERE s.tenant OPERATOR(pg_catalog.=) $1 AND s.id OPERATOR(pg_catalog.=) $2",
-    3, {UUIDOID, INT8OID, JSONBOID}, nullptr};
-
-pg::KeptPlan g_complete_stage = {
-    "UPDATE baton.stages s SET status = 'completed', result = $3, completed_at = pg_catalog.now() "
-    "WHERE s.tenant OPERATOR(pg_catalog.=) $1 AND s.id OPERATOR(pg_catalog.=) $2",
-    3, {UUIDOID, INT8OID, JSONBOID}, nullptr};
-
-pg::KeptPlan g_fail_stage = {
-    "UPDATE baton.stages s SET status = 'failed', error = $3, "
-    "retry_at = pg_catalog.now() OPERATOR(pg_catalog.+) COALESCE($4, s.retry_delay) "
-    "WHERE s.tenant OPERATOR(pg_catalog.=) $1 AND s.id OPERATOR(pg_catalog.=) $2 RETURNING s.retry_at",
-    4, {UUIDOID, INT8OID, TEXTOID, INTERVALOID}, nullptr};
-
-pg::KeptPlan g_run_exists = {"SELECT 1 FROM baton.runs r WHERE " KEY_OF_R, 2, {UUIDOID, UUIDOID}, nullptr};
-
-pg::KeptPlan g_history = {
-    "SELECT s.*, s.id AS chain_id, s.predecessor_id AS chain_predecessor FROM baton.stages s "
-    "WHERE s.tenant OPERATOR(pg_catalog.=) $1 AND s.run_id OPERATOR(pg_catalog.=) $2",
-    2, {UUIDOID, UUIDOID}, nullptr};
-
-// Reads a stage of the run for an owner call: DU008 when it is not the run's.
-StageRow stage_of_run(pg::Spi& spi, const OwnerCall& call, std::int64_t stage_id) {
-    Datum values[3] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id), Int64GetDatum(stage_id)};
-    if (spi.run(g_stage, values, nullptr) == 0)
+// Stage stage_id of the call's run: DU008 when it is not the run's.
+pg::stages::Stage stage_of_run(pg::Spi& spi, const OwnerCall& call, std::int64_t stage_id) {
+    std::optional<pg::stages::Stage> s = pg::stages::find(spi, call.run(), stage_id);
+    if (!s)
         throw Error(SqlState::kNotFound,
                     "stage " + std::to_string(stage_id) + " is not a stage of " + run_text(call) +
                         " in tenant " + pg::uuid_text(call.tenant),
                     "Stages are addressed by (tenant, run_id, stage_id).");
-    return read_stage(spi, call);
+    return *s;
 }
 
 // baton.start_stage(tenant, run_id, generation, stage_id): marks the current stage
@@ -75,14 +40,11 @@ Datum start_stage(FunctionCallInfo fcinfo, Oid) {
     std::int64_t stage_id = pg::int64_arg(fcinfo, 3, "stage_id");
     pg::fence::require_writable(call.tenant);
     pg::Spi spi;
-    LockedRun run = lock_run(spi, call);
-    StageRow s = stage_of_run(spi, call, stage_id);
+    pg::runs::Owned run = pg::runs::lock_for_owner(spi, call.run(), call.generation);
+    pg::stages::Stage s = stage_of_run(spi, call, stage_id);
     run::check_start(run.status, s.status, s.is_current, s.before_retry_deadline, s.attempt, s.max_attempts,
                      pg::uuid_text(call.run_id), stage_id);
-    Datum values[2] = {UUIDPGetDatum(call.tenant), Int64GetDatum(stage_id)};
-    spi.run(g_start_stage, values, nullptr);
-    bool isnull = false;
-    return spi.copy_out(0, 1, &isnull);
+    return pg::stages::start(spi, call.run(), stage_id);
 }
 
 // baton.complete_stage(tenant, run_id, generation, stage_id, result): saves the running
@@ -96,19 +58,17 @@ Datum complete_stage(FunctionCallInfo fcinfo, Oid) {
     pg::check_json_utf8("result", result);  // the successor's inputs, read as UTF-8
     pg::fence::require_writable(call.tenant);
     pg::Spi spi;
-    LockedRun run = lock_run(spi, call);
-    StageRow s = stage_of_run(spi, call, stage_id);
-    Datum values[3] = {UUIDPGetDatum(call.tenant), Int64GetDatum(stage_id), JsonbPGetDatum(result)};
+    pg::runs::Owned run = pg::runs::lock_for_owner(spi, call.run(), call.generation);
+    pg::stages::Stage s = stage_of_run(spi, call, stage_id);
     if (s.status == run::StageStatus::kCompleted) {
-        spi.run(g_same_result, values, nullptr);
-        if (spi.bool_at(0, 1)) PG_RETURN_VOID();
+        if (pg::stages::same_result(spi, call.run(), stage_id, result)) PG_RETURN_VOID();
         throw Error(SqlState::kInvalidState,
                     "stage " + std::to_string(stage_id) + " of " + run_text(call) +
                         " is already completed with another result",
                     "A stage's result is saved once; a repeat must carry the same result.");
     }
     run::check_settle(run.status, s.status, s.is_current, "complete_stage", pg::uuid_text(call.run_id), stage_id);
-    spi.run(g_complete_stage, values, nullptr);
+    pg::stages::complete(spi, call.run(), stage_id, result);
     PG_RETURN_VOID();
 }
 
@@ -130,44 +90,20 @@ Datum fail_stage(FunctionCallInfo fcinfo, Oid) {
     }
     pg::fence::require_writable(call.tenant);
     pg::Spi spi;
-    LockedRun run = lock_run(spi, call);
-    StageRow s = stage_of_run(spi, call, stage_id);
+    pg::runs::Owned run = pg::runs::lock_for_owner(spi, call.run(), call.generation);
+    pg::stages::Stage s = stage_of_run(spi, call, stage_id);
     run::check_settle(run.status, s.status, s.is_current, "fail_stage", pg::uuid_text(call.run_id), stage_id);
-    Datum values[4] = {UUIDPGetDatum(call.tenant), Int64GetDatum(stage_id), PointerGetDatum(error),
-                       retry_in ? IntervalPGetDatum(retry_in) : 0};
-    char nulls[5] = "    ";
-    if (retry_in == nullptr) nulls[3] = 'n';
-    spi.run(g_fail_stage, values, nulls);
-    bool isnull = false;
-    PG_RETURN_TIMESTAMPTZ(DatumGetTimestampTz(spi.value(0, 1, &isnull)));
+    PG_RETURN_TIMESTAMPTZ(pg::stages::fail(spi, call.run(), stage_id, error, retry_in));
 }
 
 // baton.run_history(tenant, run_id): the run's stages in chain order, following
 // predecessor_id from the start stage; DU004 when the chain is broken.
 Datum run_history(FunctionCallInfo fcinfo, Oid) {
-    pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
-    pg_uuid_t* run_id = pg::uuid_arg(fcinfo, 1, "run_id");
+    pg::runs::Key run{pg::uuid_arg(fcinfo, 0, "tenant"), pg::uuid_arg(fcinfo, 1, "run_id")};
     ReturnSetInfo* rsinfo = pg::materialize(fcinfo);
     pg::Spi spi;
-    Datum key[2] = {UUIDPGetDatum(tenant), UUIDPGetDatum(run_id)};
-    if (spi.run(g_run_exists, key, nullptr) == 0)
-        run::throw_not_found(pg::uuid_text(run_id), pg::uuid_text(tenant));
-    std::uint64_t n = spi.run(g_history, key, nullptr);
-    int natts = rsinfo->setDesc->natts;  // the columns of baton.stages, then chain_id, chain_predecessor
-    std::vector<chain::Link> links;
-    links.reserve(n);
-    for (std::uint64_t row = 0; row < n; row++) {
-        bool isnull = false;
-        chain::Link link{spi.int64_at(row, natts + 1), 0, false};
-        Datum pred = spi.value(row, natts + 2, &isnull);
-        if (!isnull) {
-            link.predecessor = DatumGetInt64(pred);
-            link.has_predecessor = true;
-        }
-        links.push_back(link);
-    }
-    std::vector<std::size_t> order = chain::chain_order(links, pg::uuid_text(run_id));
-    for (std::size_t row : order) spi.emit_row(rsinfo, row);
+    if (!pg::runs::exists(spi, run)) pg::runs::throw_not_found(run);
+    pg::stages::emit_history(spi, run, rsinfo);
     return static_cast<Datum>(0);
 }
 

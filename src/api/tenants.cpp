@@ -1,4 +1,5 @@
 // Tenants: create_tenant, set_tenant_state, tenant_write_allowed.
+#include <optional>
 #include <string>
 
 #include "core/error.hpp"
@@ -7,34 +8,20 @@
 #include "pg/fence.hpp"
 #include "pg/read_only.hpp"
 #include "pg/restore_load.hpp"
-#include "pg/spi.hpp"
+#include "pg/tenant_store.hpp"
 
 namespace baton::api {
 
 namespace {
-
-pg::KeptPlan g_insert_tenant = {
-    "INSERT INTO baton.tenants (tenant) VALUES ($1) ON CONFLICT (tenant) DO NOTHING",
-    1, {UUIDOID}, nullptr};
-
-pg::KeptPlan g_lock_tenant = {
-    "SELECT t.state FROM baton.tenants t WHERE t.tenant OPERATOR(pg_catalog.=) $1 FOR UPDATE",
-    1, {UUIDOID}, nullptr};
-
-pg::KeptPlan g_update_state = {
-    "UPDATE baton.tenants t SET state = $2, state_changed_at = pg_catalog.now() "
-    "WHERE t.tenant OPERATOR(pg_catalog.=) $1",
-    2, {UUIDOID, TEXTOID}, nullptr};
 
 // baton.create_tenant(tenant): creates an active tenant; does nothing if it exists,
 // unless it is deleted (DU007: deleted is final).
 Datum create_tenant(FunctionCallInfo fcinfo, Oid) {
     pg::require_read_write("baton.create_tenant");
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
-    Datum values[1] = {UUIDPGetDatum(tenant)};
     pg::restore_load::mark_in_use();  // a write that passes no fence lock
     pg::Spi spi;
-    if (spi.run(g_insert_tenant, values, nullptr) == 0) {
+    if (!pg::tenants::insert(spi, tenant)) {
         pg::fence::Check c = pg::fence::read(tenant);
         if (c.access != pg::fence::Access::kMissing && c.state == tenant::State::kDeleted)
             throw Error(SqlState::kInvalidState, "tenant " + std::string(pg::fence::tenant_text(tenant)) + " is deleted",
@@ -55,19 +42,14 @@ Datum set_tenant_state(FunctionCallInfo fcinfo, Oid) {
     // The row first, then the fence: a direct UPDATE of baton.tenants locks in that
     // order too (its trigger takes the fence), so the two never deadlock.
     pg::Spi spi;
-    Datum key[1] = {UUIDPGetDatum(tenant)};
-    if (spi.run(g_lock_tenant, key, nullptr) == 0)
+    std::optional<tenant::State> from = pg::tenants::lock(spi, tenant);
+    if (!from)
         throw Error(SqlState::kTenantFenced, "tenant " + std::string(pg::fence::tenant_text(tenant)) + " does not exist",
                     "Only an existing tenant has a state.", "Create it with baton.create_tenant().");
-    auto from = tenant::parse_state(spi.cstring_at(0, 1));
-    if (!from)
-        throw Error(SqlState::kInternal,
-                    "tenant " + std::string(pg::fence::tenant_text(tenant)) + " has an unknown state");
     tenant::check_move(*from, to, pg::fence::tenant_text(tenant));
     if (*from == to) PG_RETURN_VOID();
     pg::fence::lock_exclusive(tenant);
-    Datum values[2] = {UUIDPGetDatum(tenant), pg::text_datum(tenant::state_name(to))};
-    spi.run(g_update_state, values, nullptr);
+    pg::tenants::set_state(spi, tenant, to);
     PG_RETURN_VOID();
 }
 

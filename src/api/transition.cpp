@@ -7,7 +7,7 @@
 // index stages_current, and the successor's entry_seq one backward probe of
 // (tenant, run_id, stage, entry_seq).
 //
-// The steps, each a function below: lock the run (owner_call.hpp); start it on its start
+// The steps, each a function below: lock the run (pg/run_store.hpp); start it on its start
 // stage (start_run), or read its current stage and let run::next_step say what is owed
 // (transition); for a completed stage, take the decision (take_decision: the decide
 // function or declarative routing), let the core judge it (decision::check_decision),
@@ -17,7 +17,6 @@
 #include <string>
 #include <string_view>
 
-#include "core/cause.hpp"
 #include "core/decision.hpp"
 #include "core/definition.hpp"
 #include "core/error.hpp"
@@ -29,7 +28,7 @@
 #include "pg/fence.hpp"
 #include "pg/jsonb.hpp"
 #include "pg/read_only.hpp"
-#include "pg/spi.hpp"
+#include "pg/stage_store.hpp"
 #include "pg/workflow_store.hpp"
 #include "api/owner_call.hpp"
 
@@ -37,81 +36,16 @@ namespace baton::api {
 
 namespace {
 
-pg::KeptPlan g_stage_of_run = {
-    "SELECT 1 FROM baton.stages s WHERE s.tenant OPERATOR(pg_catalog.=) $1 "
-    "AND s.id OPERATOR(pg_catalog.=) $3 AND s.run_id OPERATOR(pg_catalog.=) $2",
-    3, {UUIDOID, UUIDOID, INT8OID}, nullptr};
-
-// The run's current stage: one probe of stages_current.
-pg::KeptPlan g_current = {
-    "SELECT " STAGE_COLUMNS " FROM baton.stages s WHERE s.tenant OPERATOR(pg_catalog.=) $1 "
-    "AND s.run_id OPERATOR(pg_catalog.=) $2 AND s.is_current",
-    2, {UUIDOID, UUIDOID}, nullptr};
-
-// A new current stage; entry_seq counts the run's earlier entries into that stage.
-pg::KeptPlan g_insert_stage = {
-    "INSERT INTO baton.stages AS s (tenant, run_id, stage, entry_seq, predecessor_id, inputs, "
-    "max_attempts, retry_delay) VALUES ($1, $2, $3, COALESCE((SELECT p.entry_seq FROM baton.stages p "
-    "WHERE p.tenant OPERATOR(pg_catalog.=) $1 AND p.run_id OPERATOR(pg_catalog.=) $2 "
-    "AND p.stage OPERATOR(pg_catalog.=) $3 ORDER BY p.entry_seq DESC LIMIT 1), 0) OPERATOR(pg_catalog.+) 1, "
-    "$4, $5, $6, $7::pg_catalog.interval) "
-    // A new stage has no retry deadline; no now() in a RETURNING list (Citus).
-    "RETURNING " STAGE_COLUMNS_WITH("false"),
-    7, {UUIDOID, UUIDOID, TEXTOID, INT8OID, JSONBOID, INT4OID, TEXTOID}, nullptr};
-
-pg::KeptPlan g_run_inputs = {"SELECT r.inputs FROM baton.runs r WHERE " KEY_OF_R, 2, {UUIDOID, UUIDOID}, nullptr};
-
-pg::KeptPlan g_start_run = {
-    "UPDATE baton.runs r SET status = 'running' WHERE " KEY_OF_R, 2, {UUIDOID, UUIDOID}, nullptr};
-
-pg::KeptPlan g_context = {
-    "SELECT pg_catalog.jsonb_build_object("
-    "'run', pg_catalog.jsonb_build_object('id', r.id, 'workflow', r.workflow, 'version', r.version, "
-    "'inputs', r.inputs, 'state', r.state), "
-    "'stage', pg_catalog.jsonb_build_object('id', s.id, 'name', s.stage, 'entry_seq', s.entry_seq, "
-    "'attempt', s.attempt, 'inputs', s.inputs, 'result', s.result)) "
-    "FROM baton.runs r JOIN baton.stages s ON s.tenant OPERATOR(pg_catalog.=) r.tenant "
-    "AND s.run_id OPERATOR(pg_catalog.=) r.id WHERE " KEY_OF_R " AND s.id OPERATOR(pg_catalog.=) $3",
-    3, {UUIDOID, UUIDOID, INT8OID}, nullptr};
-
-pg::KeptPlan g_path_match = {
-    "SELECT pg_catalog.jsonb_path_match($1, $2::pg_catalog.jsonpath, '{}'::pg_catalog.jsonb, true)",
-    2, {JSONBOID, TEXTOID}, nullptr};
-
-// What the transition read before calling the decide function, read again after it:
-// the decided stage still current and completed, the run still at the caller's
-// generation and running.
-pg::KeptPlan g_unchanged = {
-    "SELECT s.is_current AND s.status OPERATOR(pg_catalog.=) 'completed' "
-    "AND r.generation OPERATOR(pg_catalog.=) $4 AND r.status OPERATOR(pg_catalog.=) 'running' "
-    "FROM baton.runs r JOIN baton.stages s ON s.tenant OPERATOR(pg_catalog.=) r.tenant "
-    "AND s.run_id OPERATOR(pg_catalog.=) r.id WHERE " KEY_OF_R " AND s.id OPERATOR(pg_catalog.=) $3",
-    4, {UUIDOID, UUIDOID, INT8OID, INT8OID}, nullptr};
-
-// Saves the decision on the completed stage; `$4` clears the current flag (a switch)
-// or keeps it (the run ends on this stage).
-pg::KeptPlan g_save_decision = {
-    "UPDATE baton.stages s SET transition = $3, is_current = $4 "
-    "WHERE s.tenant OPERATOR(pg_catalog.=) $1 AND s.id OPERATOR(pg_catalog.=) $2",
-    4, {UUIDOID, INT8OID, JSONBOID, BOOLOID}, nullptr};
-
-pg::KeptPlan g_set_state = {
-    "UPDATE baton.runs r SET state = $3 WHERE " KEY_OF_R, 3, {UUIDOID, UUIDOID, JSONBOID}, nullptr};
-
-pg::KeptPlan g_end_run = {
-    "UPDATE baton.runs r SET status = $3, reason = $4, finished_at = pg_catalog.now() WHERE " KEY_OF_R, 4,
-    {UUIDOID, UUIDOID, TEXTOID, TEXTOID}, nullptr};
-
 // The row transition_stage returns.
 struct Outcome {
     const char* kind;  // "stage", "wait" or "finished"
     bool has_stage;
-    StageRow stage;
+    pg::stages::Stage stage;
     run::Status run_status;
 };
 
 // A run that goes on at this stage.
-Outcome stage_outcome(const StageRow& s) { return {"stage", true, s, run::Status::kRunning}; }
+Outcome stage_outcome(const pg::stages::Stage& s) { return {"stage", true, s, run::Status::kRunning}; }
 
 // A run that has ended with this status.
 Outcome finished(run::Status status) { return {"finished", false, {}, status}; }
@@ -125,18 +59,6 @@ Outcome finished(run::Status status) { return {"finished", false, {}, status}; }
 [[noreturn]] void throw_malformed(const OwnerCall& call, const std::string& from, const std::string& detail) {
     throw Error(SqlState::kTransitionNotAllowed,
                 "decision for stage " + json::excerpt(from) + " of " + run_text(call) + " is malformed", detail);
-}
-
-// Inserts a new current stage with these inputs (jsonb) and returns it.
-StageRow insert_stage(pg::Spi& spi, const OwnerCall& call, const definition::StageDef& def,
-                      std::int64_t predecessor, Datum inputs) {
-    Datum values[7] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id), pg::text_from_utf8(def.name),
-                       Int64GetDatum(predecessor), inputs, Int32GetDatum(def.max_attempts),
-                       pg::text_from_utf8(def.retry_delay)};
-    char nulls[8] = "       ";
-    if (predecessor == 0) nulls[3] = 'n';
-    spi.run(g_insert_stage, values, nulls);
-    return read_stage(spi, call);
 }
 
 // The stage definition of a saved stage; DU004 when the run's version has no such stage.
@@ -160,33 +82,20 @@ void require_utf8_history(const OwnerCall& call, Datum stored, const std::string
 
 // The first transition of an approved run: the run becomes running and enters its start
 // stage, whose inputs are the run's inputs.
-Outcome start_run(pg::Spi& spi, const OwnerCall& call, const LockedRun& run) {
+Outcome start_run(pg::Spi& spi, const OwnerCall& call, const pg::runs::Owned& run) {
     pg::Workflow wf = pg::load_workflow(spi, run.workflow, run.version);
     const definition::StageDef& start = stage_def(wf.definition, wf.definition.start.c_str(), call);
-    Datum key[2] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id)};
-    spi.run(g_start_run, key, nullptr);
-    spi.run(g_run_inputs, key, nullptr);
-    bool isnull = false;
-    Datum inputs = spi.copy_out(0, 1, &isnull);
+    pg::runs::set_running(spi, call.run());
+    Datum inputs = pg::runs::inputs(spi, call.run());
     require_utf8_history(call, inputs, "The run's inputs");
-    return stage_outcome(insert_stage(spi, call, start, 0, inputs));
-}
-
-// The context a decision sees: {"run": {...}, "stage": {...}} (jsonb, in SPI memory).
-Datum decision_context(pg::Spi& spi, const OwnerCall& call, std::int64_t stage_id) {
-    Datum values[3] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id), Int64GetDatum(stage_id)};
-    spi.run(g_context, values, nullptr);
-    bool isnull = false;
-    return spi.copy_out(0, 1, &isnull);
+    return stage_outcome(pg::stages::insert(spi, call.run(), start, 0, inputs));
 }
 
 // Refuses (DU007) to go on when the decide function changed the run itself (it may
 // call pg_baton, e.g. transition_stage on the same run): the decision was taken on a
 // state that no longer holds, and writing it would apply a transition twice.
 void require_unchanged_by_decide(pg::Spi& spi, const OwnerCall& call, std::int64_t stage_id) {
-    Datum values[4] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id), Int64GetDatum(stage_id),
-                       Int64GetDatum(call.generation)};
-    if (spi.run(g_unchanged, values, nullptr) == 1 && spi.bool_at(0, 1)) return;
+    if (pg::stages::unchanged(spi, call.run(), stage_id, call.generation)) return;
     throw Error(SqlState::kInvalidState, run_text(call) + " changed while its decide function ran",
                 "The decide function moved the run itself (it called pg_baton on the same run); "
                 "nothing of this transition is written.",
@@ -198,11 +107,7 @@ void require_unchanged_by_decide(pg::Spi& spi, const OwnerCall& call, std::int64
 json::Value route(pg::Spi& spi, const OwnerCall& call, const definition::StageDef& from, Datum context) {
     for (const definition::NextEntry& entry : from.next) {
         bool match = entry.when.empty();
-        if (!match) {
-            Datum values[2] = {context, pg::text_from_utf8(entry.when)};
-            spi.run(g_path_match, values, nullptr);
-            match = spi.bool_at(0, 1);
-        }
+        if (!match) match = pg::stages::path_matches(spi, context, pg::text_from_utf8(entry.when));
         if (!match) continue;
         if (entry.to == definition::kFinish) return json::make_object({{"finish", json::make_string("completed")}});
         return json::make_object({{"next", json::make_string(entry.to)}});
@@ -217,7 +122,7 @@ json::Value route(pg::Spi& spi, const OwnerCall& call, const definition::StageDe
 // too large or too deep for the core is malformed (DU003).
 std::optional<json::Value> take_decision(pg::Spi& spi, const OwnerCall& call, const pg::Workflow& wf,
                                          const definition::StageDef& from, std::int64_t done, Oid caller) {
-    Datum context = decision_context(spi, call, done);
+    Datum context = pg::stages::decision_context(spi, call.run(), done);
     if (wf.decide == InvalidOid) return route(spi, call, from, context);
     Jsonb* returned = pg::decide::call(wf.decide, wf.definition.decide, caller, context);
     require_unchanged_by_decide(spi, call, done);
@@ -236,34 +141,24 @@ std::optional<json::Value> take_decision(pg::Spi& spi, const OwnerCall& call, co
 // result) or the run's end.
 Outcome apply_decision(pg::Spi& spi, const OwnerCall& call, const pg::Workflow& wf, std::int64_t done,
                        const json::Value& decision, const decision::Decision& d, Datum result) {
-    if (d.has_state) {
-        Datum values[3] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id),
-                           JsonbPGetDatum(pg::jsonb_of(*json::find(decision, "state")))};
-        spi.run(g_set_state, values, nullptr);
-    }
+    if (d.has_state) pg::runs::set_state(spi, call.run(), pg::jsonb_of(*json::find(decision, "state")));
     bool switching = d.kind == decision::Decision::Kind::kNext;
-    Datum save[4] = {UUIDPGetDatum(call.tenant), Int64GetDatum(done), JsonbPGetDatum(pg::jsonb_of(decision)),
-                     BoolGetDatum(!switching)};
-    spi.run(g_save_decision, save, nullptr);
+    pg::stages::save_decision(spi, call.run(), done, pg::jsonb_of(decision), !switching);
     if (!switching) {
         run::Status end = d.finish_status == "failed" ? run::Status::kFailed : run::Status::kCompleted;
-        Datum values[4] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id),
-                           pg::text_datum(run::status_name(end)), pg::text_from_utf8(d.reason)};
-        char nulls[5] = "    ";
-        if (d.reason.empty()) nulls[3] = 'n';
-        spi.run(g_end_run, values, nulls);
+        pg::runs::end(spi, call.run(), end, d.reason.empty() ? 0 : pg::text_from_utf8(d.reason));
         return finished(end);
     }
     Datum inputs = d.has_inputs ? JsonbPGetDatum(pg::jsonb_of(*json::find(decision, "inputs"))) : result;
     const definition::StageDef& to = stage_def(wf.definition, d.next.c_str(), call);
-    return stage_outcome(insert_stage(spi, call, to, done, inputs));
+    return stage_outcome(pg::stages::insert(spi, call.run(), to, done, inputs));
 }
 
 // A completed current stage: decide, then save the decision and write the successor
 // (or end the run), all in this transaction. The saved result is the successor's inputs
 // unless the decision names them; a result that is not an object is corrupt history,
 // whatever the decision says.
-Outcome leave_stage(pg::Spi& spi, const OwnerCall& call, const pg::Workflow& wf, const StageRow& done, Oid caller) {
+Outcome leave_stage(pg::Spi& spi, const OwnerCall& call, const pg::Workflow& wf, const pg::stages::Stage& done, Oid caller) {
     const definition::StageDef& from = stage_def(wf.definition, done.name, call);
     Datum result = done.result;
     if (!done.has_result) {
@@ -281,16 +176,16 @@ Outcome leave_stage(pg::Spi& spi, const OwnerCall& call, const pg::Workflow& wf,
 
 // The core of transition_stage, on a locked run whose generation matched: what the run's
 // status and its current stage (run::next_step) say is owed.
-Outcome transition(pg::Spi& spi, const OwnerCall& call, const LockedRun& run, Oid caller) {
+Outcome transition(pg::Spi& spi, const OwnerCall& call, const pg::runs::Owned& run, Oid caller) {
     if (run::is_terminal(run.status)) return finished(run.status);
     if (run.status == run::Status::kSubmitted)
         throw Error(SqlState::kInvalidState, run_text(call) + " is not approved",
                     "A run that requires approval starts only after baton.approve().");
     if (run.status == run::Status::kApproved) return start_run(spi, call, run);
     pg::Workflow wf = pg::load_workflow(spi, run.workflow, run.version);
-    Datum key[2] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id)};
-    if (spi.run(g_current, key, nullptr) != 1) throw_corrupt(call, "The running run has no current stage.");
-    StageRow current = read_stage(spi, call);
+    std::optional<pg::stages::Stage> found = pg::stages::current(spi, call.run());
+    if (!found) throw_corrupt(call, "The running run has no current stage.");
+    const pg::stages::Stage& current = *found;
     (void)stage_def(wf.definition, current.name, call);  // DU004 for a stage the version does not have
     switch (run::next_step(current.status, current.attempt, current.max_attempts, current.before_retry_deadline)) {
         case run::Step::kReturnStage: return stage_outcome(current);
@@ -298,9 +193,7 @@ Outcome transition(pg::Spi& spi, const OwnerCall& call, const LockedRun& run, Oi
         case run::Step::kFailRun: {
             std::string reason = "stage \"" + std::string(current.name) + "\" spent its " +
                                  std::to_string(current.max_attempts) + " attempts";
-            Datum values[4] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id),
-                               pg::text_datum(run::status_name(run::Status::kFailed)), pg::text_datum(reason)};
-            spi.run(g_end_run, values, nullptr);
+            pg::runs::end(spi, call.run(), run::Status::kFailed, pg::text_datum(reason));
             return finished(run::Status::kFailed);
         }
         case run::Step::kDecide: break;
@@ -318,10 +211,9 @@ Datum transition_stage(FunctionCallInfo fcinfo, Oid caller) {
     pg::fence::require_writable(call.tenant);
     ReturnSetInfo* rsinfo = pg::materialize(fcinfo);
     pg::Spi spi;
-    LockedRun run = lock_run(spi, call);
+    pg::runs::Owned run = pg::runs::lock_for_owner(spi, call.run(), call.generation);
     if (has_previous) {
-        Datum values[3] = {UUIDPGetDatum(call.tenant), UUIDPGetDatum(call.run_id), Int64GetDatum(previous)};
-        if (spi.run(g_stage_of_run, values, nullptr) == 0)
+        if (!pg::stages::is_of_run(spi, call.run(), previous))
             throw Error(SqlState::kNotFound,
                         "stage " + std::to_string(previous) + " is not a stage of " + run_text(call) +
                             " in tenant " + pg::uuid_text(call.tenant),

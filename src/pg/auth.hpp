@@ -1,10 +1,11 @@
 // Authorization of bound targets: only members of the role bound to a target work on
-// its deliveries.
+// its deliveries. The binding is written here (bind) and read with the delivery (the
+// delivery store returns each row's bound role).
 #pragma once
 
 #include <string_view>
 
-#include "pg/boundary.hpp"
+#include "pg/spi.hpp"
 
 namespace baton::pg::auth {
 
@@ -14,5 +15,15 @@ void require_member(Oid caller, Oid role, std::string_view target);
 
 // Throws 22023 unless role names an existing role.
 void require_role_exists(Oid role);
+
+// Grants role USAGE on schema baton and EXECUTE on `functions` (a list of names).
+void grant(Oid role, const char* functions);
+// Grants role USAGE on schema baton, EXECUTE on every function of the schema but the
+// grant_* helpers and the trigger functions, and SELECT on every view; both read from
+// the catalog, so that a function or view added later cannot be forgotten.
+void grant_admin(Oid role);
+
+// Binds (tenant, target) to role, replacing an earlier binding.
+void bind(Spi& spi, pg_uuid_t* tenant, text* target, Oid role);
 
 }  // namespace baton::pg::auth

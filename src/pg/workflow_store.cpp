@@ -3,9 +3,12 @@
 #include <string>
 
 #include "core/definition.hpp"
+#include "core/delivery.hpp"
 #include "core/error.hpp"
+#include "core/json.hpp"
 #include "pg/args.hpp"
 #include "pg/jsonb.hpp"
+#include "pg/locks.hpp"
 #include "pg/workflow_store.hpp"
 
 namespace baton::pg {
@@ -21,6 +24,27 @@ KeptPlan g_version = {
     "SELECT w.version, w.definition, w.decide FROM baton.workflows w "
     "WHERE w.name OPERATOR(pg_catalog.=) $1 AND w.version OPERATOR(pg_catalog.=) $2",
     2, {TEXTOID, INT4OID}, nullptr};
+
+KeptPlan g_latest_definition = {
+    "SELECT w.version, w.definition OPERATOR(pg_catalog.=) $2 AND "
+    "COALESCE(w.decide::pg_catalog.oid OPERATOR(pg_catalog.=) $3::pg_catalog.oid, w.decide IS NULL AND $3 IS NULL) "
+    "FROM baton.workflows w "
+    "WHERE w.name OPERATOR(pg_catalog.=) $1 ORDER BY w.version DESC LIMIT 1",
+    3, {TEXTOID, JSONBOID, REGPROCEDUREOID}, nullptr};
+
+KeptPlan g_insert_definition = {
+    "INSERT INTO baton.workflows (name, version, definition, decide) VALUES ($1, $2, $3, $4)",
+    4, {TEXTOID, INT4OID, JSONBOID, REGPROCEDUREOID}, nullptr};
+
+// The advisory lock that orders the definers of one workflow name, until commit.
+void lock_definers(const text* name) {
+    guard([name] {
+        uint32 hash = static_cast<uint32>(
+            hash_bytes(reinterpret_cast<const unsigned char*>(VARDATA_ANY(name)), VARSIZE_ANY_EXHDR(name)));
+        LOCKTAG tag = locks::tag(locks::Purpose::kDefineWorkflow, static_cast<uint64>(hash) << 32);
+        (void)LockAcquire(&tag, ExclusiveLock, false, false);
+    });
+}
 
 }  // namespace
 
@@ -41,6 +65,54 @@ Workflow load_workflow(Spi& spi, text* name, int version) {
     Jsonb* jb = guard([def] { return DatumGetJsonbP(def); });
     Workflow wf{spi.int32_at(0, 1), definition::parse_definition(jsonb_value(jb)), spi.oid_at(0, 3)};
     return wf;
+}
+
+// Each value is read by its type's input function, as the statements will read it.
+std::optional<std::string> server_fault(const definition::Definition& def) {
+    for (const definition::StageDef& stage : def.stages) {
+        const char* delay = stage.retry_delay.c_str();
+        std::int64_t usec = -1;
+        Interval* iv = nullptr;
+        if (attempt([delay, &iv] {
+                iv = DatumGetIntervalP(DirectFunctionCall3(interval_in, CStringGetDatum(delay),
+                                                           ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1)));
+            }) == nullptr)
+            usec = interval_usec(iv);
+        try {
+            delivery::check_delay_usec(usec);
+        } catch (const Error&) {
+            return "Stage \"" + stage.name + "\" has retry_delay " + json::excerpt(stage.retry_delay) +
+                   "; it must read as an interval of zero to 365 days.";
+        }
+        for (const definition::NextEntry& entry : stage.next) {
+            if (entry.when.empty()) continue;
+            const char* path = entry.when.c_str();
+            if (ErrorData* e = attempt([path] { (void)DirectFunctionCall1(jsonpath_in, CStringGetDatum(path)); }))
+                return "Stage \"" + stage.name + "\" has a `when` that is not a jsonpath: " +
+                       json::excerpt(entry.when) + " (" + (e->message ? e->message : "syntax error") + ").";
+        }
+    }
+    return std::nullopt;
+}
+
+// Identical means the same definition resolving to the same decide function: a function
+// dropped and created again is another function, so that is a new version.
+int store_version(Spi& spi, text* name, Jsonb* definition, Oid decide) {
+    lock_definers(name);
+    Datum values[4] = {PointerGetDatum(name), JsonbPGetDatum(definition), ObjectIdGetDatum(decide), 0};
+    char latest_nulls[4] = "   ";
+    if (decide == InvalidOid) latest_nulls[2] = 'n';
+    int version = 1;
+    if (spi.run(g_latest_definition, values, latest_nulls) == 1) {
+        if (spi.bool_at(0, 2)) return spi.int32_at(0, 1);
+        version = spi.int32_at(0, 1) + 1;
+    }
+    Datum insert[4] = {PointerGetDatum(name), Int32GetDatum(version), JsonbPGetDatum(definition),
+                       ObjectIdGetDatum(decide)};
+    char nulls[5] = "    ";
+    if (decide == InvalidOid) nulls[3] = 'n';
+    spi.run(g_insert_definition, insert, nulls);
+    return version;
 }
 
 }  // namespace baton::pg
