@@ -8,6 +8,7 @@
 #include "core/tenant.hpp"
 #include "pg/args.hpp"
 #include "pg/auth.hpp"
+#include "pg/citus.hpp"
 #include "pg/claim_hints.hpp"
 #include "pg/delivery_store.hpp"
 #include "pg/fence.hpp"
@@ -50,7 +51,10 @@ Datum claim(FunctionCallInfo fcinfo, Oid caller) {
 
     ReturnSetInfo* rsinfo = pg::materialize(fcinfo);
     // A claim filtered by `expected` passes over rows others may claim: it uses no hint.
-    pg::claim_hints::Scan scan = pg::claim_hints::begin(tenant, target_chars, target_len, expected == nullptr);
+    // Nor does a claim on a Citus install: the rows' writes are told to the hints of the
+    // node that holds their shard, not to this node's.
+    bool use_hint = expected == nullptr && !pg::citus::distributed();
+    pg::claim_hints::Scan scan = pg::claim_hints::begin(tenant, target_chars, target_len, use_hint);
     pg::ClaimCall call{tenant, target, lease, expected, scan.now, rsinfo};
     std::int64_t got = 0;
     claim_hint::Position start = scan.ticket.start;

@@ -42,7 +42,8 @@ TriggerData* trigger_data(FunctionCallInfo fcinfo) {
 }
 
 // The columns of baton.deliveries its trigger reads (the row rules, the claim hints),
-// found once per relation; is_deliveries is false for the other tables.
+// found once per relation; is_deliveries is false for the other tables. `table` is the
+// logical table the trigger guards (logical_table()), so that a shard of deliveries counts.
 struct DeliveryColumns {
     Oid relid;
     bool is_deliveries;
@@ -50,10 +51,10 @@ struct DeliveryColumns {
 };
 DeliveryColumns g_columns;  // zero: no relation yet (InvalidOid)
 
-const DeliveryColumns& delivery_columns(Relation rel) {
+const DeliveryColumns& delivery_columns(Relation rel, const char* table) {
     static const DeliveryColumns kOther{};
     if (g_columns.relid == RelationGetRelid(rel)) return g_columns;
-    if (std::strcmp(RelationGetRelationName(rel), "deliveries") != 0) return kOther;
+    if (std::strcmp(table, "deliveries") != 0) return kOther;
     DeliveryColumns c{};
     c.relid = RelationGetRelid(rel);
     TupleDesc desc = RelationGetDescr(rel);
@@ -181,6 +182,14 @@ void note_delivery_write(TriggerData* td, const DeliveryColumns& c) {
                                      after.run_after);
 }
 
+// The logical table a trigger guards: its first argument (the install script names the
+// table there, and Citus copies a trigger's arguments to the triggers of the table's
+// shards, which fire on deliveries_102008 and the like), else the relation's own name.
+const char* logical_table(const TriggerData* td) {
+    const Trigger* tg = td->tg_trigger;
+    return tg->tgnargs > 0 ? tg->tgargs[0] : RelationGetRelationName(td->tg_relation);
+}
+
 // BEFORE INSERT/UPDATE/DELETE FOR EACH ROW on every tenant-owned table: the row's tenant
 // (old and new, for an update) must be writable, but for the rows a restore loads. On
 // deliveries, the row must also keep the row rules, and the write is told to the claim hints.
@@ -199,7 +208,7 @@ Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     } else {
         pg::fence::require_writable(row_tenant(td->tg_trigtuple, rel));
     }
-    const DeliveryColumns& c = delivery_columns(td->tg_relation);
+    const DeliveryColumns& c = delivery_columns(td->tg_relation, logical_table(td));
     if (c.is_deliveries) {
         if (!TRIGGER_FIRED_BY_DELETE(ev))
             check_delivery_row(TRIGGER_FIRED_BY_UPDATE(ev) ? td->tg_newtuple : td->tg_trigtuple, rel, c);

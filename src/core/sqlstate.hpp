@@ -23,6 +23,7 @@ enum class SqlState {
     kNotFound,              // DU008: no such object in that tenant
     kDedupConflict,         // DU009: a key reused with a different payload or inputs
     kCheckViolation,        // 23514: a row written by direct SQL breaks a table's rule
+    kObjectNotInPrerequisiteState,  // 55000: what a call needs is not there (distribute without Citus)
     kOutOfMemory,           // 53200: C++ allocation failed
     kInternal,              // XX000: a bug: an invariant of pg_baton's own code broke
 };
@@ -45,6 +46,7 @@ constexpr const char* sqlstate_code(SqlState s) {
         case SqlState::kNotFound: return "DU008";
         case SqlState::kDedupConflict: return "DU009";
         case SqlState::kCheckViolation: return "23514";
+        case SqlState::kObjectNotInPrerequisiteState: return "55000";
         case SqlState::kOutOfMemory: return "53200";
         case SqlState::kInternal: return "XX000";
     }

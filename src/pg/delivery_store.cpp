@@ -4,10 +4,22 @@
 
 #include "core/claim_hint.hpp"
 #include "core/delivery.hpp"
+#include "pg/citus.hpp"
 #include "pg/delivery_direct.hpp"
 #include "pg/delivery_store.hpp"
 
 namespace baton::pg {
+
+namespace {
+
+// The role bound to (tenant, target), as a statement: on a Citus install
+// target_bindings' rows are in shards, which the direct probe cannot read.
+KeptPlan g_bound_role = {
+    "SELECT b.role FROM baton.target_bindings b "
+    "WHERE b.tenant OPERATOR(pg_catalog.=) $1 AND b.target OPERATOR(pg_catalog.=) $2",
+    2, {UUIDOID, TEXTOID}, nullptr};
+
+}  // namespace
 
 // Connects on first use, so that a call served directly opens no SPI connection.
 Spi& DeliveryStore::spi() {
@@ -31,12 +43,22 @@ void DeliveryStore::close() {
     table_ = nullptr;
 }
 
-// Keeps the last answer: a batch mostly names one target. The target's bytes (an
+// Keeps the last answer: a batch mostly names one target. On a Citus install the binding
+// is read by a statement (g_bound_role), else by a probe of its primary key. The target's bytes (an
 // argument, or a row's target copied out) live as long as the call.
 Oid DeliveryStore::bound_role(const pg_uuid_t* tenant, const char* target, int target_len) {
     if (role_target_ != nullptr && role_target_len_ == target_len && std::memcmp(role_target_, target, target_len) == 0)
         return role_;
-    role_ = delivery_direct::bound_role(tenant, target, target_len);
+    if (citus::distributed()) {
+        Spi& s = spi();
+        Datum values[2] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)),
+                           PointerGetDatum(guard([target, target_len] {
+                               return cstring_to_text_with_len(target, target_len);
+                           }))};
+        role_ = s.run(g_bound_role, values, nullptr) == 0 ? InvalidOid : s.oid_at(0, 1);
+    } else {
+        role_ = delivery_direct::bound_role(tenant, target, target_len);
+    }
     role_target_ = target;
     role_target_len_ = target_len;
     return role_;

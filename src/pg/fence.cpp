@@ -1,8 +1,11 @@
 // The tenant write fence (see fence.hpp).
+#include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "core/error.hpp"
 #include "pg/fence.hpp"
+#include "pg/citus.hpp"
 #include "pg/locks.hpp"
 #include "pg/restore_load.hpp"
 #include "pg/relations.hpp"
@@ -59,11 +62,37 @@ void remember(const pg_uuid_t* tenant, Check check) {
     e.check = check;
 }
 
+// The state of a tenant, as a SQL statement: on a Citus install baton.tenants is an
+// empty shell and its rows are in shards, which only a statement reaches (routed by the
+// tenant to the shard of this node, or of the node that holds it).
+KeptPlan g_state_sql = {"SELECT t.state FROM baton.tenants t WHERE t.tenant OPERATOR(pg_catalog.=) $1", 1, {UUIDOID},
+                        nullptr};
+
+// The state a stored text names, or kMissing when there is no row.
+Check check_of(const pg_uuid_t* tenant, const char* stored) {
+    if (stored == nullptr) return {Access::kMissing, tenant::State::kDeleted};
+    auto state = tenant::parse_state(stored);
+    if (!state)
+        throw Error(SqlState::kInternal, "tenant " + std::string(tenant_text(tenant)) + " has an unknown state",
+                    stored);
+    return {tenant::writes_allowed(*state) ? Access::kAllowed : Access::kNotActive, *state};
+}
+
+// read_state() through g_state_sql, for a Citus install.
+Check read_state_by_statement(const pg_uuid_t* tenant, bool latest) {
+    Spi spi;
+    Datum values[1] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant))};
+    std::uint64_t n = latest ? spi.run_latest(g_state_sql, values, nullptr) : spi.run(g_state_sql, values, nullptr);
+    return check_of(tenant, n == 0 ? nullptr : spi.cstring_at(0, 1));
+}
+
 // Reads the state through the tenants primary key, with the latest committed data and
 // this transaction's own writes (latest) or the statement's snapshot. A direct index
 // probe: the fence runs once per writing transaction, and an SPI statement costs
-// more (the count is in docs/performance.md, "What made each gain", 6.).
+// more (the count is in docs/performance.md, "What made each gain", 6.). On a Citus
+// install, a statement (read_state_by_statement).
 Check read_state(const pg_uuid_t* tenant, bool latest) {
+    if (citus::distributed()) return read_state_by_statement(tenant, latest);
     char* stored = guard([tenant, latest] {
         // The table locked first, then its index: see relations.hpp.
         Oid indexid = InvalidOid;
@@ -85,12 +114,7 @@ Check read_state(const pg_uuid_t* tenant, bool latest) {
         table_close(rel, AccessShareLock);
         return state;
     });
-    if (stored == nullptr) return {Access::kMissing, tenant::State::kDeleted};
-    auto state = tenant::parse_state(stored);
-    if (!state)
-        throw Error(SqlState::kInternal, "tenant " + std::string(tenant_text(tenant)) + " has an unknown state",
-                    stored);
-    return {tenant::writes_allowed(*state) ? Access::kAllowed : Access::kNotActive, *state};
+    return check_of(tenant, stored);
 }
 
 // Share-locks the fence (waiting or not) and reads the state unless a read under the

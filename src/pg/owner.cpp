@@ -1,5 +1,6 @@
 // The extension's owner, cached (see owner.hpp).
 #include "pg/owner.hpp"
+#include "pg/citus.hpp"
 
 namespace baton::pg::owner {
 
@@ -7,8 +8,13 @@ namespace {
 
 Oid g_owner = InvalidOid;  // InvalidOid: not known (yet, or since an invalidation)
 
-// Invalidation callbacks: forget the owner.
-void forget_on_relcache(Datum, Oid) { g_owner = InvalidOid; }
+// Invalidation callbacks: forget the owner. The relcache callback also serves
+// pg/citus' cache: Postgres has ten relcache callback slots per backend, and Citus
+// takes seven.
+void forget_on_relcache(Datum, Oid relid) {
+    g_owner = InvalidOid;
+    citus::forget_relation(relid);
+}
 void forget_on_syscache(Datum, int, uint32) { g_owner = InvalidOid; }
 
 // pg_extension.extowner of pg_baton, by the catalog's name index (pg_extension has no

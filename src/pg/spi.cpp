@@ -3,17 +3,29 @@
 
 #include "core/error.hpp"
 
+#include "pg/citus.hpp"
 #include "pg/spi.hpp"
 
 namespace baton::pg {
 
+// On a single node, always the generic plan: planned once per backend, never again per
+// call; the statements are written so that their generic plans are index probes. On a
+// Citus install (citus::distributed()), a custom plan per call: Citus 13.2 cannot make
+// a distributed plan of many of them as generic plans ("could not create distributed
+// plan"), and crashes on the generic plan of an UPDATE with now() inside a CASE. A plan
+// prepared before the install was distributed is prepared again the other way.
 SPIPlanPtr KeptPlan::get() {
-    if (plan != nullptr) return plan;
+    bool custom = citus::distributed();
+    if (plan != nullptr && ((plan->cursor_options & CURSOR_OPT_CUSTOM_PLAN) != 0) == custom) return plan;
     KeptPlan* self = this;
-    plan = guard([self] {
-        // Always the generic plan: planned once per backend, never again per call. The
-        // statements are written so that their generic plans are index probes.
-        SPIPlanPtr p = SPI_prepare_cursor(self->sql, self->nargs, self->argtypes, CURSOR_OPT_GENERIC_PLAN);
+    if (plan != nullptr) {
+        SPIPlanPtr old = plan;
+        plan = nullptr;
+        guard([old] { (void)SPI_freeplan(old); });
+    }
+    int options = custom ? CURSOR_OPT_CUSTOM_PLAN : CURSOR_OPT_GENERIC_PLAN;
+    plan = guard([self, options] {
+        SPIPlanPtr p = SPI_prepare_cursor(self->sql, self->nargs, self->argtypes, options);
         if (p == nullptr)
             elog(ERROR, "pg_baton could not prepare a statement: %s", SPI_result_code_string(SPI_result));
         if (SPI_keepplan(p) != 0) elog(ERROR, "pg_baton could not keep a prepared statement");

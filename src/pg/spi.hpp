@@ -9,8 +9,9 @@
 
 namespace baton::pg {
 
-// A statement prepared on first use and kept for the life of the backend, always run
-// with its generic plan (no planning per call). Declared as
+// A statement prepared on first use and kept for the life of the backend, run with its
+// generic plan (no planning per call), or on a Citus install with a custom plan per call
+// (see KeptPlan::get()). Declared as
 // a constant-initialized static (no constructor runs); every statement is schema-
 // qualified down to its operators, so no search_path can change what it means.
 struct KeptPlan {

@@ -1,0 +1,28 @@
+// Whether this database's pg_baton is distributed by Citus. On a distributed install
+// baton.deliveries, baton.tenants and the other tenant tables are empty shells on every
+// node: their rows live in shards (deliveries_102008, ...), which only SQL statements
+// reach, through Citus' planner. The paths that read a table by its relation id (the
+// direct heap and index access, the fence's index probe, the binding probe) ask here
+// first and take their SQL statements instead when it says yes.
+#pragma once
+
+#include "pg/boundary.hpp"
+
+namespace baton::pg::citus {
+
+// True when the Citus extension exists in this database and baton.deliveries is one of
+// its tables (pg_dist_partition), on the coordinator and, once Citus has synced its
+// metadata, on every worker. The answer is cached per backend and forgotten when
+// baton.deliveries' relation cache entry is invalidated (create_distributed_table and
+// undistribute_table invalidate it) or the whole cache is reset. The first call after
+// that reads the catalog: it must run inside a transaction.
+bool distributed();
+
+// True when the Citus extension is installed in this database (pg_extension).
+bool installed();
+
+// The relcache invalidation of relid (InvalidOid: all), from pg/owner's relcache
+// callback: a backend has ten relcache callback slots, and Citus takes seven of them.
+void forget_relation(Oid relid);
+
+}  // namespace baton::pg::citus
