@@ -53,6 +53,7 @@ INSERT INTO writes VALUES
   ('grant_producer',   'SELECT baton.grant_producer(''baton_ro_role'')'),
   ('grant_worker',     'SELECT baton.grant_worker(''baton_ro_role'')'),
   ('grant_admin',      'SELECT baton.grant_admin(''baton_ro_role'')'),
+  ('distribute',       'SELECT baton.distribute()'),
   ('define_workflow',  'SELECT baton.define_workflow(''ro_wf2'', ''{"start": "a", "stages": {"a": {"next": ["@finish"]}}}'')'),
   ('submit',           format('SELECT baton.submit(%L, ''ro_wf'', ''{"n": 3}'', ''ro-3'')', :'t')),
   ('approve',          format('SELECT baton.approve(%L, %L, ''alice'', baton.inputs_digest(%L, %L))', :'t', :'run2', :'t', :'run2')),
