@@ -9,7 +9,7 @@
 #   5. make installcheck                 (pg_regress REGRESS, then pg_isolation_regress),
 #      then again with PGOPTIONS='-c baton.direct_access=off' (kinds "regress-spi",
 #      "isolation-spi": the SPI fallback of claim, finish and finish_batch)
-#   6. the later suites (run_suite lines at the end: fault, ..., tooling), each when it exists
+#   6. the later suites (run_suite lines at the end: fault, ..., model, citus), each when it exists
 #
 # The last line of output is always "N passed, N failed" (totals over every kind; a stage
 # that errored without reporting tests counts as one failure). Exit status is non-zero
@@ -335,5 +335,7 @@ run_suite fuzz test/fuzz/run.sh --short
 run_suite memory test/memory/run.sh
 run_suite valgrind test/valgrind/run.sh
 run_suite model test/model/run.sh
+# Citus: a three-node cluster of its own; one line saying it was skipped without Citus.
+run_suite citus test/citus/run.sh
 
 exit 0

@@ -106,10 +106,35 @@ void distribute_functions(pg::Spi& spi) {
     }
 }
 
+// Moves each worker's id sequences (deliveries' identity, entry_id_seq) to a range of
+// its own: group g starts at g << 48, so ids are unique across the cluster whichever
+// node assigns them (the coordinator, group 0, keeps 1 .. 2^48 for the rows inserted
+// through it). Sequences already in their range are left alone: idempotent, and a
+// worker added later gets its range on the next call.
+void separate_id_ranges(pg::Spi& spi) {
+    spi.exec(
+        "SELECT pg_catalog.bool_and(r.success), pg_catalog.string_agg(r.result, '; ') "
+        "FROM pg_catalog.run_command_on_workers($cmd$"
+        "SELECT pg_catalog.count(pg_catalog.setval(pg_catalog.format('baton.%I', q.sequencename)::pg_catalog.regclass, "
+        "(g.groupid::pg_catalog.int8 OPERATOR(pg_catalog.<<) 48) OPERATOR(pg_catalog.+) 1, false)) "
+        "FROM pg_catalog.pg_sequences q, pg_catalog.pg_dist_local_group g "
+        "WHERE q.schemaname OPERATOR(pg_catalog.=) 'baton' "
+        "AND q.sequencename OPERATOR(pg_catalog.=) ANY ('{deliveries_id_seq,entry_id_seq}'::pg_catalog.text[]) "
+        "AND g.groupid OPERATOR(pg_catalog.>) 0 "
+        "AND COALESCE(q.last_value, 0) OPERATOR(pg_catalog.<) (g.groupid::pg_catalog.int8 OPERATOR(pg_catalog.<<) 48)"
+        "$cmd$) r");
+    if (!spi.bool_at(0, 1)) {
+        const char* result = spi.cstring_at(0, 2);
+        throw Error(SqlState::kObjectNotInPrerequisiteState, "pg_baton could not give the workers their id ranges",
+                    result ? result : "", "Check that pg_baton is installed on every worker.");
+    }
+}
+
 // baton.distribute(): distributes pg_baton on a Citus coordinator with workers. The
 // tenant tables by "tenant", colocated; workflows as a reference table; every function
 // that takes the tenant first by that argument, colocated with the tables. Idempotent:
-// what Citus has already is left as it is. Triggers on distributed tables need
+// what Citus has already is left as it is. Each worker's id sequences get a range of
+// their own (separate_id_ranges). Triggers on distributed tables need
 // citus.enable_unsafe_triggers, which is set for this call only.
 Datum distribute(FunctionCallInfo fcinfo, Oid caller) {
     pg::require_read_write("baton.distribute");
@@ -119,6 +144,7 @@ Datum distribute(FunctionCallInfo fcinfo, Oid caller) {
     for (const char* table : kTenantTables) distribute_table(spi, table, true);
     for (const char* table : kGlobalTables) distribute_table(spi, table, false);
     distribute_functions(spi);
+    separate_id_ranges(spi);
     restore_settings(level);
     PG_RETURN_VOID();
 }

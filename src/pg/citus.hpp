@@ -18,6 +18,14 @@ namespace baton::pg::citus {
 // that reads the catalog: it must run inside a transaction.
 bool distributed();
 
+// The statement to run: `single` on a single node, `on_citus` on a Citus install, where
+// Citus cannot plan `single` (a subquery inside an INSERT, FOR UPDATE with a subquery)
+// or crashes on it (now() inside a CASE of an UPDATE).
+template <typename Plan>
+Plan& pick(Plan& single, Plan& on_citus) {
+    return distributed() ? on_citus : single;
+}
+
 // True when the Citus extension is installed in this database (pg_extension).
 bool installed();
 

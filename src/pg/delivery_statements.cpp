@@ -5,6 +5,7 @@
 // Status spellings are the core's (BATON_STATUS_*), spliced in as literals where a
 // partial index's predicate must be proved by the generic plan.
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "core/delivery.hpp"
 #include "core/error.hpp"
 #include "pg/args.hpp"
+#include "pg/citus.hpp"
 #include "pg/delivery_store.hpp"
 
 namespace baton::pg {
@@ -137,6 +139,12 @@ pg::KeptPlan g_batch_rows = {
 
 pg::KeptPlan g_row = {ROW_SQL, 2, {UUIDOID, INT8OID}, nullptr};
 pg::KeptPlan g_row_for_update = {ROW_SQL " FOR UPDATE", 2, {UUIDOID, INT8OID}, nullptr};
+// g_row_for_update for Citus, which refuses FOR UPDATE with a subquery: the role column
+// NULL, read after by DeliveryStore::bound_role().
+pg::KeptPlan g_row_for_update_citus = {
+    "SELECT d.status, d.generation, d.attempts, d.max_attempts, d.target, NULL::pg_catalog.oid, d.lease_until "
+    "FROM baton.deliveries d WHERE " KEY_OF_D " FOR UPDATE",
+    2, {UUIDOID, INT8OID}, nullptr};
 
 // retry's write, as delivery::retry_give_back() chose it ($5 NULL: failed, settled).
 pg::KeptPlan g_give_back = {
@@ -147,6 +155,18 @@ pg::KeptPlan g_give_back = {
     "settled_at = CASE WHEN $5 IS NULL THEN pg_catalog.now() END "
     "WHERE " KEY_OF_D,
     6, {UUIDOID, INT8OID, TEXTOID, INT8OID, INTERVALOID, TEXTOID}, nullptr};
+
+// g_give_back for Citus, one statement per branch of its CASEs, the times computed by
+// the caller ($5): Citus 13.2 crashes on the generic plan of an UPDATE with now() inside
+// a CASE, and refuses any function that is not immutable inside a CASE.
+pg::KeptPlan g_give_back_pending_citus = {
+    "UPDATE baton.deliveries d SET status = $3, generation = $4, run_after = $5, "
+    "lease_until = NULL, last_error = $6 WHERE " KEY_OF_D,
+    6, {UUIDOID, INT8OID, TEXTOID, INT8OID, TIMESTAMPTZOID, TEXTOID}, nullptr};
+pg::KeptPlan g_give_back_settled_citus = {
+    "UPDATE baton.deliveries d SET status = $3, generation = $4, settled_at = $5, "
+    "lease_until = NULL, last_error = $6 WHERE " KEY_OF_D,
+    6, {UUIDOID, INT8OID, TEXTOID, INT8OID, TIMESTAMPTZOID, TEXTOID}, nullptr};
 
 // The tenants among the oldest expired leases, active ones only (a fenced tenant's
 // leases must not hide everyone else's), the tenant with the oldest first.
@@ -299,7 +319,10 @@ void DeliveryStore::settle_batch_by_statement(pg_uuid_t* tenant, const Int64Arra
 
 // The row FOR UPDATE: retry decides on it and writes it in the same transaction.
 FoundDelivery DeliveryStore::lock(pg_uuid_t* tenant, std::int64_t id) {
-    return read_found(spi(), g_row_for_update, tenant, id);
+    if (!citus::distributed()) return read_found(spi(), g_row_for_update, tenant, id);
+    FoundDelivery f = read_found(spi(), g_row_for_update_citus, tenant, id);
+    if (f.found) f.role = bound_role(tenant, f.target, static_cast<int>(std::strlen(f.target)));
+    return f;
 }
 
 // Writes the give-back; a pending row waits `delay`, or the core's backoff without one.
@@ -320,7 +343,17 @@ void DeliveryStore::give_back(pg_uuid_t* tenant, std::int64_t id, const delivery
                        Int64GetDatum(to.generation), wait ? IntervalPGetDatum(wait) : 0, PointerGetDatum(error)};
     char nulls[7] = "      ";
     if (wait == nullptr) nulls[4] = 'n';
-    spi().run(g_give_back, values, nulls);
+    if (!citus::distributed()) {
+        spi().run(g_give_back, values, nulls);
+        return;
+    }
+    // On Citus: now() (the transaction's start), or now() + the wait, as a parameter.
+    values[4] = guard([wait] {
+        Datum now = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+        return wait ? DirectFunctionCall2(timestamptz_pl_interval, now, IntervalPGetDatum(wait)) : now;
+    });
+    nulls[4] = ' ';
+    spi().run(wait ? g_give_back_pending_citus : g_give_back_settled_citus, values, nulls);
 }
 
 // The candidates copied out first: the caller's fence checks run queries of their own.

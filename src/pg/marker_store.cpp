@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/marker.hpp"
 #include "pg/args.hpp"
+#include "pg/citus.hpp"
 #include "pg/locks.hpp"
 #include "pg/marker_store.hpp"
 
@@ -26,6 +27,15 @@ KeptPlan g_enter = {
     "COALESCE((SELECT p.entry_seq FROM baton.step_entries p WHERE p.tenant OPERATOR(pg_catalog.=) $1 "
     "AND p.subject OPERATOR(pg_catalog.=) $2 AND p.step OPERATOR(pg_catalog.=) $3 "
     "ORDER BY p.entry_seq DESC LIMIT 1), 0) OPERATOR(pg_catalog.+) 1, $4) RETURNING e.id, e.entry_seq",
+    4, {UUIDOID, TEXTOID, TEXTOID, TEXTOID}, nullptr};
+
+// g_enter for Citus, which refuses a subquery inside INSERT ... VALUES: INSERT ...
+// SELECT over the tenant's own shard.
+KeptPlan g_enter_citus = {
+    "INSERT INTO baton.step_entries AS e (tenant, subject, step, entry_seq, digest) "
+    "SELECT $1, $2, $3, COALESCE(pg_catalog.max(p.entry_seq), 0) OPERATOR(pg_catalog.+) 1, $4 "
+    "FROM baton.step_entries p WHERE p.tenant OPERATOR(pg_catalog.=) $1 "
+    "AND p.subject OPERATOR(pg_catalog.=) $2 AND p.step OPERATOR(pg_catalog.=) $3 RETURNING e.id, e.entry_seq",
     4, {UUIDOID, TEXTOID, TEXTOID, TEXTOID}, nullptr};
 
 KeptPlan g_entry = {
@@ -87,6 +97,13 @@ KeptPlan g_resolve = {
     "WHERE " KEY_OF_M,
     5, {UUIDOID, INT8OID, INT4OID, TEXTOID, INT8OID}, nullptr};
 
+// g_resolve for Citus, which crashes on the generic plan of an UPDATE with now() inside
+// a CASE and refuses a function that is not immutable inside a CASE: completed_at is
+// computed by the caller ($6: NULL for retry, else now()).
+KeptPlan g_resolve_citus = {
+    "UPDATE baton.markers m SET state = $4, resolved_generation = $5, completed_at = $6 WHERE " KEY_OF_M,
+    6, {UUIDOID, INT8OID, INT4OID, TEXTOID, INT8OID, TIMESTAMPTZOID}, nullptr};
+
 // The values of a statement on a marker's key, room for the rest after it.
 struct KeyValues {
     Datum v[7];
@@ -116,7 +133,7 @@ void enter(Spi& spi, pg_uuid_t* tenant, text* subject, text* step, text* digest,
     lock_entries(tenant, subject, step);
     Datum values[4] = {UUIDPGetDatum(tenant), PointerGetDatum(subject), PointerGetDatum(step),
                        PointerGetDatum(digest)};
-    spi.run_latest(g_enter, values, nullptr);
+    spi.run_latest(citus::pick(g_enter, g_enter_citus), values, nullptr);
     spi.emit_row(rsinfo, 0);
 }
 
@@ -189,7 +206,15 @@ void resolve(Spi& spi, const Key& key, marker::State to, std::int64_t generation
     KeyValues k(key);
     k.v[3] = text_datum(marker::state_name(to));
     k.v[4] = Int64GetDatum(generation);
-    spi.run(g_resolve, k.v, nullptr);
+    if (!citus::distributed()) {
+        spi.run(g_resolve, k.v, nullptr);
+        return;
+    }
+    bool retry = to == marker::State::kRetry;
+    k.v[5] = retry ? 0 : TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());  // now()
+    char nulls[7] = "      ";
+    if (retry) nulls[5] = 'n';
+    spi.run(g_resolve_citus, k.v, nulls);
 }
 
 }  // namespace baton::pg::markers

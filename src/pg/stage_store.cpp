@@ -10,6 +10,7 @@
 #include "core/run.hpp"
 #include "core/sqlstate.hpp"
 #include "pg/args.hpp"
+#include "pg/citus.hpp"
 #include "pg/stage_store.hpp"
 
 namespace baton::pg::stages {
@@ -48,6 +49,17 @@ KeptPlan g_insert = {
     "AND p.stage OPERATOR(pg_catalog.=) $3 ORDER BY p.entry_seq DESC LIMIT 1), 0) OPERATOR(pg_catalog.+) 1, "
     "$4, $5, $6, $7::pg_catalog.interval) "
     "RETURNING " STAGE_COLUMNS_WITH("false"),  // a new stage has no retry deadline
+    7, {UUIDOID, UUIDOID, TEXTOID, INT8OID, JSONBOID, INT4OID, TEXTOID}, nullptr};
+
+// g_insert for Citus, which refuses a subquery inside INSERT ... VALUES: INSERT ...
+// SELECT over the tenant's own shard.
+KeptPlan g_insert_citus = {
+    "INSERT INTO baton.stages AS s (tenant, run_id, stage, entry_seq, predecessor_id, inputs, "
+    "max_attempts, retry_delay) SELECT $1, $2, $3, COALESCE(pg_catalog.max(p.entry_seq), 0) OPERATOR(pg_catalog.+) 1, "
+    "$4, $5, $6, $7::pg_catalog.interval FROM baton.stages p "
+    "WHERE p.tenant OPERATOR(pg_catalog.=) $1 AND p.run_id OPERATOR(pg_catalog.=) $2 "
+    "AND p.stage OPERATOR(pg_catalog.=) $3 "
+    "RETURNING " STAGE_COLUMNS_WITH("false"),
     7, {UUIDOID, UUIDOID, TEXTOID, INT8OID, JSONBOID, INT4OID, TEXTOID}, nullptr};
 
 KeptPlan g_start = {
@@ -176,7 +188,7 @@ Stage insert(Spi& spi, const runs::Key& run, const definition::StageDef& def, st
                        text_from_utf8(def.retry_delay)};
     char nulls[8] = "       ";
     if (predecessor == 0) nulls[3] = 'n';
-    spi.run(g_insert, values, nulls);
+    spi.run(citus::pick(g_insert, g_insert_citus), values, nulls);
     return read_stage(spi, run);
 }
 

@@ -1,0 +1,56 @@
+# shellcheck shell=bash
+# A throwaway three-node Citus cluster on this machine, for test/citus/. Source this
+# file (after scripts/cluster.sh), then:
+#
+#   citus_cluster_start BASE PORT
+#       a coordinator on PORT and two workers on PORT+1 and PORT+2, data in BASE/n0..n2,
+#       one private socket directory BASE/sock (also the nodes' host name in Citus'
+#       metadata), shared_preload_libraries = 'citus,pg_baton' (Citus first: it refuses
+#       to start otherwise), max_prepared_transactions for Citus' two-phase commits.
+#       CREATE EXTENSION citus on every node, the coordinator registered and both workers
+#       added. Exports PGHOST=BASE/sock, PGPORT=PORT (the coordinator), PGUSER,
+#       PGDATABASE, and CITUS_PORTS (the three ports).
+#   citus_cluster_stop BASE
+#       stops the three servers by their data directories and removes BASE.
+#
+# BASE must be a fresh directory under /tmp (e.g. from mktemp -d).
+
+citus_cluster_start() {
+    local base=${1%/} port=$2 i
+    mkdir -p "$base/sock" || return 1
+    chmod 0755 "$base" "$base/sock"
+    if [[ $(id -u) -eq 0 ]]; then
+        chown postgres:postgres "$base/sock" || return 1
+    fi
+    for i in 0 1 2; do
+        # The later unix_socket_directories line wins over the one cluster_start writes.
+        cluster_start "$base/n$i" $((port + i)) \
+            "unix_socket_directories = '$base/sock'" \
+            "shared_preload_libraries = 'citus,pg_baton'" \
+            "max_prepared_transactions = 50" \
+            "shared_buffers = 64MB" \
+            "max_connections = 100" \
+            "citus.shard_count = 4" \
+            "log_min_messages = warning" || return 1
+    done
+    export PGHOST="$base/sock" PGPORT=$port PGUSER=postgres PGDATABASE=postgres
+    export CITUS_PORTS="$port $((port + 1)) $((port + 2))"
+    for i in 0 1 2; do
+        psql -X -q -v ON_ERROR_STOP=1 -p $((port + i)) -c 'CREATE EXTENSION citus' >/dev/null || return 1
+    done
+    psql -X -q -At -v ON_ERROR_STOP=1 -p "$port" >/dev/null <<SQL || return 1
+SELECT pg_catalog.citus_set_coordinator_host('$base/sock', $port);
+SELECT pg_catalog.citus_add_node('$base/sock', $((port + 1)));
+SELECT pg_catalog.citus_add_node('$base/sock', $((port + 2)));
+SQL
+}
+
+citus_cluster_stop() {
+    local base=${1%/} i rc=0
+    [[ -d $base ]] || return 0
+    for i in 0 1 2; do
+        [[ -d $base/n$i ]] && { cluster_stop "$base/n$i" || rc=1; }
+    done
+    ((rc == 0)) && rm -rf -- "$base"
+    return $rc
+}

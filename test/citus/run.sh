@@ -1,0 +1,250 @@
+#!/usr/bin/env bash
+# pg_baton on Citus: a throwaway three-node cluster (test/citus/cluster.sh: a coordinator
+# and two workers on ports P..P+2, one socket directory) and the checks of
+# docs/scale-out.md, each printed as "ok" or "FAIL"; the last line is "N passed, N failed".
+# Without Citus installed ($(pg_config --pkglibdir)/citus.so absent) it prints one line
+# saying so and exits 0, so that CI on a machine without Citus stays green.
+#
+#   bash test/citus/run.sh           (as root; PG_CONFIG names the server pg_baton is
+#                                     installed into; BATON_CITUS_PORT the first port
+#                                     tried, default 56640; BATON_KEEP_LOGS=1 keeps the
+#                                     cluster's logs)
+#
+# What it checks:
+#   - baton.distribute(): 55000 without Citus, off the coordinator, without workers; on
+#     the coordinator the tenant tables distributed by tenant and colocated, workflows a
+#     reference table, every tenant function distributed by its tenant argument;
+#     idempotent; citus.enable_unsafe_triggers left as it was.
+#   - the contract through the coordinator, called alone (delegated to the tenant's
+#     node) and inside an explicit transaction (run on the coordinator, each statement
+#     routed to the shard): deliveries, leases, DU001, DU009, retries, reap, purge,
+#     workflows, markers.
+#   - the row rules of deliveries and the fence on the shards, by direct SQL too.
+#   - ids unique across the cluster (deliveries and step entries of tenants on both
+#     workers).
+#   - no statement reaches the Citus 13.2 planner crash (crash_shapes.sql): retry and
+#     resolve_marker on every path, and no backend of any node died.
+set -uo pipefail
+
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
+PG_CONFIG=${PG_CONFIG:-pg_config}
+LIBDIR=$("$PG_CONFIG" --pkglibdir)
+if [[ ! -f $LIBDIR/citus.so ]]; then
+    echo "citus: skipped: Citus is not installed ($LIBDIR/citus.so is absent)"
+    exit 0
+fi
+BINDIR=$("$PG_CONFIG" --bindir)
+export PATH=$BINDIR:$PATH
+# shellcheck source=scripts/cluster.sh
+source "$ROOT/scripts/cluster.sh"
+# shellcheck source=test/citus/cluster.sh
+source "$ROOT/test/citus/cluster.sh"
+
+PASS=0
+FAIL=0
+ok() { PASS=$((PASS + 1)); echo "ok   - $*"; }
+not_ok() { FAIL=$((FAIL + 1)); echo "FAIL - $*"; }
+check() { # check NAME EXPECTED ACTUAL
+    if [[ $2 == "$3" ]]; then ok "$1"; else not_ok "$1 (expected '$2', got '$3')"; fi
+}
+# q [psql args]: quiet, unaligned, tuples only, against the coordinator unless -p says otherwise.
+q() { psql -X -q -At "$@"; }
+# code SQL...: the SQLSTATE of the first error the statements raise, or "ok".
+code() {
+    local out
+    out=$(psql -X -q -At -v VERBOSITY=sqlstate "$@" 2>&1 >/dev/null | sed -n 's/^ERROR:  //p' | head -n 1)
+    echo "${out:-ok}"
+}
+
+# Three consecutive free ports and a fourth for a Citus server without workers.
+port=${BATON_CITUS_PORT:-56640}
+while :; do
+    p0=$(cluster_free_port "$port") || { echo "citus: no free port"; echo "0 passed, 1 failed"; exit 1; }
+    if [[ $(cluster_free_port $((p0 + 1))) == $((p0 + 1)) && $(cluster_free_port $((p0 + 2))) == $((p0 + 2)) \
+        && $(cluster_free_port $((p0 + 3))) == $((p0 + 3)) ]]; then
+        break
+    fi
+    port=$((p0 + 1))
+done
+BASE=$(mktemp -d /tmp/pg_baton-citus.XXXXXX)
+LONE=$(mktemp -d /tmp/pg_baton-citus-lone.XXXXXX)
+rmdir "$LONE"
+cleanup() {
+    if [[ ${BATON_KEEP_LOGS:-0} == 1 ]]; then
+        for i in 0 1 2; do cp "$BASE/n$i/log" "/tmp/pg_baton-citus-n$i.log" 2>/dev/null; done
+    fi
+    citus_cluster_stop "$BASE" >/dev/null 2>&1
+    cluster_stop "$LONE" >/dev/null 2>&1
+}
+trap cleanup EXIT
+
+if ! citus_cluster_start "$BASE" "$p0" 2>"$BASE.start.log"; then
+    cat "$BASE.start.log"
+    rm -f "$BASE.start.log"
+    echo "citus: the cluster did not start"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+rm -f "$BASE.start.log"
+C=$p0 W1=$((p0 + 1)) W2=$((p0 + 2))
+SOCK=$BASE/sock
+echo "citus: coordinator $SOCK:$C, workers :$W1 and :$W2"
+
+# --- distribute(): refusals -------------------------------------------------------------
+q -c "CREATE DATABASE nocitus" >/dev/null
+q -d nocitus -c "CREATE EXTENSION pg_baton" >/dev/null
+check "distribute() without Citus in the database: 55000" "55000" "$(code -d nocitus -c "SELECT baton.distribute()")"
+check "... naming what is missing" "pg_baton cannot be distributed: extension \"citus\" is not installed in this database" \
+    "$(q -d nocitus -c "SELECT baton.distribute()" 2>&1 | sed -n 's/^ERROR:  //p')"
+check "... with a hint" "1" \
+    "$(q -d nocitus -c "SELECT baton.distribute()" 2>&1 | grep -c "^HINT:  Install Citus on every node")"
+q -p "$W1" -c "CREATE DATABASE onworker" >/dev/null
+q -p "$W1" -d onworker -c "CREATE EXTENSION citus" -c "CREATE EXTENSION pg_baton" >/dev/null 2>&1
+check "distribute() on a node that is not the coordinator: 55000" "55000" \
+    "$(code -p "$W1" -d onworker -c "SELECT baton.distribute()")"
+cluster_start "$LONE" $((p0 + 3)) "unix_socket_directories = '$SOCK'" "shared_preload_libraries = 'citus,pg_baton'" \
+    "max_prepared_transactions = 10" "shared_buffers = 32MB" >/dev/null 2>&1
+export PGHOST=$SOCK PGPORT=$C
+q -p $((p0 + 3)) -c "CREATE EXTENSION citus" -c "CREATE EXTENSION pg_baton" >/dev/null
+check "distribute() without a worker: 55000" "55000" "$(code -p $((p0 + 3)) -c "SELECT baton.distribute()")"
+q -p $((p0 + 3)) -c "SELECT citus_set_coordinator_host('$SOCK', $((p0 + 3)))" >/dev/null
+check "... saying so" "pg_baton cannot be distributed: no citus worker node is added" \
+    "$(q -p $((p0 + 3)) -c "SELECT baton.distribute()" 2>&1 | sed -n 's/^ERROR:  //p')"
+cluster_stop "$LONE" >/dev/null 2>&1
+export PGHOST=$SOCK PGPORT=$C
+
+# --- distribute() -----------------------------------------------------------------------
+q -c "CREATE ROLE baton_citus_admin" >/dev/null
+q -c "CREATE EXTENSION pg_baton" >/dev/null
+q -c "SELECT baton.grant_admin('baton_citus_admin')" >/dev/null
+check "an admin who is not the owner may not distribute: 42501" "42501" \
+    "$(code -c "SET ROLE baton_citus_admin" -c "SELECT baton.distribute()")"
+check "distribute() on the coordinator" "ok" "$(code -c "SELECT baton.distribute()")"
+check "distribute() again: idempotent" "ok" "$(code -c "SELECT baton.distribute()")"
+check "seven tenant tables hash-distributed by tenant, one colocation group" "7 1 7" \
+    "$(q -c "SELECT count(*), count(DISTINCT colocationid), count(*) FILTER (WHERE column_to_column_name(logicalrelid, partkey) = 'tenant') FROM pg_dist_partition WHERE logicalrelid::text LIKE 'baton.%' AND partmethod = 'h'" | tr '|' ' ')"
+check "workflows is a reference table" "n" \
+    "$(q -c "SELECT partmethod FROM pg_dist_partition WHERE logicalrelid = 'baton.workflows'::regclass")"
+check "every function taking the tenant first is distributed by it, colocated with the tables" "32 32" \
+    "$(q -c "SELECT count(*), count(*) FILTER (WHERE o.colocationid = (SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'baton.tenants'::regclass) AND o.distribution_argument_index = 0) FROM pg_dist_object o JOIN pg_proc p ON o.classid = 'pg_proc'::regclass AND o.objid = p.oid WHERE p.pronamespace = 'baton'::regnamespace" | tr '|' ' ')"
+check "citus.enable_unsafe_triggers is left off after the call" "off" \
+    "$(q -c "SELECT baton.distribute()" -c "SHOW citus.enable_unsafe_triggers" | tail -n 1)"
+check "the shards' fence triggers carry the logical table" "deliveries" \
+    "$(q -p "$W1" -c "SELECT DISTINCT encode(tgargs, 'escape') FROM pg_trigger WHERE tgrelid::regclass::text ~ '^baton\.deliveries_[0-9]+$' AND tgname LIKE 'fence\_%' AND tgname NOT LIKE 'fence\_truncate%'" | tr -d '\\000')"
+
+# Tenants: T1..T20, spread over both workers; A and B on different workers.
+q -c "SELECT baton.create_tenant(('00000000-0000-0000-0000-' || lpad(i::text, 12, '0'))::uuid) FROM generate_series(1, 20) i" >/dev/null 2>&1
+for i in $(seq 1 20); do q -c "SELECT baton.create_tenant('00000000-0000-0000-0000-$(printf %012d "$i")')" >/dev/null; done
+node_of() { q -c "SELECT nodeport FROM pg_dist_shard s JOIN pg_dist_shard_placement p USING (shardid) WHERE s.logicalrelid = 'baton.tenants'::regclass AND get_shard_id_for_distribution_column('baton.tenants', '$1'::uuid) = s.shardid"; }
+A=00000000-0000-0000-0000-000000000001
+B=""
+for i in $(seq 2 20); do
+    t=00000000-0000-0000-0000-$(printf %012d "$i")
+    if [[ $(node_of "$t") != "$(node_of "$A")" ]]; then B=$t; break; fi
+done
+check "tenants live on both workers" "2" \
+    "$(q -c "SELECT count(DISTINCT p.nodeport) FROM pg_dist_shard s JOIN pg_dist_shard_placement p USING (shardid) WHERE s.logicalrelid = 'baton.tenants'::regclass")"
+
+# --- the contract through the coordinator ------------------------------------------------
+check "a call alone is delegated to the tenant's node" "1" \
+    "$(q -c "SET client_min_messages = debug1" -c "SELECT baton.enqueue('$A', 'probe', 'probe')" 2>&1 | grep -c 'pushing down the function call')"
+
+# flow MODE TENANT: one pass over the contract; MODE "alone" runs each call as its own
+# top-level statement (delegated), "txn" each inside BEGIN ... COMMIT (the coordinator
+# runs it, each statement routed to the tenant's shard).
+flow() {
+    local mode=$1 t=$2 pre="" post="" id gen out
+    if [[ $mode == txn ]]; then pre="BEGIN;"; post="COMMIT;"; fi
+    s() { q -c "$pre $1; $post" 2>&1 | grep -v '^\(BEGIN\|COMMIT\)$'; }
+    sc() { code -c "$pre $1; $post"; }
+    check "[$mode] enqueue returns an id" "t" "$(s "SELECT baton.enqueue('$t', 'w', 'k1', '{\"a\": 1}') > 0")"
+    id=$(s "SELECT id FROM baton.deliveries WHERE tenant = '$t' AND dedup_key = 'k1'")
+    check "[$mode] enqueue again: the same id" "$id" "$(s "SELECT baton.enqueue('$t', 'w', 'k1', '{\"a\": 1}')")"
+    check "[$mode] enqueue with another payload: DU009" "DU009" "$(sc "SELECT baton.enqueue('$t', 'w', 'k1', '{\"a\": 2}')")"
+    check "[$mode] enqueue_batch" "2" "$(s "SELECT count(*) FROM baton.enqueue_batch('$t', '[{\"target\": \"w\", \"dedup_key\": \"k2\"}, {\"target\": \"w\", \"dedup_key\": \"k3\"}]')")"
+    out=$(s "SELECT id || ' ' || generation FROM baton.claim('$t', 'w', '1 hour')")
+    id=${out% *} gen=${out#* }
+    check "[$mode] claim takes the oldest, generation 1" "1" "$gen"
+    check "[$mode] renew" "t" "$(s "SELECT baton.renew('$t', $id, $gen, '1 hour') > now()")"
+    check "[$mode] renew with a stale generation: DU001" "DU001" "$(sc "SELECT baton.renew('$t', $id, 0, '1 hour')")"
+    check "[$mode] finish" "finished" "$(s "SELECT baton.finish('$t', $id, $gen)")"
+    check "[$mode] finish again: terminal-once" "finished" "$(s "SELECT baton.finish('$t', $id, $gen)")"
+    check "[$mode] finish by another generation: DU001" "DU001" "$(sc "SELECT baton.finish('$t', $id, 7)")"
+    out=$(s "SELECT id || ' ' || generation FROM baton.claim('$t', 'w', '1 hour')")
+    id=${out% *} gen=${out#* }
+    check "[$mode] retry gives the attempt back" "pending" "$(s "SELECT baton.retry('$t', $id, $gen, 'boom', '0 seconds')")"
+    check "[$mode] retry by the old holder: DU001" "DU001" "$(sc "SELECT baton.retry('$t', $id, $gen, 'boom')")"
+    check "[$mode] claim two" "2" "$(s "SELECT count(*) FROM baton.claim('$t', 'w', '1 hour', 5)")"
+    check "[$mode] finish_batch" "2" \
+        "$(s "SELECT count(*) FROM baton.finish_batch('$t', ARRAY(SELECT id FROM baton.deliveries WHERE tenant = '$t' AND status = 'claimed' ORDER BY id), ARRAY(SELECT generation FROM baton.deliveries WHERE tenant = '$t' AND status = 'claimed' ORDER BY id))")"
+    check "[$mode] delivery() reads the row" "finished" "$(s "SELECT status FROM baton.delivery('$t', $id)")"
+    check "[$mode] a fenced tenant refuses enqueue: DU002" "DU002" \
+        "$(q -c "SELECT baton.set_tenant_state('$t', 'quiescing')" >/dev/null; sc "SELECT baton.enqueue('$t', 'w', 'k9')")"
+    check "[$mode] tenant_write_allowed says so" "f" "$(s "SELECT baton.tenant_write_allowed('$t')")"
+    q -c "SELECT baton.set_tenant_state('$t', 'active')" >/dev/null
+    check "[$mode] active again: enqueue" "ok" "$(sc "SELECT baton.enqueue('$t', 'w', 'k9')")"
+    # Workflows and markers.
+    local run sid
+    run=$(s "SELECT baton.submit('$t', 'wf', '{\"n\": 1}', 'run-$mode')")
+    check "[$mode] submit" "36" "${#run}"
+    check "[$mode] approve with the digest" "ok" "$(sc "SELECT baton.approve('$t', '$run', 'alice', baton.inputs_digest('$t', '$run'))")"
+    gen=$(s "SELECT baton.acquire_run('$t', '$run', 'o1', '1 hour')")
+    check "[$mode] acquire_run" "1" "$gen"
+    sid=$(s "SELECT stage_id FROM baton.transition_stage('$t', '$run', $gen)")
+    check "[$mode] transition_stage starts the first stage" "t" "$([[ $sid =~ ^[0-9]+$ ]] && echo t || echo "$sid")"
+    check "[$mode] start_stage" "ok" "$(sc "SELECT baton.start_stage('$t', '$run', $gen, $sid)")"
+    check "[$mode] claim_marker" "ok" "$(sc "SELECT baton.claim_marker('$t', $sid, \"position\" => 0, kind => 'mail')")"
+    check "[$mode] complete_stage" "ok" "$(sc "SELECT baton.complete_stage('$t', '$run', $gen, $sid, '{}')")"
+    check "[$mode] transition_stage moves to the next stage" "b" \
+        "$(s "SELECT stage FROM baton.transition_stage('$t', '$run', $gen, $sid)")"
+    s "SELECT baton.release_run('$t', '$run', $gen)" >/dev/null
+    gen=$(s "SELECT baton.acquire_run('$t', '$run', 'o2', '1 hour')")
+    check "[$mode] a marker of the old generation is in doubt" "1" \
+        "$(s "SELECT count(*) FROM baton.markers_in_doubt('$t', '$run')")"
+    check "[$mode] resolve_marker" "ok" "$(sc "SELECT baton.resolve_marker('$t', $sid, 0, $gen, 'done')")"
+    check "[$mode] enter_step" "1" "$(s "SELECT entry_seq FROM baton.enter_step('$t', 'user-$mode', 'purge', 'd1')")"
+    check "[$mode] acquire_next_run finds nothing more" "0" \
+        "$(s "SELECT count(*) FROM baton.acquire_next_run('$t', 'wf', 'o3', '1 minute')")"
+}
+q -c "SELECT baton.define_workflow('wf', '{\"start\": \"a\", \"requires_approval\": true, \"stages\": {\"a\": {\"next\": [\"b\"]}, \"b\": {\"next\": [\"@finish\"]}}}')" >/dev/null
+flow alone "$A"
+flow txn "$B"
+
+# --- the row rules and the fence on the shards -------------------------------------------
+check "a row with an unknown status is refused on its shard: 23514" "23514" \
+    "$(code -c "INSERT INTO baton.deliveries (tenant, target, dedup_key, status) VALUES ('$A', 'w', 'bogus', 'bogus')")"
+check "a row with max_attempts 0 is refused on its shard: 23514" "23514" \
+    "$(code -c "INSERT INTO baton.deliveries (tenant, target, dedup_key, max_attempts) VALUES ('$A', 'w', 'zero', 0)")"
+q -c "SELECT baton.set_tenant_state('$A', 'fenced')" >/dev/null
+check "fenced from the coordinator: a direct INSERT on its node is refused (DU002)" "DU002" \
+    "$(code -c "INSERT INTO baton.deliveries (tenant, target, dedup_key) VALUES ('$A', 'w', 'direct')")"
+check "... and a direct UPDATE" "DU002" "$(code -c "UPDATE baton.deliveries SET priority = 5 WHERE tenant = '$A'")"
+check "... and a delegated claim" "DU002" "$(code -c "SELECT * FROM baton.claim('$A', 'w', '1 hour')")"
+check "... while the other tenant writes on" "ok" "$(code -c "SELECT baton.enqueue('$B', 'w', 'during-fence')")"
+q -c "SELECT baton.set_tenant_state('$A', 'active')" >/dev/null
+
+# --- ids unique across the cluster ------------------------------------------------------
+for i in $(seq 1 20); do
+    t=00000000-0000-0000-0000-$(printf %012d "$i")
+    q -c "SELECT baton.enqueue('$t', 'ids', 'a')" -c "SELECT baton.enqueue('$t', 'ids', 'b')" \
+        -c "SELECT * FROM baton.enter_step('$t', 'ids', 'x', 'd')" >/dev/null
+    q -c "BEGIN" -c "SELECT baton.enqueue('$t', 'ids', 'c')" -c "SELECT * FROM baton.enter_step('$t', 'ids', 'y', 'd')" \
+        -c "COMMIT" >/dev/null
+done
+check "delivery ids are unique across the cluster" "0" \
+    "$(q -c "SELECT count(*) - count(DISTINCT id) FROM baton.deliveries")"
+check "step entry ids are unique across the cluster" "0" \
+    "$(q -c "SELECT count(*) - count(DISTINCT id) FROM (SELECT id FROM baton.step_entries UNION ALL SELECT id FROM baton.stages) e")"
+check "delivery ids come from more than one node's range" "t" \
+    "$(q -c "SELECT count(DISTINCT id >> 48) > 1 FROM baton.deliveries")"
+
+# --- the statement shapes that crash Citus 13.2 ------------------------------------------
+check "crash_shapes.sql: retry and resolve_marker on every path" "ok" \
+    "$(q -v ON_ERROR_STOP=1 -v t="$A" -f "$ROOT/test/citus/crash_shapes.sql" >/dev/null 2>"$BASE/shapes.err" && echo ok || head -c 400 "$BASE/shapes.err")"
+for i in 0 1 2; do
+    check "node $i: no backend died (server log)" "0" \
+        "$(grep -c 'terminated by signal\|server process .* was terminated' "$BASE/n$i/log")"
+done
+
+echo "$PASS passed, $FAIL failed"
+((FAIL == 0))
