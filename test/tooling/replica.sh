@@ -296,6 +296,7 @@ writes=(
     "grant_producer|SELECT baton.grant_producer('$ROLE')"
     "grant_worker|SELECT baton.grant_worker('$ROLE')"
     "grant_admin|SELECT baton.grant_admin('$ROLE')"
+    "distribute|SELECT baton.distribute()"
     "define_workflow|SELECT baton.define_workflow('ro_wf', '{\"start\": \"a\", \"stages\": {\"a\": {\"next\": [\"@finish\"]}}}')"
     "submit|SELECT baton.submit('$TA', 'tool_wf', '{\"n\": 99}', 'ro-run')"
     "approve|SELECT baton.approve('$TA', '$gate1', 'bob', baton.inputs_digest('$TA', '$gate1'))"
