@@ -1,5 +1,7 @@
 -- claim, finish and finish_batch through direct heap and index access
--- (src/pg/delivery_store.cpp) against the SPI statements kept as their fallback: the
+-- (src/pg/delivery_direct.cpp) against the SPI statements kept as their fallback
+-- (src/pg/delivery_statements.cpp; src/pg/delivery_store.hpp picks one, and both ask
+-- src/core/delivery.cpp what a row owes its caller): the
 -- same calls give the same answers and leave the same rows; the fallback is taken when
 -- baton.direct_access is off, when baton.deliveries has a trigger that is not
 -- pg_baton's own, when it has row level security, and for a claim with `expected`.

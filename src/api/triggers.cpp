@@ -109,7 +109,7 @@ bool same_place(const HintRow& a, const HintRow& b) {
 }
 
 // The name of the trigger that holds the row rules of baton.deliveries, as \d shows it
-// (declared in the install script; pg/delivery_store.cpp knows it by that name too).
+// (declared in the install script; pg/delivery_direct.cpp knows it by that name too).
 constexpr const char* kRuleTrigger = "fence";
 
 // Raises the refusal of a row that breaks a row rule of baton.deliveries: 23514 with the
