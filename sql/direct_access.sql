@@ -1,5 +1,7 @@
 -- claim, finish and finish_batch through direct heap and index access
--- (src/pg/delivery_store.cpp) against the SPI statements kept as their fallback: the
+-- (src/pg/delivery_direct.cpp) against the SPI statements kept as their fallback
+-- (src/pg/delivery_statements.cpp; src/pg/delivery_store.hpp picks one, and both ask
+-- src/core/delivery.cpp what a row owes its caller): the
 -- same calls give the same answers and leave the same rows; the fallback is taken when
 -- baton.direct_access is off, when baton.deliveries has a trigger that is not
 -- pg_baton's own, when it has row level security, and for a claim with `expected`.
@@ -376,6 +378,64 @@ SELECT * FROM da_call($$SELECT dedup_key, generation FROM baton.claim('00000000-
 SELECT * FROM da_call($$SELECT status FROM baton.finish_batch('00000000-0000-0000-00d1-000000000003',
   ARRAY[da_id('00000000-0000-0000-00d1-000000000003', 'added3'), da_id('00000000-0000-0000-00d1-000000000003', 'added5')], ARRAY[1, 1]::bigint[])$$);
 SELECT dedup_key, status, generation, result FROM baton.deliveries WHERE tenant = :'tr' AND target = 'added' ORDER BY id;
+
+-- ---------------------------------------------------------------------------
+-- 7. The column numbers of baton.deliveries (and its oid) are found once per backend and
+-- kept until the table changes (src/pg/relations.cpp). Here result and max_attempts are
+-- dropped and added again, which gives them new numbers: the next calls of this same
+-- session write the new result column on the direct path, and the fence trigger checks
+-- the new max_attempts; after the rollback, the old columns again. Then the extension
+-- is dropped and created again in this session (a new table of the same name), rolled
+-- back too: each time the calls that follow find the table as it is.
+-- ---------------------------------------------------------------------------
+SET baton.direct_access = on;
+-- Sets max_attempts of a delivery of tenant tr by its dedup key: 'updated', or the
+-- refusal as 'SQLSTATE: message'.
+CREATE FUNCTION da_set_max_attempts(k text, n int) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE baton.deliveries SET max_attempts = n WHERE tenant = '00000000-0000-0000-00d1-000000000003' AND dedup_key = k;
+  RETURN 'updated';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE || ': ' || regexp_replace(SQLERRM, 'delivery \d+', 'delivery #');
+END $$;
+SELECT count(baton.enqueue(:'tr', 'cols', 'cols' || g)) AS enqueued FROM generate_series(1, 3) g;
+SELECT * FROM da_call($$SELECT dedup_key, generation FROM baton.claim('00000000-0000-0000-00d1-000000000003', 'cols', '1 hour')$$);
+SELECT * FROM da_call($$SELECT baton.finish('00000000-0000-0000-00d1-000000000003', da_id('00000000-0000-0000-00d1-000000000003', 'cols1'), 1, 'finished', '{"n": 1}')$$);
+BEGIN;
+ALTER TABLE baton.deliveries DROP COLUMN result, DROP COLUMN max_attempts;
+ALTER TABLE baton.deliveries ADD COLUMN result jsonb, ADD COLUMN max_attempts integer NOT NULL DEFAULT 3;
+-- the two columns now come after every other one
+SELECT attname, attnum > 18 AS renumbered FROM pg_attribute
+ WHERE attrelid = 'baton.deliveries'::regclass AND attname IN ('result', 'max_attempts') ORDER BY attname;
+-- direct claim and finish (the fence trigger does not fire); the result lands in the new column
+SELECT * FROM da_call($$SELECT dedup_key, generation, attempt FROM baton.claim('00000000-0000-0000-00d1-000000000003', 'cols', '1 hour')$$);
+SELECT * FROM da_call($$SELECT baton.finish('00000000-0000-0000-00d1-000000000003', da_id('00000000-0000-0000-00d1-000000000003', 'cols2'), 1, 'finished', '{"n": 2}')$$);
+SELECT dedup_key, status, max_attempts, result FROM baton.deliveries WHERE tenant = :'tr' AND target = 'cols' ORDER BY id;
+-- the fence trigger reads the new max_attempts: 0 breaks a row rule (23514)
+SELECT da_set_max_attempts('cols3', 0);
+ROLLBACK;
+-- The old columns again: cols2 is pending, and finishing it fills the old result column;
+-- the trigger reads the old max_attempts.
+SELECT * FROM da_call($$SELECT dedup_key, generation, attempt FROM baton.claim('00000000-0000-0000-00d1-000000000003', 'cols', '1 hour')$$);
+SELECT * FROM da_call($$SELECT baton.finish('00000000-0000-0000-00d1-000000000003', da_id('00000000-0000-0000-00d1-000000000003', 'cols2'), 1, 'finished', '{"n": 2}')$$);
+SELECT dedup_key, status, max_attempts, result FROM baton.deliveries WHERE tenant = :'tr' AND target = 'cols' ORDER BY id;
+SELECT da_set_max_attempts('cols3', 0);
+-- The extension dropped and created again in this session: a new baton.deliveries.
+BEGIN;
+SET LOCAL client_min_messages = warning;
+DROP EXTENSION pg_baton CASCADE;
+CREATE EXTENSION pg_baton;
+SELECT baton.create_tenant(:'tr');
+SELECT count(baton.enqueue(:'tr', 'recreated', 'again' || g)) AS enqueued FROM generate_series(1, 2) g;
+SELECT * FROM da_call($$SELECT dedup_key, generation FROM baton.claim('00000000-0000-0000-00d1-000000000003', 'recreated', '1 hour')$$);
+SELECT * FROM da_call($$SELECT baton.finish('00000000-0000-0000-00d1-000000000003', da_id('00000000-0000-0000-00d1-000000000003', 'again1'), 1, 'finished', '{"n": 3}')$$);
+SELECT dedup_key, status, result FROM baton.deliveries WHERE tenant = :'tr' ORDER BY id;
+ROLLBACK;
+-- The first table again, after the rollback.
+SELECT * FROM da_call($$SELECT dedup_key, generation FROM baton.claim('00000000-0000-0000-00d1-000000000003', 'cols', '1 hour')$$);
+SELECT * FROM da_call($$SELECT baton.finish('00000000-0000-0000-00d1-000000000003', da_id('00000000-0000-0000-00d1-000000000003', 'cols3'), 1, 'finished', '{"n": 4}')$$);
+SELECT dedup_key, status, max_attempts, result FROM baton.deliveries WHERE tenant = :'tr' AND target = 'cols' ORDER BY id;
+DROP FUNCTION da_set_max_attempts(text, int);
 
 -- Clean up: the view, the functions, the bindings, the roles.
 DROP VIEW da_fb_rows;

@@ -1,5 +1,6 @@
--- Hostile JSON and bytes through the whole workflow path: JSON nested deeper than the
--- core's reader takes (200) and as deep as jsonb takes (10000), payloads just over
+-- Hostile JSON and bytes through the whole workflow path: JSON nested deeper than
+-- pg_baton reads into the core's tree (200, src/pg/jsonb.cpp) and as deep as jsonb takes
+-- (10000), payloads just over
 -- baton.max_payload_bytes at its largest setting, decisions too deep, too large or
 -- not UTF-8, and a SQL_ASCII database, where text can hold bytes that are not UTF-8.
 -- Each refusal with its SQLSTATE; nothing changed by any of them.
@@ -28,7 +29,7 @@ SELECT md5(concat_ws('#',
     (SELECT string_agg(x::text, '|' ORDER BY x.id) FROM baton.deliveries x WHERE x.tenant = '00000000-0000-0000-00a2-000000000001'))) AS h;
 
 -- ---------------------------------------------------------------------------
--- Definitions: the core's reader takes 200 levels; jsonb takes 10000.
+-- Definitions: pg_baton reads 200 levels of jsonb into the core's tree; jsonb takes 10000.
 -- ---------------------------------------------------------------------------
 SELECT h AS h0 FROM hj_digest \gset
 SELECT baton.define_workflow('hj_deep',
@@ -64,7 +65,7 @@ SELECT baton.complete_stage(:'t', :'r', :g, :s, ('{"d": ' || repeat('[', 10000) 
 SELECT kind, stage, inputs, run_status FROM baton.transition_stage(:'t', :'r', :g);
 
 -- ---------------------------------------------------------------------------
--- Decisions the core's reader refuses are malformed (DU003), and nothing is written:
+-- Decisions too deep for the core's tree are malformed (DU003), and nothing is written:
 -- the run stays on its completed stage, and a later transition meets the same answer.
 -- ---------------------------------------------------------------------------
 SELECT baton.define_workflow('hj_deep_state', '{"start": "a", "decide": "hj_app.deep_state", "stages": {"a": {"next": ["b"]}, "b": {"next": ["@finish"]}}}');

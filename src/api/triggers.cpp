@@ -12,6 +12,7 @@
 #include "pg/boundary.hpp"
 #include "pg/claim_hints.hpp"
 #include "pg/fence.hpp"
+#include "pg/relations.hpp"
 #include "pg/restore_load.hpp"
 
 namespace baton::api {
@@ -41,39 +42,36 @@ TriggerData* trigger_data(FunctionCallInfo fcinfo) {
     return reinterpret_cast<TriggerData*>(fcinfo->context);
 }
 
-// The columns of baton.deliveries its trigger reads (the row rules, the claim hints),
-// found once per relation; is_deliveries is false for the other tables. `table` is the
-// logical table the trigger guards (logical_table()), so that a shard of deliveries counts.
+// The columns of baton.deliveries its trigger reads (the row rules, the claim hints);
+// is_deliveries is false for the other tables.
 struct DeliveryColumns {
-    Oid relid;
     bool is_deliveries;
     int id, target, status, priority, run_after, max_attempts;
 };
-DeliveryColumns g_columns;  // zero: no relation yet (InvalidOid)
+const char* const kDeliveryColumnNames[] = {"id", "target", "status", "priority", "run_after", "max_attempts"};
+constexpr int kDeliveryColumns = sizeof kDeliveryColumnNames / sizeof kDeliveryColumnNames[0];
 
-const DeliveryColumns& delivery_columns(Relation rel, const char* table) {
-    static const DeliveryColumns kOther{};
-    if (g_columns.relid == RelationGetRelid(rel)) return g_columns;
-    if (std::strcmp(table, "deliveries") != 0) return kOther;
+// The columns of `rel` when it is baton.deliveries, or on Citus one of its shards
+// (deliveries_102008, ...). `table` is the logical table the trigger guards
+// (logical_table()). Its oid and its column numbers are
+// found once per backend and kept by pg/relations until a relcache invalidation of the
+// table (a column dropped, added or renamed, the table re-created), so a trigger call
+// costs a name compare, an oid compare and a copy. A shard, another relation in schema
+// baton, costs a schema lookup more. A table without every one of the columns is not
+// treated as deliveries (as before the cache: its row rules cannot be read).
+DeliveryColumns delivery_columns(Relation rel, const char* table) {
     DeliveryColumns c{};
-    c.relid = RelationGetRelid(rel);
-    TupleDesc desc = RelationGetDescr(rel);
-    bool in_baton = pg::guard([rel] {
-        char* nsp = get_namespace_name(RelationGetNamespace(rel));
-        return nsp != nullptr && std::strcmp(nsp, "baton") == 0;
+    if (std::strcmp(table, "deliveries") != 0) return c;
+    pg::guard([rel, &c] {
+        if (RelationGetRelid(rel) != pg::relations::relid("deliveries") &&
+            RelationGetNamespace(rel) != get_namespace_oid("baton", true))
+            return;
+        const AttrNumber* n = pg::relations::attnums(rel, kDeliveryColumnNames, kDeliveryColumns);
+        c = {true, n[0], n[1], n[2], n[3], n[4], n[5]};
+        for (int i = 0; i < kDeliveryColumns; i++)
+            if (n[i] <= 0) c.is_deliveries = false;
     });
-    pg::guard([&c, desc] {
-        c.id = SPI_fnumber(desc, "id");
-        c.target = SPI_fnumber(desc, "target");
-        c.status = SPI_fnumber(desc, "status");
-        c.priority = SPI_fnumber(desc, "priority");
-        c.run_after = SPI_fnumber(desc, "run_after");
-        c.max_attempts = SPI_fnumber(desc, "max_attempts");
-    });
-    c.is_deliveries = in_baton && c.id > 0 && c.target > 0 && c.status > 0 && c.priority > 0 && c.run_after > 0 &&
-                      c.max_attempts > 0;
-    g_columns = c;
-    return g_columns;
+    return c;
 }
 
 // A delivery row as the claim hints see it.
@@ -85,6 +83,7 @@ struct HintRow {
     TimestampTz run_after;
 };
 
+// The row as the claim hints see it: pending or not, and where it sits in claim order.
 HintRow hint_row(HeapTuple tuple, Relation rel, const DeliveryColumns& c) {
     TupleDesc desc = RelationGetDescr(rel);
     HintRow r{};
@@ -105,6 +104,8 @@ HintRow hint_row(HeapTuple tuple, Relation rel, const DeliveryColumns& c) {
     return r;
 }
 
+// True when two pending rows sit at the same place in claim order (same tenant, target,
+// priority, id and due time): an update that moves nothing the hints care about.
 bool same_place(const HintRow& a, const HintRow& b) {
     return std::memcmp(a.tenant, b.tenant, sizeof *a.tenant) == 0 && a.at.priority == b.at.priority &&
            a.at.id == b.at.id && a.run_after == b.run_after &&
@@ -113,7 +114,7 @@ bool same_place(const HintRow& a, const HintRow& b) {
 }
 
 // The name of the trigger that holds the row rules of baton.deliveries, as \d shows it
-// (declared in the install script; pg/delivery_store.cpp knows it by that name too).
+// (declared in the install script; pg/delivery_direct.cpp knows it by that name too).
 constexpr const char* kRuleTrigger = "fence";
 
 // Raises the refusal of a row that breaks a row rule of baton.deliveries: 23514 with the
@@ -208,7 +209,7 @@ Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     } else {
         pg::fence::require_writable(row_tenant(td->tg_trigtuple, rel));
     }
-    const DeliveryColumns& c = delivery_columns(td->tg_relation, logical_table(td));
+    const DeliveryColumns c = delivery_columns(td->tg_relation, logical_table(td));
     if (c.is_deliveries) {
         if (!TRIGGER_FIRED_BY_DELETE(ev))
             check_delivery_row(TRIGGER_FIRED_BY_UPDATE(ev) ? td->tg_newtuple : td->tg_trigtuple, rel, c);
@@ -225,6 +226,9 @@ Datum refuse_truncate(FunctionCallInfo fcinfo, Oid) {
                 "A truncate would bypass the tenant write fence.",
                 "Delete one tenant's rows with DELETE, or drop the extension.");
 }
+
+// The column of baton.tenants its trigger reads, found once per backend (pg/relations).
+const char* const kTenantColumnNames[] = {"state"};
 
 // BEFORE UPDATE/DELETE FOR EACH ROW and BEFORE TRUNCATE on baton.tenants: a change of
 // state takes the fence exclusively (so direct SQL is fenced like set_tenant_state);
@@ -251,7 +255,8 @@ Datum tenant_state_guard(FunctionCallInfo fcinfo, Oid) {
                     "tenant " + std::string(pg::fence::tenant_text(before)) + " cannot change its id to " +
                         pg::fence::tenant_text(after),
                     "Every row of a tenant carries its id.");
-    int state_col = pg::guard([desc] { return SPI_fnumber(desc, "state"); });
+    // 0 when the table has no state column: SPI_getvalue then reads NULL, and no state changes.
+    int state_col = pg::guard([rel] { return pg::relations::attnums(rel, kTenantColumnNames, 1)[0]; });
     char* old_state = pg::guard([td, desc, state_col] { return SPI_getvalue(td->tg_trigtuple, desc, state_col); });
     char* new_state = pg::guard([td, desc, state_col] { return SPI_getvalue(td->tg_newtuple, desc, state_col); });
     if (old_state && new_state && std::strcmp(old_state, new_state) != 0) {

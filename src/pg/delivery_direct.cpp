@@ -15,8 +15,8 @@ namespace baton::pg::delivery_direct {
 
 namespace {
 
-// The columns of baton.deliveries this file reads or writes, found by name in the
-// relation's descriptor each time the table is opened.
+// The columns of baton.deliveries this file reads or writes, found by name once per
+// backend (relations::attnums, kept until a relcache invalidation of the table).
 enum Column {
     kId, kTarget, kDedupKey, kStatus, kGeneration, kAttempts, kMaxAttempts, kPriority,
     kRunAfter, kLeaseUntil, kPayload, kBinding, kResult, kRunId, kSettledAt, kColumns
@@ -25,14 +25,9 @@ const char* const kColumnNames[kColumns] = {
     "id",       "target",    "dedup_key",   "status",  "generation", "attempts", "max_attempts", "priority",
     "run_after", "lease_until", "payload",  "binding", "result",     "run_id",   "settled_at"};
 
-// The attribute number of a column by name, 0 when absent.
-AttrNumber attnum_of(TupleDesc desc, const char* name) {
-    for (int i = 0; i < desc->natts; i++) {
-        Form_pg_attribute att = TupleDescAttr(desc, i);
-        if (!att->attisdropped && std::strcmp(NameStr(att->attname), name) == 0) return att->attnum;
-    }
-    return 0;
-}
+// The columns of baton.target_bindings bound_role() reads, found as those above.
+enum BindingColumn { kBindingTenant, kBindingTarget, kBindingRole, kBindingColumns };
+const char* const kBindingColumnNames[kBindingColumns] = {"tenant", "target", "role"};
 
 // True when Citus is preloaded: its distributed tables are not the local heap.
 bool citus_loaded() {
@@ -226,10 +221,8 @@ Table* open() {
     if (!settings::direct_access) return nullptr;
     return guard([]() -> Table* {
         if (citus_loaded()) return nullptr;
-        Oid nsp = get_namespace_oid("baton", false);
-        Oid relid = get_relname_relid("deliveries", nsp);
-        if (!OidIsValid(relid)) elog(ERROR, "pg_baton cannot find baton.deliveries");
-        Relation rel = table_open(relid, RowExclusiveLock);
+        Relation rel = relations::open("deliveries", RowExclusiveLock);
+        Oid nsp = RelationGetNamespace(rel);  // schema baton's
         if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity || rel->rd_rules != nullptr ||
             (rel->rd_att->constr != nullptr && rel->rd_att->constr->has_generated_stored) ||
             !only_own_triggers(rel, nsp)) {
@@ -239,8 +232,9 @@ Table* open() {
         Table* t = static_cast<Table*>(palloc0(sizeof(Table)));
         t->rel = rel;
         TupleDesc desc = RelationGetDescr(rel);
+        const AttrNumber* cols = relations::attnums(rel, kColumnNames, kColumns);
         for (int c = 0; c < kColumns; c++) {
-            t->col[c] = attnum_of(desc, kColumnNames[c]);
+            t->col[c] = cols[c];
             if (t->col[c] == 0) elog(ERROR, "pg_baton cannot find column baton.deliveries.%s", kColumnNames[c]);
         }
         t->estate = CreateExecutorState();
@@ -534,11 +528,14 @@ Oid bound_role(const pg_uuid_t* tenant, const char* target, int target_len) {
         Relation rel =
             relations::open_with_index("target_bindings", "target_bindings_pkey", AccessShareLock, &indexid);
         TupleDesc desc = RelationGetDescr(rel);
-        AttrNumber role_col = attnum_of(desc, "role");
+        const AttrNumber* cols = relations::attnums(rel, kBindingColumnNames, kBindingColumns);
+        AttrNumber role_col = cols[kBindingRole];
+        AttrNumber target_col = cols[kBindingTarget];
+        if (cols[kBindingTenant] == 0 || target_col == 0)
+            elog(ERROR, "pg_baton cannot find the key columns of baton.target_bindings");
         ScanKeyData keys[2];
-        ScanKeyInit(&keys[0], attnum_of(desc, "tenant"), BTEqualStrategyNumber, F_UUID_EQ,
+        ScanKeyInit(&keys[0], cols[kBindingTenant], BTEqualStrategyNumber, F_UUID_EQ,
                     UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
-        AttrNumber target_col = attnum_of(desc, "target");
         ScanKeyInit(&keys[1], target_col, BTEqualStrategyNumber, F_TEXTEQ,
                     PointerGetDatum(cstring_to_text_with_len(target, target_len)));
         keys[1].sk_collation = TupleDescAttr(desc, target_col - 1)->attcollation;

@@ -103,8 +103,9 @@ json::Value build(const Token* tokens, int& i) {
     }
 }
 
-// The refusal of a value deeper than kMaxDepth, naming the offset in its text (printed,
-// and converted to UTF-8 outside a UTF8 database, as the core's reader once read it).
+// The refusal of a value deeper than kMaxDepth, naming the offset in its text (printed
+// as jsonb prints it, and converted to UTF-8 outside a UTF8 database, so that the offset
+// counts the bytes of the UTF-8 text json::nesting_offset reads).
 [[noreturn]] void throw_too_deep(const Jsonb* jb) {
     const char* text = guard([jb] {
         char* s = JsonbToCString(nullptr, const_cast<JsonbContainer*>(&jb->root), VARSIZE(jb));

@@ -1,4 +1,5 @@
-// pg_baton's relations, found in an order that survives maintenance (see relations.hpp).
+// pg_baton's relations, found in an order that survives maintenance, and their column
+// numbers (see relations.hpp).
 #include <cstring>
 
 #include "pg/relations.hpp"
@@ -7,9 +8,10 @@ namespace baton::pg::relations {
 
 namespace {
 
-// What open_with_index() found for one (table, index) pair of names: kept across calls
-// and transactions, forgotten by the invalidation callbacks below. The pairs are the
-// string literals of the callers, so a handful of slots is enough.
+// What open_with_index() or open() found for one (table, index) pair of names (index
+// nullptr for open() and relid()): kept across calls and transactions, forgotten by the
+// invalidation callbacks below. The pairs are the string literals of the callers, so a
+// handful of slots is enough.
 struct Found {
     const char* table;
     const char* index;
@@ -20,26 +22,52 @@ constexpr int kSlots = 8;
 Found g_found[kSlots];
 int g_used = 0;
 
-// Relcache callback: a change to a table (its index list included: REINDEX CONCURRENTLY
-// invalidates the table when it swaps the index) or to an index forgets what was found
-// for it; InvalidOid (a cache reset) forgets everything.
+// What attnums() found for one list of column names in one relation.
+struct Columns {
+    const char* const* names;  // the caller's static array: the key
+    int n;
+    Oid relid;  // InvalidOid: find the numbers again
+    AttrNumber num[kMaxColumns];
+};
+constexpr int kColumnLists = 8;
+Columns g_columns[kColumnLists];
+int g_columns_used = 0;
+
+// Relcache callback: a change to a table (its columns and its index list included:
+// REINDEX CONCURRENTLY invalidates the table when it swaps the index) or to an index
+// forgets what was found for it; InvalidOid (a cache reset) forgets everything.
 void forget_relation(Datum, Oid relid) {
     for (int i = 0; i < g_used; i++) {
         Found& f = g_found[i];
         if (relid == InvalidOid || relid == f.relid || relid == f.index_oid) f.relid = f.index_oid = InvalidOid;
     }
+    for (int i = 0; i < g_columns_used; i++)
+        if (relid == InvalidOid || relid == g_columns[i].relid) g_columns[i].relid = InvalidOid;
 }
 
 // Syscache callback on schemas: a renamed or dropped schema may change what "baton" names.
 void forget_schemas(Datum, int, uint32) { forget_relation(0, InvalidOid); }
 
+// True when two of the callers' names are the same (either may be nullptr).
+bool same_name(const char* a, const char* b) {
+    return a == b || (a != nullptr && b != nullptr && std::strcmp(a, b) == 0);
+}
+
 // The slot of (table, index), taken on first use.
 Found& slot(const char* table, const char* index) {
     for (int i = 0; i < g_used; i++)
-        if (std::strcmp(g_found[i].table, table) == 0 && std::strcmp(g_found[i].index, index) == 0) return g_found[i];
-    if (g_used == kSlots) elog(ERROR, "pg_baton: too many relations in relations::open_with_index");
+        if (same_name(g_found[i].table, table) && same_name(g_found[i].index, index)) return g_found[i];
+    if (g_used == kSlots) elog(ERROR, "pg_baton: too many relations in pg/relations");
     g_found[g_used] = {table, index, InvalidOid, InvalidOid};
     return g_found[g_used++];
+}
+
+// The oid of baton.`table` from the slot, resolved by name when the slot has none
+// (InvalidOid when there is no such table; the slot then stays unresolved).
+Oid resolve(Found& f, const char* table) {
+    if (OidIsValid(f.relid)) return f.relid;
+    Oid nsp = get_namespace_oid("baton", true);
+    return OidIsValid(nsp) ? get_relname_relid(table, nsp) : InvalidOid;
 }
 
 // The index of `rel` named `name`, from the relation's index list (read after the lock,
@@ -62,6 +90,15 @@ Oid index_named(Relation rel, const char* name) {
     return found;
 }
 
+// The attribute number of a column by name in a descriptor, 0 when absent or dropped.
+AttrNumber attnum_of(TupleDesc desc, const char* name) {
+    for (int i = 0; i < desc->natts; i++) {
+        Form_pg_attribute att = TupleDescAttr(desc, i);
+        if (!att->attisdropped && std::strcmp(NameStr(att->attname), name) == 0) return att->attnum;
+    }
+    return 0;
+}
+
 }  // namespace
 
 // Locks the table before it resolves the index: see relations.hpp for why the other
@@ -70,12 +107,8 @@ Oid index_named(Relation rel, const char* name) {
 // lock processes pending invalidations before the index's oid is read from it.
 Relation open_with_index(const char* table, const char* index, LOCKMODE lock, Oid* index_oid) {
     Found& f = slot(table, index);
-    Oid relid = f.relid;
-    if (!OidIsValid(relid)) {
-        Oid nsp = get_namespace_oid("baton", false);
-        relid = get_relname_relid(table, nsp);
-        if (!OidIsValid(relid)) elog(ERROR, "pg_baton cannot find baton.%s", table);
-    }
+    Oid relid = resolve(f, table);
+    if (!OidIsValid(relid)) elog(ERROR, "pg_baton cannot find baton.%s", table);
     Relation rel = table_open(relid, lock);
     if (f.relid != relid || !OidIsValid(f.index_oid)) {
         Oid found = index_named(rel, index);
@@ -87,6 +120,51 @@ Relation open_with_index(const char* table, const char* index, LOCKMODE lock, Oi
     return rel;
 }
 
+// Opens the table by its cached oid (resolved by name when there is none), remembering
+// the oid once the table is open: the lock has processed pending invalidations, so an
+// oid that survived them is the table's current one.
+Relation open(const char* table, LOCKMODE lock) {
+    Found& f = slot(table, nullptr);
+    Oid relid = resolve(f, table);
+    if (!OidIsValid(relid)) elog(ERROR, "pg_baton cannot find baton.%s", table);
+    Relation rel = table_open(relid, lock);
+    f.relid = relid;
+    return rel;
+}
+
+// The cached oid, resolved by name when there is none, for callers that only compare
+// it with a relation they already hold open (a trigger's).
+Oid relid(const char* table) {
+    Found& f = slot(table, nullptr);
+    f.relid = resolve(f, table);
+    return f.relid;
+}
+
+// The numbers of the slot of `names`, found again when the slot was forgotten or was
+// found for another relation.
+const AttrNumber* attnums(Relation rel, const char* const* names, int n) {
+    if (n > kMaxColumns) elog(ERROR, "pg_baton: too many columns in one pg/relations list");
+    Columns* c = nullptr;
+    for (int i = 0; i < g_columns_used && c == nullptr; i++)
+        if (g_columns[i].names == names) c = &g_columns[i];
+    if (c == nullptr) {
+        if (g_columns_used == kColumnLists) elog(ERROR, "pg_baton: too many column lists in pg/relations");
+        c = &g_columns[g_columns_used++];
+        c->names = names;
+        c->n = n;
+        c->relid = InvalidOid;
+    }
+    Oid relid = RelationGetRelid(rel);
+    if (c->relid != relid || c->n != n) {
+        TupleDesc desc = RelationGetDescr(rel);
+        for (int i = 0; i < n; i++) c->num[i] = attnum_of(desc, names[i]);
+        c->n = n;
+        c->relid = relid;
+    }
+    return c->num;
+}
+
+// Registers the callbacks once per backend, from _PG_init.
 void init() {
     CacheRegisterRelcacheCallback(forget_relation, 0);
     CacheRegisterSyscacheCallback(NAMESPACEOID, forget_schemas, 0);

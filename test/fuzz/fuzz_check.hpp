@@ -1,9 +1,8 @@
 // Shared helpers of the libFuzzer targets (test/fuzz/fuzz_*.cpp).
 //
 // FUZZ_CHECK(cond, what) aborts with a message when a property fails, so libFuzzer saves
-// the input as a crash artifact. expect_error() runs a call that may refuse its input and
-// checks that a refusal is the documented baton::Error (state and message), never another
-// exception. utf8_valid() is an independent UTF-8 checker (RFC 3629), deliberately not the
+// the input as a crash artifact. check_refusal() checks that a refusal is the documented
+// baton::Error (state and message), never another exception. utf8_valid() is an independent UTF-8 checker (RFC 3629), deliberately not the
 // one in src/core, so the two can disagree.
 #pragma once
 
