@@ -29,6 +29,7 @@ struct Slot {
     pid_t worker_pid;           // its reaper worker, 0 when none runs
     TimestampTz paused_until;   // no worker before then (0: not paused)
     bool stop_requested;        // a command asked its worker to exit
+    bool serving;               // its worker stays (found pg_baton, or a listed database)
     uint32_t announced;         // committed CREATE EXTENSIONs seen there
     bool absent;                // its worker found no pg_baton ...
     uint32_t absent_announced;  // ... having started from this announcement count
@@ -230,6 +231,7 @@ HTAB* g_dbs = nullptr;
 List* g_names = NIL;  // baton.reaper_databases, a list of names (not '*')
 bool g_all = true;
 bool g_said_no_slot = false;
+bool* g_said_missing = nullptr;  // per name of g_names: said that it does not exist
 
 // SIGTERM: ends the launcher's loop; the latch wakes it.
 void on_sigterm(SIGNAL_ARGS) {
@@ -247,6 +249,29 @@ bool listed(const char* name) {
     return false;
 }
 
+// With a list of names: says once of each name that no database has (yet) that its
+// reaper starts when it does, and again if it disappears after having been served.
+void say_missing_names() {
+    if (g_all) return;
+    ListCell* lc;
+    int i = 0;
+    foreach (lc, g_names) {
+        const char* name = static_cast<const char*>(lfirst(lc));
+        bool exists = false;
+        HASH_SEQ_STATUS seq;
+        Db* d;
+        hash_seq_init(&seq, g_dbs);
+        while ((d = static_cast<Db*>(hash_seq_search(&seq))) != nullptr)
+            if (d->seen && std::strcmp(d->name, name) == 0) exists = true;
+        if (!exists && !g_said_missing[i])
+            ereport(LOG, (errmsg("database \"%s\" of baton.reaper_databases does not exist; its reaper starts "
+                                 "when it does",
+                                 name)));
+        g_said_missing[i] = !exists;
+        i++;
+    }
+}
+
 // Reads pg_database (a shared catalog: the launcher needs no database) and brings the
 // table of databases up to date: a database served and not known yet is to start; one
 // renamed keeps its state under its new name; one gone is forgotten. Templates, those
@@ -256,7 +281,8 @@ void scan_databases() {
     HASH_SEQ_STATUS seq;
     Db* d;
     hash_seq_init(&seq, g_dbs);
-    while ((d = static_cast<Db*>(hash_seq_search(&seq))) != nullptr) d->seen = false;
+    while ((d = static_cast<Db*>(hash_seq_search(&seq))) != nullptr)
+        d->seen = false;
 
     SetCurrentStatementStartTimestamp();
     StartTransactionCommand();
@@ -284,6 +310,7 @@ void scan_databases() {
     table_close(rel, AccessShareLock);
     CommitTransactionCommand();
 
+    say_missing_names();
     hash_seq_init(&seq, g_dbs);
     while ((d = static_cast<Db*>(hash_seq_search(&seq))) != nullptr) {
         if (d->seen) continue;
@@ -332,8 +359,27 @@ void sweep_slots(TimestampTz now) {
     LWLockRelease(g_lock);
 }
 
+// Whether one of the launcher's workers is only checking its database (not known yet
+// to stay): its slot will be free again in a moment.
+bool checks_in_flight() {
+    bool checking = false;
+    LWLockAcquire(g_lock, LW_SHARED);
+    HASH_SEQ_STATUS seq;
+    Db* d;
+    hash_seq_init(&seq, g_dbs);
+    while ((d = static_cast<Db*>(hash_seq_search(&seq))) != nullptr) {
+        if (d->state != State::kRunning) continue;
+        Slot* s = find_slot(d->db, false);
+        if (s == nullptr || !s->serving) checking = true;
+    }
+    LWLockRelease(g_lock);
+    return checking;
+}
+
 // Registers the reaper worker of `d`. On failure (no free slot) says so once, with the
-// setting to raise, and leaves `d` to the next look.
+// setting to raise, and leaves `d` to the next look; not while other workers of the
+// launcher only check their databases (at start, every database is checked once, and a
+// short wait for their slots is no shortage).
 bool start_worker(Db* d) {
     BackgroundWorker worker;
     std::memset(&worker, 0, sizeof worker);
@@ -352,13 +398,13 @@ bool start_worker(Db* d) {
     bool ok = RegisterDynamicBackgroundWorker(&worker, &handle);
     MemoryContextSwitchTo(old);
     if (!ok) {
-        if (!g_said_no_slot)
-            ereport(LOG, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-                          errmsg("no background worker slot is free for the pg_baton reaper of database \"%s\"",
-                                 d->name),
-                          errdetail("The pg_baton launcher tries again at each interval; reapers wait meanwhile."),
-                          errhint("Raise max_worker_processes (now %d) and restart the server.",
-                                  max_worker_processes)));
+        if (g_said_no_slot || checks_in_flight()) return false;
+        ereport(LOG, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+                      errmsg("no background worker slot is free for a pg_baton reaper"),
+                      errdetail("Database \"%s\" waits for one (and any other that needs a reaper); the pg_baton "
+                                "launcher tries again at each interval.",
+                                d->name),
+                      errhint("Raise max_worker_processes (now %d) and restart the server.", max_worker_processes)));
         g_said_no_slot = true;
         return false;
     }
@@ -483,12 +529,21 @@ bool attach(uint32_t* announced) {
         } else {
             s->worker_pid = MyProcPid;
             s->absent = false;
+            s->serving = false;
             *announced = s->announced;
         }
     }
     LWLockRelease(g_lock);
     if (ok && s != nullptr) before_shmem_exit(detach, 0);
     return ok;
+}
+
+void report_serving() {
+    if (g_shared == nullptr) return;
+    LWLockAcquire(g_lock, LW_EXCLUSIVE);
+    Slot* s = find_slot(MyDatabaseId, false);
+    if (s != nullptr && s->worker_pid == MyProcPid) s->serving = true;
+    LWLockRelease(g_lock);
 }
 
 void report_absent(uint32_t announced) {
@@ -514,12 +569,14 @@ void baton_launcher_main(Datum) {
     BackgroundWorkerUnblockSignals();
     BackgroundWorkerInitializeConnection(nullptr, nullptr, 0);
     pgstat_report_appname("pg_baton launcher");
+    MemoryContextSwitchTo(TopMemoryContext);  // the names, the table and the handles live as long
 
     List* names = NIL;
     bool all = false;
     (void)baton::pg::reaper::database_names(true, &names, &all);
     g_names = names;
     g_all = all;
+    g_said_missing = static_cast<bool*>(palloc0(sizeof(bool) * (list_length(names) + 1)));
     HASHCTL info;
     std::memset(&info, 0, sizeof info);
     info.keysize = sizeof(Oid);

@@ -31,6 +31,11 @@ void init();
 // or already has a worker (the caller exits at once).
 bool attach(uint32_t* announced);
 
+// Called by a reaper worker that stays: it found pg_baton in its database, or its
+// database is listed by name (it waits there). Until then the launcher counts it as a
+// check that will soon free its worker slot.
+void report_serving();
+
 // Called by a reaper worker (baton.reaper_databases = '*') that found no pg_baton in its
 // database: the launcher forgets the database until an announcement newer than
 // `announced` (attach's) arrives.

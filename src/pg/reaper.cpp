@@ -208,7 +208,10 @@ void baton_reaper_main(Datum arg) {
     List* names = NIL;
     bool all = false;
     (void)database_names(true, &names, &all);
-    if (!all) ereport(LOG, (errmsg("pg_baton reaper started in database \"%s\"", dbname)));
+    if (!all) {
+        launcher::report_serving();
+        ereport(LOG, (errmsg("pg_baton reaper started in database \"%s\"", dbname)));
+    }
 
     bool said_missing = false;
     bool said_read_only = false;
@@ -230,8 +233,10 @@ void baton_reaper_main(Datum arg) {
                 launcher::report_absent(announced);
                 proc_exit(0);
             }
-            if (!reaping && reaped != kNotInstalled && all)
+            if (!reaping && reaped != kNotInstalled && all) {
+                launcher::report_serving();
                 ereport(LOG, (errmsg("pg_baton reaper started in database \"%s\"", dbname)));
+            }
             if (reaped != kNotInstalled) reaping = true;
             if (reaped == kReadOnly) {
                 if (!said_read_only)
