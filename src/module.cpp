@@ -3,6 +3,7 @@
 #include "core/tenant.hpp"
 #include "pg/claim_hints.hpp"
 #include "pg/fence.hpp"
+#include "pg/launcher.hpp"
 #include "pg/owner.hpp"
 #include "pg/postgres.hpp"
 #include "pg/reaper.hpp"
@@ -35,9 +36,9 @@ void _PG_init(void) {
                              "Claims and finishes through direct heap and index access rather than SQL statements.",
                              "Off: the same calls run as SPI statements (slower; for comparison and diagnosis).",
                              &baton::settings::direct_access, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
-    // The background reaper: its GUCs always, its workers only when preloaded.
+    // The background reaper: its GUCs always, its launcher only when preloaded.
     baton::pg::reaper::define_settings();
-    if (process_shared_preload_libraries_in_progress) baton::pg::reaper::register_workers();
+    if (process_shared_preload_libraries_in_progress) baton::pg::launcher::init();
     MarkGUCPrefixReserved("baton");
     baton::pg::fence::init();
     baton::pg::owner::init();

@@ -235,9 +235,10 @@ fi
 # --- 4. throwaway cluster --------------------------------------------------------------
 banner "throwaway cluster"
 # Preloaded, as in production: the claim hints live in shared memory (docs/performance.md).
-extra_conf=("shared_preload_libraries = 'pg_baton'")
+# No background reaper: the suites reap when they mean to (test/reaper covers it).
+extra_conf=("shared_preload_libraries = 'pg_baton'" "baton.reaper_databases = ''")
 if [[ -n ${BATON_EXTRA_CONF:-} ]]; then
-    mapfile -t -O 1 extra_conf <<<"$BATON_EXTRA_CONF"
+    mapfile -t -O 2 extra_conf <<<"$BATON_EXTRA_CONF"
 fi
 CLUSTER=$(mktemp -d /tmp/pg_baton-test.XXXXXX)
 port=$(cluster_free_port "${BATON_TEST_PORT:-54329}")

@@ -17,6 +17,14 @@
 #define BATON_QUALIFIED_NAME_LIST(s) stringToQualifiedNameList(s)
 #endif
 
+// The owner check of a database: object_ownercheck() replaced pg_database_ownercheck()
+// in PostgreSQL 16.
+#if PG_VERSION_NUM >= 160000
+#define BATON_OWNS_DATABASE(db, role) object_ownercheck(DatabaseRelationId, (db), (role))
+#else
+#define BATON_OWNS_DATABASE(db, role) pg_database_ownercheck((db), (role))
+#endif
+
 namespace baton::pg::compat {
 
 // table_tuple_update() that reports whether the version written needs index entries:

@@ -3,13 +3,15 @@
 // The worker is plain Postgres code: no C++ object with a destructor lives in it, so a
 // Postgres error may longjmp anywhere in it. Each batch runs in its own transaction
 // under PG_TRY; an error is logged, the transaction aborted, and the loop goes on at the
-// next interval, so one bad batch never takes the worker down. SIGTERM (shutdown, or
-// pg_terminate_backend) ends the loop and the worker exits with status 0; a crash
-// (any other exit) is restarted by the postmaster after kRestartSeconds.
+// next interval, so one bad batch never takes the worker down. SIGTERM (shutdown,
+// pg_terminate_backend, or a command that needs the database: launcher.hpp) ends the loop
+// and the worker exits with status 0. The launcher starts the workers (dynamic, never
+// restarted by the postmaster) and starts another after a worker stops (launcher.cpp).
 #include <csignal>
 #include <cstring>
 
 #include "core/limits.hpp"
+#include "pg/launcher.hpp"
 #include "pg/owner.hpp"
 #include "pg/postgres.hpp"
 #include "pg/reaper.hpp"
@@ -22,7 +24,6 @@ namespace baton::pg::reaper {
 
 namespace {
 
-constexpr int kRestartSeconds = 5;
 constexpr int kDefaultIntervalMs = 1000;
 constexpr int kDefaultBatch = 1000;
 
@@ -128,10 +129,11 @@ bool try_reap_batch(int batch, int* reaped) {
 void define_settings() {
     DefineCustomStringVariable(
         "baton.reaper_databases",
-        "Databases in which the pg_baton reaper runs (a comma-separated list; needs the preload).",
-        "One background worker per database. Takes effect at server start, and only with "
-        "shared_preload_libraries = 'pg_baton'.",
-        &g_databases, "", process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP, 0,
+        "Databases in which the pg_baton reaper runs: '*' for every database with pg_baton, or a "
+        "comma-separated list (needs the preload).",
+        "One background worker per database served, started by the pg_baton launcher. Takes effect at "
+        "server start, and only with shared_preload_libraries = 'pg_baton'; empty: no reaper.",
+        &g_databases, "*", process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP, 0,
         nullptr, nullptr, nullptr);
     DefineCustomIntVariable("baton.reaper_interval", "Time the pg_baton reaper sleeps between rounds.",
                             "A round reaps batch after batch until a batch comes back short.", &g_interval_ms,
@@ -142,55 +144,51 @@ void define_settings() {
                             nullptr, nullptr);
 }
 
-void register_workers() {
-    if (g_databases == nullptr || g_databases[0] == '\0') return;
+bool database_names(bool quiet, List** names, bool* all) {
+    *names = NIL;
+    *all = false;
+    if (g_databases == nullptr || g_databases[0] == '\0') return true;
     char* raw = pstrdup(g_databases);
-    List* names = NIL;
-    if (!SplitGUCList(raw, ',', &names)) {
-        ereport(WARNING, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                          errmsg("invalid list syntax in parameter \"baton.reaper_databases\""),
-                          errdetail("No pg_baton reaper is started.")));
-        return;
+    List* items = NIL;
+    if (!SplitGUCList(raw, ',', &items)) {
+        if (!quiet)
+            ereport(WARNING, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                              errmsg("invalid list syntax in parameter \"baton.reaper_databases\""),
+                              errdetail("No pg_baton reaper is started.")));
+        return false;
     }
-    List* seen = NIL;
     ListCell* lc;
-    foreach (lc, names) {
+    foreach (lc, items) {
         const char* db = static_cast<const char*>(lfirst(lc));
         if (db[0] == '\0') continue;
-        if (std::strlen(db) >= NAMEDATALEN) {
-            ereport(WARNING, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                              errmsg("database name \"%s\" in baton.reaper_databases is too long", db),
-                              errdetail("No pg_baton reaper is started for it.")));
+        if (std::strcmp(db, "*") == 0) {
+            *all = true;
             continue;
         }
-        bool duplicate = false;
-        ListCell* sc;
-        foreach (sc, seen)
-            if (std::strcmp(static_cast<const char*>(lfirst(sc)), db) == 0) duplicate = true;
-        if (duplicate) continue;
-        seen = lappend(seen, const_cast<char*>(db));
-
-        BackgroundWorker worker;
-        std::memset(&worker, 0, sizeof worker);
-        worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-        worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-        worker.bgw_restart_time = kRestartSeconds;
-        snprintf(worker.bgw_library_name, BGW_MAXLEN, "pg_baton");
-        snprintf(worker.bgw_function_name, BGW_MAXLEN, "baton_reaper_main");
-        snprintf(worker.bgw_name, BGW_MAXLEN, "pg_baton reaper for database %s", db);
-        snprintf(worker.bgw_type, BGW_MAXLEN, "pg_baton reaper");
-        strlcpy(worker.bgw_extra, db, BGW_EXTRALEN);
-        worker.bgw_main_arg = Int32GetDatum(0);
-        worker.bgw_notify_pid = 0;
-        RegisterBackgroundWorker(&worker);
+        if (std::strlen(db) >= NAMEDATALEN) {
+            if (!quiet)
+                ereport(WARNING, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                                  errmsg("database name \"%s\" in baton.reaper_databases is too long", db),
+                                  errdetail("No pg_baton reaper is started for it.")));
+            continue;
+        }
+        *names = lappend(*names, const_cast<char*>(db));
     }
+    return true;
 }
+
+int interval_ms() { return g_interval_ms; }
 
 }  // namespace baton::pg::reaper
 
-// The worker's entry point: connects to its database, then reaps every interval until
-// SIGTERM. Skips (and says so once) a database where pg_baton is not installed.
-void baton_reaper_main(Datum) {
+// The worker's entry point: connects to its database (by oid: the launcher passes it),
+// then reaps every interval until SIGTERM. With baton.reaper_databases = '*' it exits
+// when pg_baton is not installed there (at once, quietly, when it never was; after
+// saying so, when DROP EXTENSION removed it), and the launcher forgets the database
+// until a CREATE EXTENSION there commits. With a list of names it waits instead (and
+// says so once).
+void baton_reaper_main(Datum arg) {
+    using namespace baton::pg;
     using namespace baton::pg::reaper;
     char dbname[NAMEDATALEN];
     strlcpy(dbname, MyBgworkerEntry->bgw_extra, sizeof dbname);
@@ -198,12 +196,26 @@ void baton_reaper_main(Datum) {
     pqsignal(SIGTERM, on_sigterm);
     pqsignal(SIGHUP, SignalHandlerForConfigReload);
     BackgroundWorkerUnblockSignals();
-    BackgroundWorkerInitializeConnection(dbname, nullptr, 0);
+    BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(arg), InvalidOid, 0);
     pgstat_report_appname("pg_baton reaper");
-    ereport(LOG, (errmsg("pg_baton reaper started in database \"%s\"", dbname)));
+    uint32_t announced = 0;
+    if (!launcher::attach(&announced)) {
+        // Paused by a command that needs the database (DROP DATABASE, ...), or another
+        // worker runs there already.
+        elog(DEBUG1, "pg_baton reaper for database \"%s\" not needed now", dbname);
+        proc_exit(0);
+    }
+    List* names = NIL;
+    bool all = false;
+    (void)database_names(true, &names, &all);
+    if (!all) {
+        launcher::report_serving();
+        ereport(LOG, (errmsg("pg_baton reaper started in database \"%s\"", dbname)));
+    }
 
     bool said_missing = false;
     bool said_read_only = false;
+    bool reaping = false;  // pg_baton was found installed
     while (!g_terminate) {
         // A round: batch after batch, one transaction each, until one comes back short.
         for (;;) {
@@ -212,6 +224,20 @@ void baton_reaper_main(Datum) {
             int batch = g_batch;
             int reaped = 0;
             if (!try_reap_batch(batch, &reaped)) break;
+            if (reaped == kNotInstalled && all) {
+                if (reaping)
+                    ereport(LOG, (errmsg("pg_baton is no longer installed in database \"%s\"; its reaper exits",
+                                         dbname)));
+                else
+                    elog(DEBUG1, "pg_baton is not installed in database \"%s\"; no reaper there", dbname);
+                launcher::report_absent(announced);
+                proc_exit(0);
+            }
+            if (!reaping && reaped != kNotInstalled && all) {
+                launcher::report_serving();
+                ereport(LOG, (errmsg("pg_baton reaper started in database \"%s\"", dbname)));
+            }
+            if (reaped != kNotInstalled) reaping = true;
             if (reaped == kReadOnly) {
                 if (!said_read_only)
                     ereport(LOG, (errmsg("transactions are read-only in database \"%s\"; the pg_baton reaper waits",

@@ -1,9 +1,12 @@
 // The background reaper: with shared_preload_libraries = 'pg_baton', one worker per
-// database named in baton.reaper_databases calls baton.reap() every
-// baton.reaper_interval, one transaction per batch of baton.reaper_batch rows.
-// Without the preload nothing runs, and baton.reap() from cron or a worker loop does
-// the same job (docs/operations.md).
+// database served (baton.reaper_databases: '*', the default, for every database in which
+// pg_baton is installed, or a list of names), started by the launcher (launcher.hpp),
+// calls baton.reap() every baton.reaper_interval, one transaction per batch of
+// baton.reaper_batch rows. Without the preload nothing runs, and baton.reap() from cron
+// or a worker loop does the same job (docs/operations.md).
 #pragma once
+
+#include "pg/postgres.hpp"
 
 namespace baton::pg::reaper {
 
@@ -12,8 +15,13 @@ namespace baton::pg::reaper {
 // exist), and only informational otherwise.
 void define_settings();
 
-// Registers one background worker per listed database (from _PG_init, only while
-// shared_preload_libraries is being processed).
-void register_workers();
+// Reads baton.reaper_databases: `*all` when it holds '*', else the names in `*names`
+// (a List of C strings, in the current memory context). False, after a WARNING unless
+// `quiet`, when the list cannot be read; names too long are skipped (WARNING unless
+// `quiet`).
+bool database_names(bool quiet, List** names, bool* all);
+
+// baton.reaper_interval, in milliseconds.
+int interval_ms();
 
 }  // namespace baton::pg::reaper

@@ -92,8 +92,9 @@ main() {
     port=$(cluster_free_port "${BATON_FAULT_PORT:-55200}")
     # Preloaded, as in production: the claim hints (shared memory, rebuilt empty after
     # every crash restart) are under the same faults as the rest.
+    # Its reaper is a client of its own (below), not the background one.
     if ! cluster_start "$CLUSTER" "$port" "track_commit_timestamp = on" "restart_after_crash = on" \
-        "shared_preload_libraries = 'pg_baton'" "${extra_conf[@]}"; then
+        "shared_preload_libraries = 'pg_baton'" "baton.reaper_databases = ''" "${extra_conf[@]}"; then
         echo "fault: could not start a cluster"
         echo "0 passed, 1 failed"
         exit 1

@@ -61,6 +61,8 @@ worker_pid() { q -d postgres -c "SELECT pid FROM pg_stat_activity WHERE backend_
 # restart); latedb comes later.
 q -d postgres -c "CREATE DATABASE reapdb" -c "CREATE DATABASE plaindb"
 pgctl -w -t 60 -m fast restart -l "$LOG" >/dev/null || not_ok "restart"
+# since_launch: the log since the last start of the launcher.
+since_launch() { awk '/pg_baton launcher started/ { n = NR } { line[NR] = $0 } END { for (i = n; i <= NR; i++) print line[i] }' "$LOG"; }
 
 # --- 1. workers --------------------------------------------------------------------
 if wait_for postgres "SELECT count(*) = 2 FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper'"; then
@@ -75,20 +77,19 @@ check "GUC baton.reaper_databases is fixed at server start" "postmaster" \
 
 sleep 1
 check "a database without pg_baton is skipped, said once" "1" \
-    "$(grep -c 'pg_baton is not installed in database "plaindb"' "$LOG")"
+    "$(since_launch | grep -c 'pg_baton is not installed in database "plaindb"')"
 
-# A listed database that does not exist yet: its worker fails (FATAL, exit 1) and the
-# postmaster starts it again every 5 s (bgw_restart_time) until the database exists.
-if grep -q 'FATAL:  database "latedb" does not exist' "$LOG"; then
-    ok "a missing database: its worker fails and says why"
-else
-    not_ok "a missing database: its worker fails and says why"
-fi
+# A listed database that does not exist yet: the launcher says so once and starts its
+# worker when the database appears.
+check "a missing listed database is said once" "1" \
+    "$(since_launch | grep -c 'database "latedb" of baton.reaper_databases does not exist; its reaper starts when it does')"
+check "one launcher, connected to no database" "1" \
+    "$(q -d postgres -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'pg_baton launcher' AND datid IS NULL")"
 q -d postgres -c "CREATE DATABASE latedb"
 if wait_for postgres "SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND datname = 'latedb'" 20; then
-    ok "its worker is restarted and connects once the database exists"
+    ok "its worker starts once the database exists"
 else
-    not_ok "its worker is restarted and connects once the database exists"
+    not_ok "its worker starts once the database exists"
 fi
 
 # --- 2. reaping without anyone calling reap ------------------------------------------
@@ -189,6 +190,161 @@ tail -n +"$((lines_before + 1))" "$LOG" >"$DIR/stop.log"
 check "each reaper says it shuts down" "3" "$(grep -c 'pg_baton reaper in database ".*" shutting down' "$DIR/stop.log")"
 check "no reaper exits with an error at shutdown" "0" "$(grep -Ec 'pg_baton reaper.*exit code|FATAL|PANIC' "$DIR/stop.log")"
 check "the server shut down" "1" "$(grep -c 'database system is shut down' "$DIR/stop.log")"
+# === baton.reaper_databases = '*' (the default) ======================================
+# The same cluster restarted with the setting removed: reapdb has pg_baton, plaindb and
+# latedb do not.
+sed -i '/^baton.reaper_databases/d' "$DIR/data/postgresql.conf"
+echo "baton.reaper_interval = '500ms'" >>"$DIR/data/postgresql.conf"
+lines_before=$(wc -l <"$LOG")
+pgctl -w -t 60 start -l "$LOG" >/dev/null || not_ok "start with the default '*'"
+since() { tail -n +"$((lines_before + 1))" "$LOG"; }
+reapers_in() { q -d postgres -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND datname = '$1'"; }
+check "the default of baton.reaper_databases is '*'" "*" "$(q -d postgres -c 'SHOW baton.reaper_databases')"
+if wait_for postgres "SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND datname = 'reapdb'" 20; then
+    ok "'*': the database with pg_baton gets its reaper"
+else
+    not_ok "'*': the database with pg_baton gets its reaper"
+fi
+sleep 2
+check "'*': only there (no worker in plaindb, latedb, postgres)" "1" \
+    "$(q -d postgres -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper'")"
+check "'*': a database without pg_baton has no long-lived connection of pg_baton" "0" \
+    "$(q -d postgres -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type LIKE 'pg_baton%' AND datname IN ('plaindb', 'latedb', 'postgres')")"
+check "'*': one launcher, connected to no database" "1" \
+    "$(q -d postgres -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'pg_baton launcher' AND datid IS NULL")"
+check "'*': a database without pg_baton is not mentioned" "0" "$(since | grep -c 'database "plaindb"')"
+check "'*': the reaper reaps (claimed, lease expired, pending again)" "2" \
+    "$(q -d reapdb -c "SELECT count(*) FROM baton.claim('$T1', 'w', '200 milliseconds', 2)")"
+if wait_for reapdb "SELECT count(*) = 5 FROM baton.deliveries WHERE tenant = '$T1' AND target = 'w' AND status = 'pending'" 10; then
+    ok "'*': expired leases are pending again"
+else
+    not_ok "'*': expired leases are pending again"
+fi
+
+# A database created after the start: served within two intervals of its CREATE
+# EXTENSION (1 s here), its first expired lease reaped within two intervals.
+q -d postgres -c "CREATE DATABASE newdb"
+T3=00000000-0000-0000-0701-000000000003
+q -d newdb -c "CREATE EXTENSION pg_baton" -c "SELECT baton.create_tenant('$T3')" \
+    -c "SELECT baton.enqueue('$T3', 'w', 'n' || i) FROM generate_series(1, 3) i" >/dev/null
+t0=$(date +%s%N)
+if wait_for postgres "SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND datname = 'newdb'" 10; then
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    if ((ms <= 1000)); then ok "CREATE EXTENSION in a new database: its reaper within two intervals (${ms} ms)"; else not_ok "CREATE EXTENSION: its reaper after ${ms} ms (more than two intervals)"; fi
+else
+    not_ok "CREATE EXTENSION in a new database: its reaper starts"
+fi
+check "claimed in the new database" "3" "$(q -d newdb -c "SELECT count(*) FROM baton.claim('$T3', 'w', '100 milliseconds', 3)")"
+t0=$(date +%s%N)
+if wait_for newdb "SELECT count(*) = 3 FROM baton.deliveries WHERE status = 'pending' AND last_error = 'lease expired'" 10; then
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    if ((ms <= 1100)); then ok "reaped within two intervals of the lease's end (${ms} ms)"; else not_ok "reaped ${ms} ms after the claim (more than two intervals)"; fi
+else
+    not_ok "the new database is reaped"
+fi
+
+# DROP EXTENSION stops its worker; CREATE EXTENSION again brings it back.
+q -d newdb -c "DROP EXTENSION pg_baton CASCADE" >/dev/null
+if wait_for postgres "SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND datname = 'newdb'" 5; then
+    ok "DROP EXTENSION stops its worker"
+else
+    not_ok "DROP EXTENSION stops its worker"
+fi
+check "the worker says why it exits" "1" "$(since | grep -c 'pg_baton is no longer installed in database "newdb"; its reaper exits')"
+q -d newdb -c "CREATE EXTENSION pg_baton" >/dev/null
+if wait_for postgres "SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND datname = 'newdb'" 5; then
+    ok "CREATE EXTENSION again: the worker is back"
+else
+    not_ok "CREATE EXTENSION again: the worker is back"
+fi
+# A CREATE EXTENSION rolled back announces nothing.
+q -d plaindb -c "BEGIN" -c "CREATE EXTENSION pg_baton" -c "ROLLBACK" >/dev/null
+sleep 1.5
+check "a CREATE EXTENSION rolled back starts no worker" "0" "$(reapers_in plaindb)"
+
+# Commands that need the database free of connections succeed while its reaper runs
+# (without FORCE): PostgreSQL waits up to 5 s for other sessions, so each must finish
+# well within that.
+timed() { # timed NAME DB SQL: runs SQL, checks it succeeds in under 4 s
+    local t0 ms
+    t0=$(date +%s%N)
+    if q -d "$2" -c "$3" >/dev/null 2>"$DIR/cmd.err"; then
+        ms=$((($(date +%s%N) - t0) / 1000000))
+        if ((ms < 4000)); then ok "$1 (${ms} ms)"; else not_ok "$1 took ${ms} ms"; fi
+    else
+        not_ok "$1: $(cat "$DIR/cmd.err")"
+    fi
+}
+check "newdb has its reaper before the commands" "1" "$(reapers_in newdb)"
+timed "ALTER DATABASE ... RENAME of a reaped database" postgres "ALTER DATABASE newdb RENAME TO newdb2"
+if wait_for postgres "SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND datname = 'newdb2'" 10; then
+    ok "its reaper is back under the new name"
+else
+    not_ok "its reaper is back under the new name"
+fi
+timed "CREATE DATABASE ... TEMPLATE of a reaped database" postgres "CREATE DATABASE copydb TEMPLATE newdb2"
+if wait_for postgres "SELECT count(*) = 2 FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND datname IN ('newdb2', 'copydb')" 10; then
+    ok "the template's reaper is back, and the copy (with pg_baton) gets one"
+else
+    not_ok "the template's reaper is back, and the copy gets one: $(q -d postgres -c "SELECT string_agg(datname, ',') FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper'")"
+fi
+timed "DROP DATABASE (without FORCE) of a reaped database" postgres "DROP DATABASE copydb"
+sleep 1
+check "no worker for the dropped database, the others stay" "0 1 1" \
+    "$(reapers_in copydb) $(reapers_in newdb2) $(reapers_in reapdb)"
+check "no error from the launcher or a reaper" "0" "$(since | grep -Ec '(pg_baton|reaper).*(ERROR|FATAL)|(ERROR|FATAL).*(pg_baton|reaper)')"
+# A role that does not own the database cannot pause its reaper with a failing command.
+q -d postgres -c "CREATE ROLE stranger LOGIN" >/dev/null
+pid_before=$(worker_pid newdb2)
+q -d postgres -U stranger -c "DROP DATABASE newdb2" >/dev/null 2>&1
+sleep 0.5
+check "a refused DROP DATABASE leaves the reaper alone" "$pid_before" "$(worker_pid newdb2)"
+
+# pg_terminate_backend: the launcher starts another (after 5 s).
+pid_before=$(worker_pid newdb2)
+q -d postgres -c "SELECT pg_terminate_backend($pid_before)" >/dev/null
+if wait_for postgres "SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND datname = 'newdb2' AND pid <> $pid_before" 15; then
+    ok "a terminated reaper is started again"
+else
+    not_ok "a terminated reaper is started again"
+fi
+
+# kill -9 of a reaper: the server restarts, the launcher too, and each database with
+# pg_baton gets its reaper again.
+pid_before=$(worker_pid reapdb)
+kill -9 "$pid_before" 2>/dev/null || not_ok "kill -9 of the reaper"
+sleep 1
+if wait_for postgres "SELECT count(*) = 2 FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND datname IN ('reapdb', 'newdb2') AND pid <> $pid_before" 30; then
+    ok "'*': the reapers are back after kill -9"
+else
+    not_ok "'*': the reapers are back after kill -9"
+fi
+wait_for reapdb "SELECT true" 30 || true
+q -d reapdb -c "SELECT count(*) FROM baton.claim('$T1', 'w', '100 milliseconds', 2)" >/dev/null
+if wait_for reapdb "SELECT count(*) = 5 FROM baton.deliveries WHERE tenant = '$T1' AND target = 'w' AND status = 'pending'" 10; then
+    ok "'*': the restarted reaper reaps"
+else
+    not_ok "'*': the restarted reaper reaps"
+fi
+
+# Out of worker slots: max_worker_processes = 3 leaves one slot beside the launcher and
+# the logical replication launcher; two databases want a reaper: said once, with the
+# setting to raise.
+echo "max_worker_processes = 3" >>"$DIR/data/postgresql.conf"
+lines_before=$(wc -l <"$LOG")
+pgctl -w -t 60 -m fast restart -l "$LOG" >/dev/null || not_ok "restart with max_worker_processes = 3"
+sleep 5
+check "out of worker slots: said once" "1" "$(since | grep -c 'no background worker slot is free for a pg_baton reaper')"
+check "the message names the setting to raise" "1" "$(since | grep -c 'HINT:  Raise max_worker_processes (now 3)')"
+check "the one slot serves one database" "1" \
+    "$(q -d postgres -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper'")"
+sed -i '/^max_worker_processes/d' "$DIR/data/postgresql.conf"
+
+lines_before=$(wc -l <"$LOG")
+pgctl -w -t 60 -m fast stop >/dev/null || not_ok "fast stop"
+check "'*': no reaper or launcher exits with an error at shutdown" "0" "$(since | grep -Ec 'pg_baton (reaper|launcher).*exit code|FATAL|PANIC')"
+check "'*': the launcher says it shuts down" "1" "$(since | grep -c 'pg_baton launcher shutting down')"
+
 if ((FAIL > 0)); then
     echo "----- server log -----"
     tail -n 60 "$LOG"
