@@ -33,3 +33,12 @@ SELECT d.tenant,
        count(*) FILTER (WHERE d.status = 'cancelled') AS cancelled
   FROM baton.deliveries d
  GROUP BY d.tenant, d.target;
+
+-- The row rules of baton.deliveries admit the new status (the trigger "fence" checks
+-- them; these comments describe them).
+COMMENT ON TABLE baton.deliveries IS
+    'pg_baton deliveries. Row rules, checked on every row written by the trigger "fence" (SQLSTATE 23514): status is one of pending, claimed, finished, failed, cancelled; max_attempts is at least 1. The tenant must be writable (DU002).';
+COMMENT ON COLUMN baton.deliveries.status IS
+    'Row rule (trigger "fence", 23514): one of pending, claimed, finished, failed, cancelled.';
+COMMENT ON TRIGGER fence ON baton.deliveries IS
+    'The tenant write fence (DU002) and the row rules of baton.deliveries (23514): status is one of pending, claimed, finished, failed, cancelled; max_attempts is at least 1.';
