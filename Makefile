@@ -5,7 +5,7 @@ MODULE_big  = pg_baton
 DATA        = pg_baton--0.1.0.sql pg_baton--0.2.0.sql pg_baton--0.3.0.sql \
               pg_baton--0.1.0--0.2.0.sql pg_baton--0.2.0--0.3.0.sql \
               pg_baton--0.3.0--0.4.0.sql pg_baton--0.4.0--0.5.0.sql \
-              pg_baton--0.5.0--0.6.0.sql
+              pg_baton--0.5.0--0.6.0.sql pg_baton--0.6.0--0.7.0.sql
 
 SRCS = $(sort $(wildcard src/*.cpp src/core/*.cpp src/pg/*.cpp src/api/*.cpp))
 OBJS = $(SRCS:.cpp=.o)
@@ -22,7 +22,7 @@ REGRESS     += hostile_arguments hostile_json security
 # Operations: the views for monitoring, then retention (recreates the extension).
 REGRESS     += monitoring retention
 # Every refusal of every function names its object (after retention: its own run ids).
-REGRESS     += messages
+REGRESS     += messages cancel
 # Write functions refused in read-only transactions (25006), reads answering.
 REGRESS     += read_only
 REGRESS_OPTS = --inputdir=$(srcdir)

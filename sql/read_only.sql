@@ -47,6 +47,8 @@ INSERT INTO writes VALUES
   ('retry',            format('SELECT baton.retry(%L, %s, %s, ''again'', ''0 seconds'')', :'t', :did, :dgen)),
   ('reap',             'SELECT baton.reap()'),
   ('purge',            'SELECT baton.purge(''0 seconds'')'),
+  ('cancel_delivery',  format('SELECT baton.cancel_delivery(%L, %s)', :'t', :did)),
+  ('redrive',          format('SELECT baton.redrive(%L, ''ro'')', :'t')),
   ('create_tenant',    'SELECT baton.create_tenant(''00000000-0000-0000-0f01-0000000000ff'')'),
   ('set_tenant_state', format('SELECT baton.set_tenant_state(%L, ''quiescing'')', :'t')),
   ('bind_target',      format('SELECT baton.bind_target(%L, ''ro'', ''baton_ro_role'')', :'t')),

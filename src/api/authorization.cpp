@@ -20,7 +20,7 @@ namespace {
 // What producers and workers may execute (beyond USAGE on the schema). Admins may
 // execute every function but the grant_* helpers and the trigger functions.
 constexpr const char* kProducerFunctions =
-    "baton.enqueue, baton.enqueue_batch, baton.delivery, baton.tenant_write_allowed, "
+    "baton.enqueue, baton.enqueue_batch, baton.delivery, baton.cancel_delivery, baton.tenant_write_allowed, "
     "baton.submit, baton.inputs_digest, baton.run, baton.run_history";
 constexpr const char* kWorkerFunctions =
     "baton.claim, baton.renew, baton.finish, baton.finish_batch, baton.retry, baton.reap, baton.delivery, "

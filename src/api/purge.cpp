@@ -1,6 +1,6 @@
 // Retention: baton.purge(older_than, max_rows).
 //
-// Removes settled deliveries (finished or failed, not part of a run) and terminal runs
+// Removes settled deliveries (finished, failed or cancelled, not part of a run) and terminal runs
 // (completed, failed, cancelled; with their stages, markers and deliveries, by the
 // foreign keys' ON DELETE CASCADE) whose settled_at / finished_at is older than
 // now() - older_than. Like reap, it works tenant by tenant, oldest first, and never

@@ -137,7 +137,7 @@ constexpr const char* kRuleTrigger = "fence";
 }
 
 // The row rules of a delivery row written (delivery::check_stored_row: a status among
-// the four, max_attempts at least 1), checked here rather than by CHECK constraints
+// the five, max_attempts at least 1), checked here rather than by CHECK constraints
 // (see refuse_row). NULLs are left to the columns' NOT NULL constraints.
 void check_delivery_row(HeapTuple tuple, Relation rel, const DeliveryColumns& c) {
     TupleDesc desc = RelationGetDescr(rel);

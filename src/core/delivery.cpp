@@ -26,7 +26,7 @@ void check_between(const char* name, std::int64_t value, std::int64_t lo, std::i
 
 // The pending status is tried first: the direct claim asks for it on every row it scans.
 std::optional<Status> parse_status(std::string_view text) {
-    for (Status s : {Status::kPending, Status::kClaimed, Status::kFinished, Status::kFailed})
+    for (Status s : {Status::kPending, Status::kClaimed, Status::kFinished, Status::kFailed, Status::kCancelled})
         if (text == status_name(s)) return s;
     return std::nullopt;
 }
@@ -37,7 +37,8 @@ void check_stored_row(std::string_view status, std::int32_t max_attempts, std::i
         throw Error(SqlState::kCheckViolation,
                     "new row of " + row + " has invalid value \"" + clip(status) + "\" in column \"status\"",
                     "Column \"status\" of baton.deliveries is one of " BATON_STATUS_PENDING ", " BATON_STATUS_CLAIMED
-                    ", " BATON_STATUS_FINISHED ", " BATON_STATUS_FAILED ".");
+                    ", " BATON_STATUS_FINISHED ", " BATON_STATUS_FAILED
+                    ", " BATON_STATUS_CANCELLED ".");
     if (max_attempts < 1)
         throw Error(SqlState::kCheckViolation,
                     "new row of " + row + " has invalid value " + std::to_string(max_attempts) +
@@ -51,11 +52,12 @@ const char* status_name(Status s) {
         case Status::kClaimed: return BATON_STATUS_CLAIMED;
         case Status::kFinished: return BATON_STATUS_FINISHED;
         case Status::kFailed: return BATON_STATUS_FAILED;
+        case Status::kCancelled: return BATON_STATUS_CANCELLED;
     }
     return BATON_STATUS_PENDING;
 }
 
-bool is_settled(Status s) { return s == Status::kFinished || s == Status::kFailed; }
+bool is_settled(Status s) { return s == Status::kFinished || s == Status::kFailed || s == Status::kCancelled; }
 
 Status parse_outcome(std::string_view text) {
     if (text == status_name(Status::kFinished)) return Status::kFinished;
@@ -117,6 +119,26 @@ std::int64_t backoff_usec(std::int32_t attempts) {
     return usec > limits::kBackoffCapUsec ? limits::kBackoffCapUsec : usec;
 }
 
+// Only work not yet settled can be cancelled; a repeat is answered, a finish or failure kept.
+CancelVerdict cancel_verdict(Status status) {
+    switch (status) {
+        case Status::kPending:
+        case Status::kClaimed: return CancelVerdict::kApply;
+        case Status::kCancelled: return CancelVerdict::kAlready;
+        default: return CancelVerdict::kSettled;
+    }
+}
+
+// The next generation fences the holder of a claimed row: its renew, finish and retry
+// carry the old one and get DU001.
+Row cancelled(const Row& row) { return {Status::kCancelled, row.generation + 1, row.attempts, row.max_attempts}; }
+
+bool redrivable(Status status) { return status == Status::kFailed || status == Status::kCancelled; }
+
+// The generation stays: no holder has it (a failed row's holder settled it, a cancelled
+// one's was fenced), and the next claim raises it.
+Row redriven(const Row& row) { return {Status::kPending, row.generation, 0, row.max_attempts}; }
+
 void check_target_chars(std::int64_t chars) {
     if (chars < 1 || chars > limits::kTargetMaxChars)
         throw_invalid_argument("target", "A target has 1 to " +
@@ -156,6 +178,14 @@ void check_error_bytes(std::int64_t bytes) {
 }
 
 void check_reap_rows(std::int64_t max_rows) { check_between("max_rows", max_rows, 1, limits::kMaxReapRows); }
+
+void check_reason_bytes(std::int64_t bytes) {
+    if (bytes > limits::kMaxErrorBytes)
+        throw_invalid_argument("reason", "A reason has at most " + std::to_string(limits::kMaxErrorBytes) +
+                                             " bytes; this one has " + std::to_string(bytes) + ".");
+}
+
+void check_redrive_rows(std::int64_t max_rows) { check_between("max_rows", max_rows, 1, limits::kMaxReapRows); }
 
 void check_json_bytes(const char* argument, std::int64_t bytes, std::int64_t limit) {
     if (bytes > limit)

@@ -3,6 +3,8 @@
 //   pending --claim--> claimed --finish--> finished | failed
 //   claimed --retry/reap--> pending            (attempts left)
 //   claimed --retry/reap--> failed             (attempts spent)
+//   pending | claimed --cancel--> cancelled    (generation + 1: a holder is fenced)
+//   failed | cancelled --redrive--> pending    (attempts 0, due now, generation kept)
 //
 // Every decision about a delivery is made here, once: which row a claim may take, who
 // holds the lease, what a settling call owes its caller, where retry and reap send a row.
@@ -19,7 +21,7 @@
 
 namespace baton::delivery {
 
-enum class Status { kPending, kClaimed, kFinished, kFailed };
+enum class Status { kPending, kClaimed, kFinished, kFailed, kCancelled };
 
 // The stored spelling of each status: the one list. status_name() returns them, and the
 // SQL statements splice them in as literals where a partial index's predicate must be
@@ -28,12 +30,14 @@ enum class Status { kPending, kClaimed, kFinished, kFailed };
 #define BATON_STATUS_CLAIMED "claimed"
 #define BATON_STATUS_FINISHED "finished"
 #define BATON_STATUS_FAILED "failed"
+#define BATON_STATUS_CANCELLED "cancelled"
 
 // "pending" -> kPending ...; nullopt for anything else.
 std::optional<Status> parse_status(std::string_view text);
 // The stored spelling of a status.
 const char* status_name(Status s);
-// True for finished and failed: the row will never change again.
+// True for finished, failed and cancelled: no holder may write the row again (only a
+// redrive sends a failed or cancelled one back to pending).
 bool is_settled(Status s);
 
 // The outcome argument of finish: "finished" or "failed", else 22023.
@@ -92,9 +96,25 @@ std::int64_t backoff_usec(std::int32_t attempts);
 
 // The rules of a stored delivery row that its table's triggers enforce for every writer
 // (direct SQL included), in place of CHECK constraints, which Postgres re-reads from the
-// catalog text on every statement: a status among the four, max_attempts at least 1.
+// catalog text on every statement: a status among the five, max_attempts at least 1.
 // Throws baton::Error (23514) naming the table, the column, the value and delivery `id`.
 void check_stored_row(std::string_view status, std::int32_t max_attempts, std::int64_t id);
+
+// What a cancel does to a row as stored.
+enum class CancelVerdict {
+    kApply,       // pending or claimed: cancel it
+    kAlready,     // cancelled already: answer 'cancelled', write nothing
+    kSettled,     // finished or failed: DU007
+};
+CancelVerdict cancel_verdict(Status status);
+// The row a cancel leaves: cancelled, generation + 1 (its holder, if any, is fenced),
+// attempts kept.
+Row cancelled(const Row& row);
+
+// True for the rows a redrive sends back to pending: failed and cancelled.
+bool redrivable(Status status);
+// The row a redrive leaves: pending, attempts 0, generation kept (the next claim raises it).
+Row redriven(const Row& row);
 
 // Argument rules; each throws baton::Error (22023) naming the argument.
 void check_target_chars(std::int64_t chars);
@@ -105,6 +125,10 @@ void check_max_items(std::int64_t max_items);
 void check_delay_usec(std::int64_t usec);
 void check_error_bytes(std::int64_t bytes);
 void check_reap_rows(std::int64_t max_rows);
+// cancel_delivery's reason: at most as many bytes as retry's error.
+void check_reason_bytes(std::int64_t bytes);
+// redrive's max_rows: the range of reap's.
+void check_redrive_rows(std::int64_t max_rows);
 void check_json_bytes(const char* argument, std::int64_t bytes, std::int64_t limit);
 
 }  // namespace baton::delivery

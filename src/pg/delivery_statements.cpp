@@ -25,6 +25,7 @@ namespace {
 #define PENDING "'" BATON_STATUS_PENDING "'"
 #define CLAIMED "'" BATON_STATUS_CLAIMED "'"
 #define FAILED "'" BATON_STATUS_FAILED "'"
+#define CANCELLED "'" BATON_STATUS_CANCELLED "'"
 
 // The role bound to a delivery's target (NULL when unbound), as a subquery of a
 // statement over baton.deliveries d.
@@ -192,6 +193,32 @@ pg::KeptPlan g_reap = {
     "AND c.status OPERATOR(pg_catalog.=) " CLAIMED " AND c.lease_until OPERATOR(pg_catalog.<) pg_catalog.now() "
     "ORDER BY c.lease_until LIMIT $2 FOR UPDATE SKIP LOCKED))",
     2, {UUIDOID, INT4OID}, nullptr};
+
+// cancel_delivery's write, as delivery::cancelled() chose it: generation $3 fences the
+// holder; a NULL reason keeps last_error.
+pg::KeptPlan g_cancel = {
+    "UPDATE baton.deliveries d SET status = " CANCELLED ", generation = $3, lease_until = NULL, "
+    "settled_at = pg_catalog.now(), last_error = COALESCE($4, d.last_error) WHERE " KEY_OF_D,
+    4, {UUIDOID, INT8OID, INT8OID, TEXTOID}, nullptr};
+
+// redrive's write, delivery::redriven() set-wise (the rows delivery::redrivable() admits:
+// failed and cancelled; the outer WHERE repeats the status so that a row changed since
+// the subquery locked it is rechecked). Oldest settled first, rows others lock skipped.
+#define REDRIVE_SET                                                                               \
+    "UPDATE baton.deliveries d SET status = " PENDING ", attempts = 0, "                          \
+    "run_after = pg_catalog.now(), lease_until = NULL, settled_at = NULL "                        \
+    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 "                                                   \
+    "AND d.status OPERATOR(pg_catalog.=) ANY (ARRAY[" FAILED ", " CANCELLED "]::pg_catalog.text[]) " \
+    "AND d.id OPERATOR(pg_catalog.=) ANY (ARRAY("                                                 \
+    "SELECT c.id FROM baton.deliveries c WHERE c.tenant OPERATOR(pg_catalog.=) $1 "               \
+    "AND c.target OPERATOR(pg_catalog.=) $2 "                                                     \
+    "AND c.status OPERATOR(pg_catalog.=) ANY (ARRAY[" FAILED ", " CANCELLED "]::pg_catalog.text[]) "
+pg::KeptPlan g_redrive_oldest = {
+    REDRIVE_SET "ORDER BY c.settled_at, c.id LIMIT $3 FOR UPDATE SKIP LOCKED))",
+    3, {UUIDOID, TEXTOID, INT4OID}, nullptr};
+pg::KeptPlan g_redrive_ids = {
+    REDRIVE_SET "AND c.id OPERATOR(pg_catalog.=) ANY ($3) ORDER BY c.id FOR UPDATE SKIP LOCKED))",
+    3, {UUIDOID, TEXTOID, INT8ARRAYOID}, nullptr};
 
 pg::KeptPlan g_get = {"SELECT d FROM baton.deliveries d WHERE " KEY_OF_D, 2, {UUIDOID, INT8OID}, nullptr};
 
@@ -375,6 +402,21 @@ pg_uuid_t** DeliveryStore::reap_tenants(std::int32_t max_rows, std::uint64_t* n)
 std::int32_t DeliveryStore::reap(pg_uuid_t* tenant, std::int32_t max_rows) {
     Datum values[2] = {UUIDPGetDatum(tenant), Int32GetDatum(max_rows)};
     return static_cast<std::int32_t>(spi().run(g_reap, values, nullptr));
+}
+
+// One UPDATE of the row lock() has locked.
+void DeliveryStore::cancel(pg_uuid_t* tenant, std::int64_t id, std::int64_t generation, text* reason) {
+    Datum values[4] = {UUIDPGetDatum(tenant), Int64GetDatum(id), Int64GetDatum(generation), PointerGetDatum(reason)};
+    char nulls[5] = "    ";
+    if (reason == nullptr) nulls[3] = 'n';
+    spi().run(g_cancel, values, nulls);
+}
+
+// One UPDATE: the oldest settled rows of the target, or those of `ids`.
+std::int64_t DeliveryStore::redrive(pg_uuid_t* tenant, text* target, const Int64Array* ids, std::int32_t max_rows) {
+    Datum values[3] = {UUIDPGetDatum(tenant), PointerGetDatum(target),
+                       ids != nullptr ? ids->array : Int32GetDatum(max_rows)};
+    return static_cast<std::int64_t>(spi().run(ids != nullptr ? g_redrive_ids : g_redrive_oldest, values, nullptr));
 }
 
 // The composite row, copied out of SPI's memory.

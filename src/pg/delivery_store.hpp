@@ -112,6 +112,15 @@ public:
     pg_uuid_t** reap_tenants(std::int32_t max_rows, std::uint64_t* n);
     std::int32_t reap(pg_uuid_t* tenant, std::int32_t max_rows);
 
+    // cancel_delivery: the row locked (FOR UPDATE), as lock(); then the write
+    // delivery::cancelled() chose: cancelled at generation `generation`, no lease,
+    // settled now, last_error = reason (kept when reason is nullptr).
+    void cancel(pg_uuid_t* tenant, std::int64_t id, std::int64_t generation, text* reason);
+    // redrive: the failed and cancelled deliveries of (tenant, target), oldest settled
+    // first, at most max_rows (ids nullptr), or those of `ids`, sent back to pending as
+    // delivery::redriven() says, due now. Rows locked by others are skipped. Returns how many.
+    std::int64_t redrive(pg_uuid_t* tenant, text* target, const Int64Array* ids, std::int32_t max_rows);
+
     // The whole row (tenant, id) as a composite datum copied out; nullopt when absent.
     std::optional<Datum> row(pg_uuid_t* tenant, std::int64_t id);
 

@@ -14,7 +14,7 @@ KeptPlan g_tenants = {
     "(SELECT d.tenant, d.settled_at AS at FROM baton.deliveries d "
     "JOIN baton.tenants t ON t.tenant OPERATOR(pg_catalog.=) d.tenant "
     "WHERE t.state OPERATOR(pg_catalog.=) 'active' AND d.settled_at OPERATOR(pg_catalog.<) " CUTOFF " "
-    "AND d.status OPERATOR(pg_catalog.=) ANY ('{finished,failed}'::pg_catalog.text[]) AND d.run_id IS NULL "
+    "AND d.status OPERATOR(pg_catalog.=) ANY ('{finished,failed,cancelled}'::pg_catalog.text[]) AND d.run_id IS NULL "
     "ORDER BY d.settled_at LIMIT $2) "
     "UNION ALL "
     "(SELECT r.tenant, r.finished_at FROM baton.runs r "
@@ -32,7 +32,7 @@ KeptPlan g_deliveries = {
     "AND d.id OPERATOR(pg_catalog.=) ANY (ARRAY("
     "SELECT c.id FROM baton.deliveries c WHERE c.tenant OPERATOR(pg_catalog.=) $2 "
     "AND c.settled_at OPERATOR(pg_catalog.<) " CUTOFF " "
-    "AND c.status OPERATOR(pg_catalog.=) ANY ('{finished,failed}'::pg_catalog.text[]) AND c.run_id IS NULL "
+    "AND c.status OPERATOR(pg_catalog.=) ANY ('{finished,failed,cancelled}'::pg_catalog.text[]) AND c.run_id IS NULL "
     "ORDER BY c.settled_at LIMIT $3 FOR UPDATE SKIP LOCKED))",
     3, {INTERVALOID, UUIDOID, INT4OID}, nullptr};
 

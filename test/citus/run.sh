@@ -125,7 +125,7 @@ check "seven tenant tables hash-distributed by tenant, one colocation group" "7 
     "$(q -c "SELECT count(*), count(DISTINCT colocationid), count(*) FILTER (WHERE column_to_column_name(logicalrelid, partkey) = 'tenant') FROM pg_dist_partition WHERE logicalrelid::text LIKE 'baton.%' AND partmethod = 'h'" | tr '|' ' ')"
 check "workflows is a reference table" "n" \
     "$(q -c "SELECT partmethod FROM pg_dist_partition WHERE logicalrelid = 'baton.workflows'::regclass")"
-check "every function taking the tenant first is distributed by it, colocated with the tables" "32 32" \
+check "every function taking the tenant first is distributed by it, colocated with the tables" "34 34" \
     "$(q -c "SELECT count(*), count(*) FILTER (WHERE o.colocationid = (SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'baton.tenants'::regclass) AND o.distribution_argument_index = 0) FROM pg_dist_object o JOIN pg_proc p ON o.classid = 'pg_proc'::regclass AND o.objid = p.oid WHERE p.pronamespace = 'baton'::regnamespace" | tr '|' ' ')"
 check "citus.enable_unsafe_triggers is left off after the call" "off" \
     "$(q -c "SELECT baton.distribute()" -c "SHOW citus.enable_unsafe_triggers" | tail -n 1)"

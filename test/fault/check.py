@@ -15,6 +15,7 @@ explained" checks). Invariants (each one test per check):
   I6 no marker is done twice
   I7 nothing was written to a fenced tenant after its fence committed
   I8 no client got an unexpected error and no backend crashed by itself
+  I9 an acknowledged cancel_delivery is final: the delivery stays cancelled, never finished
 """
 
 import glob
@@ -27,7 +28,7 @@ import psycopg
 from inject import SNAPSHOT_SQL
 
 WRITE_KINDS = {"enq", "sub", "claim", "fin", "retry", "acq", "tr", "start", "cpl", "mk", "mkdone", "resolve", "cancel",
-               "fail_stage", "rel"}
+               "fail_stage", "rel", "dcancel"}
 
 
 class Acks:
@@ -157,6 +158,7 @@ class Checker:
             ("I6 no marker done twice", self.i6_markers),
             ("I7 nothing written to a fenced tenant after its fence", self.i7_fence),
             ("I8 no unexpected error, no backend crash", self.i8_unexpected),
+            ("I9 a cancelled delivery stays cancelled, never finished", self.i9_cancelled),
         ):
             problems = fn(s, cut)
             self.problems[name.split()[0]] = problems
@@ -460,6 +462,25 @@ class Checker:
                     if a.get("t") == t and a["k"] in WRITE_KINDS and a["ts"] > f["ts"]:
                         problems.append("tenant %s: %s sent %.3f s after the fence committed, acknowledged"
                                         % (t, a["k"], a["ts"] - f["ts"]))
+        return problems
+
+    # --- I9 --------------------------------------------------------------------------
+    def i9_cancelled(self, s, cut):
+        """The load has no redrive: an acknowledged cancel is final. No finish or failure
+        of it is acknowledged (before the cancel it would have been DU007, after it DU001)."""
+        problems = []
+        d = {(r[0], r[1]): r for r in s["deliveries"]}
+        fins = {(a["t"], a["id"]): a for a in self.acks.by_kind.get("fin", [])}
+        for a in self.acks.upto("dcancel", cut):
+            key = (a["t"], a["id"])
+            row = d.get(key)
+            if row is None:
+                problems.append("cancelled delivery %d is missing" % a["id"])
+            elif row[4] != "cancelled":
+                problems.append("delivery %d acknowledged cancelled is %s" % (a["id"], row[4]))
+            if key in fins:
+                problems.append("delivery %d acknowledged cancelled and %s at generation %d"
+                                % (a["id"], fins[key]["r"], fins[key]["g"]))
         return problems
 
     # --- I8 --------------------------------------------------------------------------

@@ -376,7 +376,30 @@ def reaper(c):
         c.nap(0.3)
 
 
-ROLES = {"producer": producer, "dworker": delivery_worker, "rworker": run_worker, "reaper": reaper}
+def operator(c):
+    """Cancels a pending or claimed delivery (not one of a run: its run waits for it) of a
+    random tenant every 200 ms, racing the workers' finishes. A repeated cancel answers
+    the same, so the call is repeated through a lost connection."""
+    while not c.stop.is_set():
+        t = c.tenant()
+        if t is None:
+            c.nap(0.2)
+            continue
+        res = c.db.call("SELECT id FROM baton.deliveries WHERE tenant = %s AND run_id IS NULL "
+                        "AND status IN ('pending', 'claimed') ORDER BY random() LIMIT 1", (t,))
+        if res[0] == "ok" and res[1]:
+            did = res[1][0][0]
+            ts = now()
+            r = c.db.call("SELECT baton.cancel_delivery(%s, %s, 'operator')", (t, did), retry=True)
+            if r[0] == "ok":
+                c.log.write("dcancel", t=t, id=did, ts=ts)
+            elif r[0] == "err":
+                c.refused("cancel_delivery", r)
+        c.nap(0.2)
+
+
+ROLES = {"producer": producer, "dworker": delivery_worker, "rworker": run_worker, "reaper": reaper,
+         "operator": operator}
 
 
 def client_main(role, name, logdir, stop, seed):

@@ -27,7 +27,7 @@ from inject import Injector
 KINDS = ("restart", "kill_claim", "frozen", "kill_finish", "fence", "kill_transition")
 
 # The load: role -> number of processes.
-LOAD = {"producer": 2, "dworker": 3, "rworker": 2, "reaper": 1}
+LOAD = {"producer": 2, "dworker": 3, "rworker": 2, "reaper": 1, "operator": 1}
 
 SETUP_SQL = [
     "CREATE TABLE public.fault_actions (tenant uuid NOT NULL, entry_id bigint NOT NULL, "
@@ -198,12 +198,13 @@ def main():
                                                  ", ".join("%s %d" % kv for kv in faults.items())))
     print("operations acknowledged: %d (enqueue %d (batches sent %d), submit %d, cancel %d, claim %d, finish %d, retry %d, "
           "acquire %d, transition %d, start %d, complete %d, fail_stage %d, marker claim %d, marker done %d, "
-          "marker resolved %d, release %d, reaps %d, repeated enqueue %d)" % (
+          "marker resolved %d, release %d, reaps %d, repeated enqueue %d, delivery cancel %d)" % (
               acks.acknowledged(), kinds.get("enq", 0), kinds.get("batch_try", 0), kinds.get("sub", 0),
               kinds.get("cancel", 0), kinds.get("claim", 0),
               kinds.get("fin", 0), kinds.get("retry", 0), kinds.get("acq", 0), kinds.get("tr", 0),
               kinds.get("start", 0), kinds.get("cpl", 0), kinds.get("fail_stage", 0), kinds.get("mk", 0),
-              kinds.get("mkdone", 0), kinds.get("resolve", 0), kinds.get("rel", 0), kinds.get("reap", 0), kinds.get("enq_again", 0)))
+              kinds.get("mkdone", 0), kinds.get("resolve", 0), kinds.get("rel", 0), kinds.get("reap", 0), kinds.get("enq_again", 0),
+              kinds.get("dcancel", 0)))
     print("refusals seen by clients: %s; reconnects: %d" % (
         ", ".join("%s %d" % kv for kv in sorted(errors.items())) or "none", reconnects))
     print("kill modes:              %s" % (", ".join("%s %d" % kv for kv in sorted(modes.items())) or "none"))

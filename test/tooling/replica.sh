@@ -290,6 +290,8 @@ writes=(
     "retry|SELECT baton.retry('$TA', $did, $dgen, 'again', '0 seconds')"
     "reap|SELECT baton.reap()"
     "purge|SELECT baton.purge('0 seconds')"
+    "cancel_delivery|SELECT baton.cancel_delivery('$TA', $did, 'read-only')"
+    "redrive|SELECT baton.redrive('$TA', 'w')"
     "create_tenant|SELECT baton.create_tenant('00000000-0000-0000-0013-0000000000ff')"
     "set_tenant_state|SELECT baton.set_tenant_state('$TA', 'quiescing')"
     "bind_target|SELECT baton.bind_target('$TA', 'bound2', '$ROLE')"

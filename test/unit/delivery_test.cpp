@@ -74,22 +74,94 @@ TEST(DeliveryStatus, ParseAndNameRoundTrip) {
 }
 
 TEST(DeliveryStatus, ParseRefusesOtherSpellings) {
-    for (const char* text : {"", "Pending", "CLAIMED", "finished ", " failed", "done", "cancelled"})
+    for (const char* text : {"", "Pending", "CLAIMED", "finished ", " failed", "done", "canceled", "Cancelled"})
         EXPECT_FALSE(parse_status(text).has_value()) << '"' << text << '"';
     EXPECT_FALSE(parse_status(std::string_view("pending\0x", 9)).has_value());
 }
 
-TEST(DeliveryStatus, OnlyFinishedAndFailedAreSettled) {
+TEST(DeliveryStatus, OnlyFinishedFailedAndCancelledAreSettled) {
     EXPECT_FALSE(is_settled(Status::kPending));
     EXPECT_FALSE(is_settled(Status::kClaimed));
     EXPECT_TRUE(is_settled(Status::kFinished));
     EXPECT_TRUE(is_settled(Status::kFailed));
+    EXPECT_TRUE(is_settled(Status::kCancelled));
+}
+
+TEST(DeliveryStatus, CancelledRoundTrips) {
+    EXPECT_STREQ(status_name(Status::kCancelled), "cancelled");
+    EXPECT_EQ(parse_status("cancelled"), Status::kCancelled);
+}
+
+// ---------------------------------------------------------------- cancel and redrive
+
+TEST(Cancel, PendingAndClaimedAreCancelled) {
+    EXPECT_EQ(cancel_verdict(Status::kPending), CancelVerdict::kApply);
+    EXPECT_EQ(cancel_verdict(Status::kClaimed), CancelVerdict::kApply);
+}
+
+TEST(Cancel, ARepeatIsAnsweredAndSettledRowsAreRefused) {
+    EXPECT_EQ(cancel_verdict(Status::kCancelled), CancelVerdict::kAlready);
+    EXPECT_EQ(cancel_verdict(Status::kFinished), CancelVerdict::kSettled);
+    EXPECT_EQ(cancel_verdict(Status::kFailed), CancelVerdict::kSettled);
+}
+
+TEST(Cancel, BumpsTheGenerationSoTheHolderIsFenced) {
+    Row held{Status::kClaimed, 7, 2, 5};
+    Row after = cancelled(held);
+    EXPECT_EQ(after.status, Status::kCancelled);
+    EXPECT_EQ(after.generation, 8);
+    EXPECT_EQ(after.attempts, 2);
+    // The holder's finish, retry and renew carry generation 7: lease lost, never applied.
+    EXPECT_EQ(settle_verdict(after, 7), Verdict::kLeaseLost);
+    EXPECT_EQ(renew_verdict(after, 7), Verdict::kLeaseLost);
+    EXPECT_STREQ(batch_answer(&after, 7), "lease_lost");
+    EXPECT_FALSE(claimable(after.status, 0, 1));
+}
+
+TEST(Redrive, OnlyFailedAndCancelledRowsMove) {
+    EXPECT_TRUE(redrivable(Status::kFailed));
+    EXPECT_TRUE(redrivable(Status::kCancelled));
+    EXPECT_FALSE(redrivable(Status::kPending));
+    EXPECT_FALSE(redrivable(Status::kClaimed));
+    EXPECT_FALSE(redrivable(Status::kFinished));
+}
+
+TEST(Redrive, PendingWithAttemptsResetAndTheGenerationKept) {
+    Row failed{Status::kFailed, 4, 3, 3};
+    Row after = redriven(failed);
+    EXPECT_EQ(after.status, Status::kPending);
+    EXPECT_EQ(after.generation, 4);
+    EXPECT_EQ(after.attempts, 0);
+    EXPECT_EQ(after.max_attempts, 3);
+    EXPECT_TRUE(claimable(after.status, 0, 0));
+    // The former holder (generation 4) cannot write; the next claim raises the generation.
+    EXPECT_EQ(settle_verdict(after, 4), Verdict::kLeaseLost);
+    EXPECT_EQ(claimed(after).generation, 5);
+    EXPECT_EQ(claimed(after).attempts, 1);
+}
+
+TEST(Redrive, ACancelledThenRedrivenRowFencesEveryFormerHolder) {
+    Row held{Status::kClaimed, 2, 1, 3};
+    Row back = claimed(redriven(cancelled(held)));
+    EXPECT_EQ(back.generation, 4);
+    EXPECT_EQ(settle_verdict(back, 2), Verdict::kLeaseLost);
+    EXPECT_EQ(settle_verdict(back, 3), Verdict::kLeaseLost);
+    EXPECT_EQ(settle_verdict(back, 4), Verdict::kApply);
+}
+
+TEST(Redrive, ArgumentRanges) {
+    EXPECT_EQ(state_of([] { check_redrive_rows(1); }), kOk);
+    EXPECT_EQ(state_of([] { check_redrive_rows(100000); }), kOk);
+    EXPECT_NE(state_of([] { check_redrive_rows(0); }), kOk);
+    EXPECT_NE(state_of([] { check_redrive_rows(100001); }), kOk);
+    EXPECT_EQ(state_of([] { check_reason_bytes(65536); }), kOk);
+    EXPECT_NE(state_of([] { check_reason_bytes(65537); }), kOk);
 }
 
 // ---------------------------------------------------------------- parse_outcome
 
-TEST(CheckStoredRow, AcceptsTheFourStatusesAndOneAttemptOrMore) {
-    for (const char* status : {"pending", "claimed", "finished", "failed"})
+TEST(CheckStoredRow, AcceptsTheFiveStatusesAndOneAttemptOrMore) {
+    for (const char* status : {"pending", "claimed", "finished", "failed", "cancelled"})
         for (std::int32_t max : {1, 3, INT32_MAX})
             EXPECT_EQ(state_of([&] { check_stored_row(status, max, 42); }), kOk) << status << ' ' << max;
 }

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Upgrades: pg_baton 0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 with ALTER EXTENSION pg_baton UPDATE, against the
+# Upgrades: pg_baton 0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 with ALTER EXTENSION pg_baton UPDATE, against the
 # running test cluster (PGHOST/PGPORT/PGUSER exported, PG_CONFIG exported, the extension
 # installed). Three scratch databases:
 #   A  CREATE EXTENSION pg_baton VERSION '0.1.0', filled (tenants in every state,
 #      deliveries in every status, a bound target, runs with stages and markers, step
 #      entries), digested table by table; ALTER EXTENSION UPDATE; the digests must not
 #      change; the functions of both versions must work (one pg_baton.so serves both).
-#   B  a fresh CREATE EXTENSION pg_baton (the default version, 0.6.0: the 0.3.0 script
-#      and the updates to 0.4.0, 0.5.0 and 0.6.0, as Postgres installs a version that has no
+#   B  a fresh CREATE EXTENSION pg_baton (the default version, 0.7.0: the 0.3.0 script
+#      and the updates to 0.4.0, 0.5.0, 0.6.0 and 0.7.0, as Postgres installs a version that has no
 #      script of its own).
 #   C  CREATE EXTENSION pg_baton VERSION '0.1.0', left at 0.1.0.
 # The schemas of A and B, as pg_dump --schema-only --binary-upgrade prints them (the
@@ -111,12 +111,12 @@ SQL
 digests $A >"$WORK/before"
 check "A holds deliveries in every status" "statuses claimed,failed,finished,pending" "$(grep '^statuses' "$WORK/before")"
 check "A holds deliveries, runs, stages, markers" "counts 11 4 3 3" "$(grep '^counts' "$WORK/before")"
-check "0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 is an update path" "0.1.0--0.6.0" \
-    "$(q -d $A -c "SELECT source || '--' || target FROM pg_extension_update_paths('pg_baton') WHERE path = '0.1.0--0.2.0--0.3.0--0.4.0--0.5.0--0.6.0'")"
+check "0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 is an update path" "0.1.0--0.7.0" \
+    "$(q -d $A -c "SELECT source || '--' || target FROM pg_extension_update_paths('pg_baton') WHERE path = '0.1.0--0.2.0--0.3.0--0.4.0--0.5.0--0.6.0--0.7.0'")"
 
 # --- the update --------------------------------------------------------------------
 if q -d $A -c "ALTER EXTENSION pg_baton UPDATE"; then ok "ALTER EXTENSION pg_baton UPDATE"; else not_ok "ALTER EXTENSION pg_baton UPDATE"; fi
-check "A is at 0.6.0" "0.6.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+check "A is at 0.7.0" "0.7.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 digests $A >"$WORK/after"
 if diff "$WORK/before" "$WORK/after"; then ok "no row changed in the update (digests of every table)"; else not_ok "rows changed in the update"; fi
 
@@ -134,9 +134,21 @@ check "purge works on the upgraded data (removes run1)" "1" "$(q -d $A -c "SELEC
 check "run1 went with its stages, its marker and its delivery" "0 0 0 0" \
     "$(q -d $A -c "SELECT (SELECT count(*) FROM baton.runs WHERE idempotency_key = 'run1') || ' ' || (SELECT count(*) FROM baton.stages WHERE stage IN ('a', 'b') AND status = 'completed') || ' ' || (SELECT count(*) FROM baton.markers WHERE operation_id = 'op-1') || ' ' || (SELECT count(*) FROM baton.deliveries WHERE dedup_key = 'of-r1')")"
 
-# --- B: fresh 0.6.0, C: 0.1.0 ---------------------------------------------------------
+# 0.7.0: cancel_delivery and redrive on the upgraded rows; then deliveries in all five
+# statuses, counted by delivery_stats, and a redrive of the cancelled and failed ones.
+check "cancel_delivery cancels an upgraded pending delivery" "cancelled" \
+    "$(q -d $A -c "SELECT baton.cancel_delivery('$T1', (SELECT id FROM baton.deliveries WHERE tenant = '$T1' AND status = 'pending' ORDER BY id LIMIT 1), 'upgrade test')")"
+check "A holds deliveries in every status, cancelled included" "cancelled,claimed,failed,finished,pending" \
+    "$(q -d $A -c "SELECT string_agg(DISTINCT status, ',' ORDER BY status) FROM baton.deliveries")"
+check "delivery_stats counts the cancelled delivery" "1" \
+    "$(q -d $A -c "SELECT sum(cancelled) FROM baton.delivery_stats WHERE tenant = '$T1'")"
+check "redrive sends the cancelled and failed deliveries of w back" \
+    "$(q -d $A -c "SELECT count(*) FROM baton.deliveries WHERE tenant = '$T1' AND target = 'w' AND status IN ('failed', 'cancelled')")" \
+    "$(q -d $A -c "SELECT baton.redrive('$T1', 'w')")"
+
+# --- B: fresh 0.7.0, C: 0.1.0 ---------------------------------------------------------
 q -d $B -c "CREATE EXTENSION pg_baton"
-check "B installs 0.6.0 by default" "0.6.0" "$(q -d $B -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+check "B installs 0.7.0 by default" "0.7.0" "$(q -d $B -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 q -d $C -c "CREATE EXTENSION pg_baton VERSION '0.1.0'"
 
 # schema DB: the extension's objects as pg_dump prints them, without oids, xids and
@@ -159,15 +171,15 @@ else
     not_ok "the dump lists the extension's member objects (only $members)"
 fi
 if diff -u "$WORK/b.sql" "$WORK/a.sql" >"$WORK/ab.diff"; then
-    ok "upgraded schema (A) = fresh 0.6.0 schema (B)"
+    ok "upgraded schema (A) = fresh 0.7.0 schema (B)"
 else
-    not_ok "upgraded schema (A) differs from a fresh 0.6.0 install (B):"
+    not_ok "upgraded schema (A) differs from a fresh 0.7.0 install (B):"
     head -n 80 "$WORK/ab.diff"
 fi
 if diff -q "$WORK/b.sql" "$WORK/c.sql" >/dev/null; then
-    not_ok "a 0.1.0 schema (C) differs from 0.6.0 (B): the comparison sees nothing"
+    not_ok "a 0.1.0 schema (C) differs from 0.7.0 (B): the comparison sees nothing"
 else
-    ok "a 0.1.0 schema (C) differs from 0.6.0 (B): the comparison can fail"
+    ok "a 0.1.0 schema (C) differs from 0.7.0 (B): the comparison can fail"
 fi
 for obj in 'FUNCTION baton.purge' 'VIEW baton.run_stats' 'INDEX deliveries_settled' 'INDEX runs_finished'; do
     if grep -q "$obj" "$WORK/a.sql" && ! grep -q "$obj" "$WORK/c.sql"; then
@@ -204,14 +216,14 @@ check "the update grants the extension's owner its rights, as a fresh install do
 # on the table, its columns and the trigger (what \d+ and \dt+ show); the update leaves
 # what a fresh install has, and the rows are refused alike.
 rule_comments() {
-    q -d "$1" -c "SELECT (obj_description('baton.deliveries'::regclass, 'pg_class') LIKE '%status is one of pending, claimed, finished, failed; max_attempts is at least 1.%')
+    q -d "$1" -c "SELECT (obj_description('baton.deliveries'::regclass, 'pg_class') LIKE '%status is one of pending, claimed, finished, failed, cancelled; max_attempts is at least 1.%')
                          || ' ' || (SELECT col_description(attrelid, attnum) FROM pg_attribute
                                      WHERE attrelid = 'baton.deliveries'::regclass AND attname = 'status')
                          || ' ' || (SELECT obj_description(t.oid, 'pg_trigger') IS NOT NULL FROM pg_trigger t
                                      WHERE t.tgrelid = 'baton.deliveries'::regclass AND t.tgname = 'fence')"
 }
 check "a fresh install describes the row rules of deliveries" \
-    "true Row rule (trigger \"fence\", 23514): one of pending, claimed, finished, failed. true" "$(rule_comments $B)"
+    "true Row rule (trigger \"fence\", 23514): one of pending, claimed, finished, failed, cancelled. true" "$(rule_comments $B)"
 check "the update describes them as a fresh install does" "$(rule_comments $B)" "$(rule_comments $A)"
 check "0.1.0 holds them as CHECK constraints, described nowhere" "" "$(rule_comments $C)"
 check "the updated database refuses a row that breaks a rule (23514, naming the trigger)" "23514 fence" \
@@ -222,7 +234,7 @@ check "the updated database refuses a row that breaks a rule (23514, naming the 
                      RAISE NOTICE '% %', s, c;
                    END \$\$" 2>&1 | sed -n 's/^NOTICE:  //p')"
 
-# --- the exporter's queries run on the 0.6.0 schema ------------------------------------
+# --- the exporter's queries run on the 0.7.0 schema ------------------------------------
 # contrib/postgres_exporter/queries.yaml: every query runs on the upgraded database A,
 # as a role that has only what the file's header grants, and returns exactly the columns
 # its metrics name.
