@@ -5,6 +5,7 @@
 #include "pg/fence.hpp"
 #include "pg/owner.hpp"
 #include "pg/postgres.hpp"
+#include "pg/citus.hpp"
 #include "pg/reaper.hpp"
 #include "pg/relations.hpp"
 #include "pg/restore_load.hpp"
@@ -38,6 +39,7 @@ void _PG_init(void) {
     // The background reaper: its GUCs always, its workers only when preloaded.
     baton::pg::reaper::define_settings();
     if (process_shared_preload_libraries_in_progress) baton::pg::reaper::register_workers();
+    if (process_shared_preload_libraries_in_progress) baton::pg::citus::install_planner_hook();
     MarkGUCPrefixReserved("baton");
     baton::pg::fence::init();
     baton::pg::owner::init();
