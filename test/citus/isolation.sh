@@ -55,7 +55,7 @@ SELECT baton.create_tenant('00000000-0000-0000-0201-000000000001');
 SELECT baton.create_tenant('00000000-0000-0000-0202-000000000001');
 SQL
 
-specs=$(cd "$ROOT/test/citus/isolation/specs" && ls -- *.spec | sed 's/\.spec$//')
+specs=$(find "$ROOT/test/citus/isolation/specs" -name '*.spec' -printf '%f\n' | sed 's/\.spec$//' | sort)
 mkdir -p "$BASE/out"
 # shellcheck disable=SC2086
 "$PG_ISOLATION_REGRESS" --inputdir="$ROOT/test/citus/isolation" --outputdir="$BASE/out" --bindir="$BINDIR" \
