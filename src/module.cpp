@@ -1,6 +1,8 @@
 // The module: Postgres' magic block, _PG_init and the GUCs.
+#include "core/claim_hint.hpp"
 #include "core/limits.hpp"
 #include "core/tenant.hpp"
+#include "pg/citus.hpp"
 #include "pg/claim_hints.hpp"
 #include "pg/fence.hpp"
 #include "pg/launcher.hpp"
@@ -39,6 +41,7 @@ void _PG_init(void) {
     // The background reaper: its GUCs always, its launcher only when preloaded.
     baton::pg::reaper::define_settings();
     if (process_shared_preload_libraries_in_progress) baton::pg::launcher::init();
+    if (process_shared_preload_libraries_in_progress) baton::pg::citus::install_planner_hook();
     MarkGUCPrefixReserved("baton");
     baton::pg::fence::init();
     baton::pg::owner::init();

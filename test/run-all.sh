@@ -338,5 +338,7 @@ run_suite valgrind test/valgrind/run.sh
 run_suite model test/model/run.sh
 # Citus: a three-node cluster of its own; one line saying it was skipped without Citus.
 run_suite citus test/citus/run.sh
+run_suite citus-isolation test/citus/isolation.sh
+run_suite citus-reaper test/citus/reaper.sh
 
 exit 0

@@ -27,26 +27,118 @@ bool in_dist_partition(Oid relid) {
     return found;
 }
 
+// The cached answer of distributed(), computed with Postgres calls only: a Postgres
+// error longjmps out of it, so it is called from C++ through guard() (distributed())
+// and directly from the planner hook, a Postgres frame that holds no C++ object.
+bool distributed_unguarded() {
+    if (g_distributed >= 0) return g_distributed == 1;
+    // The table first, so that its invalidation forgets a "no" as well as a "yes".
+    Oid relid = InvalidOid;
+    Oid nsp = get_namespace_oid("baton", true);
+    if (OidIsValid(nsp)) relid = get_relname_relid("deliveries", nsp);
+    bool answer = OidIsValid(relid) && OidIsValid(get_extension_oid("citus", true)) && in_dist_partition(relid);
+    g_deliveries = relid;
+    g_distributed = answer ? 1 : 0;
+    return answer;
+}
+
+planner_hook_type g_previous_planner = nullptr;
+
+// The null uuid constant that is the first argument of expr, when expr is a function
+// call (through implicit casts, which Citus strips too); nullptr otherwise.
+Const* null_first_argument(Node* expr) {
+    if (expr == nullptr || !IsA(expr, FuncExpr)) return nullptr;
+    List* args = reinterpret_cast<FuncExpr*>(expr)->args;
+    if (args == NIL) return nullptr;
+    Node* first = strip_implicit_coercions(static_cast<Node*>(linitial(args)));
+    if (!IsA(first, Const)) return nullptr;
+    Const* value = reinterpret_cast<Const*>(first);
+    if (!value->constisnull || value->consttype != UUIDOID) return nullptr;
+    // Only pg_baton's own functions: a user's function keeps its argument as written.
+    Oid nsp = get_namespace_oid("baton", true);
+    Oid fn = reinterpret_cast<FuncExpr*>(expr)->funcid;
+    return OidIsValid(nsp) && get_func_namespace(fn) == nsp ? value : nullptr;
+}
+
+// Replaces expr's null first argument by `CASE WHEN random() < 0 THEN NULL::uuid END`,
+// which is NULL too but volatile: the planner cannot fold it back into a constant
+// (Citus plans the query before it tries to delegate), and Citus delegates no call
+// with a volatile argument, so the call runs here.
+void hide_null_first_argument(Node* expr) {
+    FuncExpr* call = reinterpret_cast<FuncExpr*>(expr);
+    Const* null_uuid = makeNullConst(UUIDOID, -1, InvalidOid);
+    Expr* random = reinterpret_cast<Expr*>(
+        makeFuncExpr(F_RANDOM, FLOAT8OID, NIL, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
+    Expr* zero = reinterpret_cast<Expr*>(makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
+                                                   Float8GetDatum(0.0), false, FLOAT8PASSBYVAL));
+    Expr* test = make_opclause(Float8LessOperator, BOOLOID, false, random, zero, InvalidOid, InvalidOid);
+    CaseWhen* when = makeNode(CaseWhen);
+    when->expr = test;
+    when->result = reinterpret_cast<Expr*>(null_uuid);
+    when->location = -1;
+    CaseExpr* hidden = makeNode(CaseExpr);
+    hidden->casetype = UUIDOID;
+    hidden->casecollid = InvalidOid;
+    hidden->arg = nullptr;
+    hidden->args = list_make1(when);
+    hidden->defresult = reinterpret_cast<Expr*>(makeNullConst(UUIDOID, -1, InvalidOid));
+    hidden->location = -1;
+    linitial(call->args) = hidden;
+}
+
+// The planner hook: a SELECT whose target list or FROM calls a function with a NULL
+// uuid first argument, on a distributed install, gets that argument hidden (see
+// install_planner_hook()); every other statement goes to the next planner untouched.
+// The cheap test of the query's shape comes before the catalog's. Postgres calls only.
+PlannedStmt* plan(Query* parse, const char* query_string, int cursor_options, ParamListInfo params) {
+    if (parse->commandType == CMD_SELECT) {
+        bool found = false;
+        ListCell* cell;
+        {
+            foreach (cell, parse->targetList) {
+                if (null_first_argument(reinterpret_cast<Node*>(lfirst_node(TargetEntry, cell)->expr)) != nullptr)
+                    found = true;
+            }
+            foreach (cell, parse->rtable) {
+                RangeTblEntry* rte = lfirst_node(RangeTblEntry, cell);
+                if (rte->rtekind != RTE_FUNCTION || list_length(rte->functions) != 1) continue;
+                if (null_first_argument(linitial_node(RangeTblFunction, rte->functions)->funcexpr) != nullptr)
+                    found = true;
+            }
+        }
+        if (found && distributed_unguarded()) {
+            foreach (cell, parse->targetList) {
+                Node* expr = reinterpret_cast<Node*>(lfirst_node(TargetEntry, cell)->expr);
+                if (null_first_argument(expr) != nullptr) hide_null_first_argument(expr);
+            }
+            foreach (cell, parse->rtable) {
+                RangeTblEntry* rte = lfirst_node(RangeTblEntry, cell);
+                if (rte->rtekind != RTE_FUNCTION || list_length(rte->functions) != 1) continue;
+                Node* expr = linitial_node(RangeTblFunction, rte->functions)->funcexpr;
+                if (null_first_argument(expr) != nullptr) hide_null_first_argument(expr);
+            }
+        }
+    }
+    if (g_previous_planner != nullptr) return g_previous_planner(parse, query_string, cursor_options, params);
+    return standard_planner(parse, query_string, cursor_options, params);
+}
+
 }  // namespace
+
+void install_planner_hook() {
+    g_previous_planner = planner_hook;
+    planner_hook = plan;
+}
 
 bool installed() {
     return guard([] { return OidIsValid(get_extension_oid("citus", true)); });
 }
 
+// The cached answer without a call into Postgres; the first call after an
+// invalidation reads the catalog under guard().
 bool distributed() {
     if (g_distributed >= 0) return g_distributed == 1;
-    Oid relid = InvalidOid;
-    bool answer = guard([&relid] {
-        // The table first, so that its invalidation forgets a "no" as well as a "yes".
-        Oid nsp = get_namespace_oid("baton", true);
-        if (!OidIsValid(nsp)) return false;
-        relid = get_relname_relid("deliveries", nsp);
-        if (!OidIsValid(relid) || !OidIsValid(get_extension_oid("citus", true))) return false;
-        return in_dist_partition(relid);
-    });
-    g_deliveries = relid;
-    g_distributed = answer ? 1 : 0;
-    return answer;
+    return guard([] { return distributed_unguarded(); });
 }
 
 // Forgets the answer when baton.deliveries changes (Citus invalidates a table's entry

@@ -29,6 +29,13 @@ Plan& pick(Plan& single, Plan& on_citus) {
 // True when the Citus extension is installed in this database (pg_extension).
 bool installed();
 
+// Installs pg_baton's planner hook in front of the planners loaded before it (Citus'),
+// from _PG_init when preloaded. On a distributed install it hides a NULL tenant literal
+// of a top-level call from Citus' function delegation, which hashes the null datum and
+// crashes the backend (Citus 13.2: `SELECT baton.create_tenant(NULL)`); the call then
+// runs where it was made and refuses the NULL (22004) as on a single node.
+void install_planner_hook();
+
 // The relcache invalidation of relid (InvalidOid: all), from pg/owner's relcache
 // callback: a backend has ten relcache callback slots, and Citus takes seven of them.
 void forget_relation(Oid relid);

@@ -220,6 +220,20 @@ pg::KeptPlan g_redrive_ids = {
     REDRIVE_SET "AND c.id OPERATOR(pg_catalog.=) ANY ($3) ORDER BY c.id FOR UPDATE SKIP LOCKED))",
     3, {UUIDOID, TEXTOID, INT8ARRAYOID}, nullptr};
 
+// g_reap on Citus, which refuses now() inside a CASE of a distributed UPDATE: the
+// transaction's start time is $3, in the CASE and in the expiry test.
+pg::KeptPlan g_reap_citus = {
+    "UPDATE baton.deliveries d SET "
+    "status = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN " FAILED " ELSE " PENDING " END, "
+    "generation = d.generation OPERATOR(pg_catalog.+) 1, lease_until = NULL, "
+    "last_error = 'lease expired', "
+    "settled_at = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN $3 END "
+    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) ANY (ARRAY("
+    "SELECT c.id FROM baton.deliveries c WHERE c.tenant OPERATOR(pg_catalog.=) $1 "
+    "AND c.status OPERATOR(pg_catalog.=) " CLAIMED " AND c.lease_until OPERATOR(pg_catalog.<) $3 "
+    "ORDER BY c.lease_until LIMIT $2 FOR UPDATE SKIP LOCKED))",
+    3, {UUIDOID, INT4OID, TIMESTAMPTZOID}, nullptr};
+
 pg::KeptPlan g_get = {"SELECT d FROM baton.deliveries d WHERE " KEY_OF_D, 2, {UUIDOID, INT8OID}, nullptr};
 
 // A status as a text datum, for a statement's parameter.
@@ -398,10 +412,12 @@ pg_uuid_t** DeliveryStore::reap_tenants(std::int32_t max_rows, std::uint64_t* n)
     return tenants;
 }
 
-// One UPDATE over the tenant's oldest expired leases.
+// One UPDATE over the tenant's oldest expired leases (on Citus g_reap_citus, with now(),
+// the transaction's start, as its third parameter).
 std::int32_t DeliveryStore::reap(pg_uuid_t* tenant, std::int32_t max_rows) {
-    Datum values[2] = {UUIDPGetDatum(tenant), Int32GetDatum(max_rows)};
-    return static_cast<std::int32_t>(spi().run(g_reap, values, nullptr));
+    Datum values[3] = {UUIDPGetDatum(tenant), Int32GetDatum(max_rows),
+                       TimestampTzGetDatum(GetCurrentTransactionStartTimestamp())};
+    return static_cast<std::int32_t>(spi().run(citus::pick(g_reap, g_reap_citus), values, nullptr));
 }
 
 // One UPDATE of the row lock() has locked.

@@ -149,6 +149,9 @@ check "tenants live on both workers" "2" \
 check "a call alone is delegated to the tenant's node" "1" \
     "$(q -c "SET client_min_messages = debug1" -c "SELECT baton.enqueue('$A', 'probe', 'probe')" 2>&1 | grep -c 'pushing down the function call')"
 
+check "a call with a NULL tenant is refused (22004), not delegated (Citus would crash hashing it)" "22004 22004" \
+    "$(code -c "SELECT baton.create_tenant(NULL)") $(code -c "SELECT * FROM baton.claim(NULL, 'w', '1 hour')")"
+
 # flow MODE TENANT: one pass over the contract; MODE "alone" runs each call as its own
 # top-level statement (delegated), "txn" each inside BEGIN ... COMMIT (the coordinator
 # runs it, each statement routed to the tenant's shard).
@@ -209,6 +212,18 @@ flow() {
 q -c "SELECT baton.define_workflow('wf', '{\"start\": \"a\", \"requires_approval\": true, \"stages\": {\"a\": {\"next\": [\"b\"]}, \"b\": {\"next\": [\"@finish\"]}}}')" >/dev/null
 flow alone "$A"
 flow txn "$B"
+
+# --- reap and purge from the coordinator, over rows on both workers ----------------------
+for t in "$A" "$B"; do
+    q -c "SELECT baton.enqueue('$t', 'rx', 'r1')" -c "SELECT baton.enqueue('$t', 'rx', 'r2', max_attempts => 1)" >/dev/null
+    q -c "SELECT count(*) FROM baton.claim('$t', 'rx', '1 second', 2)" >/dev/null
+done
+sleep 1.2
+check "reap on the coordinator reaps the expired leases of tenants on both workers" "4" "$(q -c "SELECT baton.reap()")"
+check "... each given back or failed by its attempts, as on one node" "failed 2 pending 2" \
+    "$(q -c "SELECT string_agg(status || ' ' || n, ' ' ORDER BY status) FROM (SELECT status, count(*) n FROM baton.deliveries WHERE target = 'rx' GROUP BY status) s")"
+check "purge on the coordinator removes the settled rows on both workers" "t 0" \
+    "$(q -c "SELECT baton.purge('0 seconds') >= 2" -c "SELECT count(*) FROM baton.deliveries WHERE target = 'rx' AND status = 'failed'" | tr '\n' ' ' | sed 's/ $//')"
 
 # --- the row rules and the fence on the shards -------------------------------------------
 check "a row with an unknown status is refused on its shard: 23514" "23514" \

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Concurrency promises through the coordinator of a distributed install:
+# pg_isolation_regress runs test/citus/isolation/specs/*.spec against the coordinator of
+# a three-node Citus cluster (test/citus/cluster.sh) on which pg_baton is created and
+# distributed and the specs' tenants exist, and compares with
+# test/citus/isolation/expected/.
+#
+#   bash test/citus/isolation.sh    (PG_CONFIG as for run.sh; BATON_CITUS_PORT the first
+#                                    port tried, default 56680)
+#
+# Without Citus it prints one line saying so and exits 0. The last line is
+# "N passed, N failed" (one per spec).
+set -uo pipefail
+
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
+PG_CONFIG=${PG_CONFIG:-pg_config}
+LIBDIR=$("$PG_CONFIG" --pkglibdir)
+if [[ ! -f $LIBDIR/citus.so ]]; then
+    echo "citus-isolation: skipped: Citus is not installed ($LIBDIR/citus.so is absent)"
+    exit 0
+fi
+BINDIR=$("$PG_CONFIG" --bindir)
+export PATH=$BINDIR:$PATH
+PG_ISOLATION_REGRESS=$(dirname "$("$PG_CONFIG" --pgxs)")/../test/isolation/pg_isolation_regress
+# shellcheck source=scripts/cluster.sh
+source "$ROOT/scripts/cluster.sh"
+# shellcheck source=test/citus/cluster.sh
+source "$ROOT/test/citus/cluster.sh"
+
+port=${BATON_CITUS_PORT:-56680}
+while :; do
+    p0=$(cluster_free_port "$port") || { echo "citus-isolation: no free port"; echo "0 passed, 1 failed"; exit 1; }
+    if [[ $(cluster_free_port $((p0 + 1))) == $((p0 + 1)) && $(cluster_free_port $((p0 + 2))) == $((p0 + 2)) ]]; then
+        break
+    fi
+    port=$((p0 + 1))
+done
+BASE=$(mktemp -d /tmp/pg_baton-citus-iso.XXXXXX)
+chmod 0755 "$BASE"
+cleanup() {
+    citus_cluster_stop "$BASE/c" >/dev/null 2>&1
+    rm -rf -- "$BASE"
+}
+trap cleanup EXIT
+if ! citus_cluster_start "$BASE/c" "$p0" >"$BASE/start.log" 2>&1; then
+    cat "$BASE/start.log"
+    echo "citus-isolation: the cluster did not start"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL' || { echo "citus-isolation: setup failed"; echo "0 passed, 1 failed"; exit 1; }
+CREATE EXTENSION pg_baton;
+SELECT baton.distribute();
+SELECT baton.create_tenant('00000000-0000-0000-0201-000000000001');
+SELECT baton.create_tenant('00000000-0000-0000-0202-000000000001');
+SQL
+
+specs=$(find "$ROOT/test/citus/isolation/specs" -name '*.spec' -printf '%f\n' | sed 's/\.spec$//' | sort)
+mkdir -p "$BASE/out"
+# shellcheck disable=SC2086
+"$PG_ISOLATION_REGRESS" --inputdir="$ROOT/test/citus/isolation" --outputdir="$BASE/out" --bindir="$BINDIR" \
+    --host="$PGHOST" --port="$PGPORT" --user=postgres --use-existing --dbname=postgres $specs >"$BASE/out/log" 2>&1
+grep -E '^(ok|not ok|test )' "$BASE/out/log" | sed 's/ *[0-9]* ms$//'
+[[ -f $BASE/out/regression.diffs ]] && cp "$BASE/out/regression.diffs" /tmp/pg_baton-citus-isolation.diffs
+pass=$(grep -cE '^(ok|test .* \.\.\. ok)' "$BASE/out/log")
+fail=$(grep -cE '(FAILED|^not ok)' "$BASE/out/log")
+echo "$pass passed, $fail failed"
+((fail == 0 && pass > 0))

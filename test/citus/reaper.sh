@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The background reaper on the workers of a distributed install: a three-node Citus
+# cluster (test/citus/cluster.sh), pg_baton created and distributed, the workers
+# restarted with baton.reaper_databases = 'postgres' (a postmaster setting) and a short
+# baton.reaper_interval; leases of tenants on both workers are let expire, and the
+# workers' reapers must give them back without any call through the coordinator.
+#
+#   bash test/citus/reaper.sh       (PG_CONFIG as for run.sh; BATON_CITUS_PORT the first
+#                                    port tried, default 56700)
+#
+# Without Citus it prints one line saying so and exits 0. The last line is
+# "N passed, N failed".
+set -uo pipefail
+
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
+PG_CONFIG=${PG_CONFIG:-pg_config}
+LIBDIR=$("$PG_CONFIG" --pkglibdir)
+if [[ ! -f $LIBDIR/citus.so ]]; then
+    echo "citus-reaper: skipped: Citus is not installed ($LIBDIR/citus.so is absent)"
+    exit 0
+fi
+BINDIR=$("$PG_CONFIG" --bindir)
+export PATH=$BINDIR:$PATH
+# shellcheck source=scripts/cluster.sh
+source "$ROOT/scripts/cluster.sh"
+# shellcheck source=test/citus/cluster.sh
+source "$ROOT/test/citus/cluster.sh"
+
+PASS=0
+FAIL=0
+check() { # check NAME EXPECTED ACTUAL
+    if [[ $2 == "$3" ]]; then PASS=$((PASS + 1)); echo "ok   - $1"; else FAIL=$((FAIL + 1)); echo "FAIL - $1 (expected '$2', got '$3')"; fi
+}
+q() { psql -X -q -At "$@"; }
+
+port=${BATON_CITUS_PORT:-56700}
+while :; do
+    p0=$(cluster_free_port "$port") || { echo "citus-reaper: no free port"; echo "0 passed, 1 failed"; exit 1; }
+    if [[ $(cluster_free_port $((p0 + 1))) == $((p0 + 1)) && $(cluster_free_port $((p0 + 2))) == $((p0 + 2)) ]]; then
+        break
+    fi
+    port=$((p0 + 1))
+done
+BASE=$(mktemp -d /tmp/pg_baton-citus-reaper.XXXXXX)
+chmod 0755 "$BASE"
+cleanup() {
+    citus_cluster_stop "$BASE/c" >/dev/null 2>&1
+    rm -rf -- "$BASE"
+}
+trap cleanup EXIT
+if ! citus_cluster_start "$BASE/c" "$p0" >"$BASE/start.log" 2>&1; then
+    cat "$BASE/start.log"
+    echo "citus-reaper: the cluster did not start"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+q -c "CREATE EXTENSION pg_baton" -c "SELECT baton.distribute()" >/dev/null
+# The workers' reapers: a postmaster setting, so each worker restarts.
+as_postgres=()
+[[ $(id -u) -eq 0 ]] && as_postgres=(su postgres -c)
+for i in 1 2; do
+    q -p $((p0 + i)) -c "ALTER SYSTEM SET baton.reaper_databases = 'postgres'" -c "ALTER SYSTEM SET baton.reaper_interval = '200ms'"
+    if ((${#as_postgres[@]})); then
+        "${as_postgres[@]}" "$BINDIR/pg_ctl -D $BASE/c/n$i/data restart -w -m fast -l $BASE/c/n$i/log" >/dev/null
+    else
+        pg_ctl -D "$BASE/c/n$i/data" restart -w -m fast -l "$BASE/c/n$i/log" >/dev/null
+    fi
+done
+for i in $(seq 1 8); do
+    t=00000000-0000-0000-0000-$(printf %012d "$i")
+    q -c "SELECT baton.create_tenant('$t')" -c "SELECT baton.enqueue('$t', 'rx', 'a')" \
+        -c "SELECT baton.enqueue('$t', 'rx', 'b', max_attempts => 1)" >/dev/null
+done
+check "the tenants' rows are on both workers" "2" \
+    "$(q -c "SELECT count(DISTINCT nodeport) FROM pg_dist_shard_placement WHERE shardid IN (SELECT get_shard_id_for_distribution_column('baton.deliveries', tenant) FROM baton.deliveries)")"
+for i in $(seq 1 8); do
+    t=00000000-0000-0000-0000-$(printf %012d "$i")
+    q -c "SELECT count(*) FROM baton.claim('$t', 'rx', '1 second', 2)" >/dev/null
+done
+# The reapers may already have given some back (generation 2) when the last claim ends.
+check "sixteen leases taken" "16" "$(q -c "SELECT count(*) FROM baton.deliveries WHERE target = 'rx' AND generation >= 1")"
+left=16
+for _ in $(seq 1 50); do
+    left=$(q -c "SELECT count(*) FROM baton.deliveries WHERE target = 'rx' AND status = 'claimed'")
+    [[ $left == 0 ]] && break
+    sleep 0.2
+done
+check "the workers' reapers gave back every expired lease, no call through the coordinator" "0" "$left"
+check "... as on one node: given back, or failed by its attempts, 'lease expired'" "failed 8 pending 8" \
+    "$(q -c "SELECT string_agg(status || ' ' || n, ' ' ORDER BY status) FROM (SELECT status, count(*) n FROM baton.deliveries WHERE target = 'rx' AND last_error = 'lease expired' AND generation = 2 GROUP BY status) s")"
+for i in 1 2; do
+    check "worker $i: its reaper started" "1" "$(grep -c 'pg_baton reaper started in database "postgres"' "$BASE/c/n$i/log")"
+done
+echo "$PASS passed, $FAIL failed"
+((FAIL == 0))
