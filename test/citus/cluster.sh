@@ -57,3 +57,18 @@ citus_cluster_stop() {
     ((rc == 0)) && rm -rf -- "$base"
     return $rc
 }
+
+# citus_free_ports PORT N: the first port from PORT on such that it and the N - 1 after
+# it are all free (a cluster's nodes, and any extra server a check starts).
+citus_free_ports() {
+    local port=$1 n=$2 p0 i ok
+    while :; do
+        p0=$(cluster_free_port "$port") || return 1
+        ok=1
+        for ((i = 1; i < n; i++)); do
+            [[ $(cluster_free_port $((p0 + i))) == $((p0 + i)) ]] || { ok=0; break; }
+        done
+        ((ok)) && { echo "$p0"; return 0; }
+        port=$((p0 + 1))
+    done
+}

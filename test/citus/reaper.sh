@@ -33,14 +33,7 @@ check() { # check NAME EXPECTED ACTUAL
 }
 q() { psql -X -q -At "$@"; }
 
-port=${BATON_CITUS_PORT:-56700}
-while :; do
-    p0=$(cluster_free_port "$port") || { echo "citus-reaper: no free port"; echo "0 passed, 1 failed"; exit 1; }
-    if [[ $(cluster_free_port $((p0 + 1))) == $((p0 + 1)) && $(cluster_free_port $((p0 + 2))) == $((p0 + 2)) ]]; then
-        break
-    fi
-    port=$((p0 + 1))
-done
+p0=$(citus_free_ports "${BATON_CITUS_PORT:-56700}" 3) || { echo "citus-reaper: no free port"; echo "0 passed, 1 failed"; exit 1; }
 BASE=$(mktemp -d /tmp/pg_baton-citus-reaper.XXXXXX)
 chmod 0755 "$BASE"
 cleanup() {

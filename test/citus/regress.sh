@@ -34,14 +34,7 @@ source "$ROOT/scripts/cluster.sh"
 # shellcheck source=test/citus/cluster.sh
 source "$ROOT/test/citus/cluster.sh"
 
-port=${BATON_CITUS_PORT:-56660}
-while :; do
-    p0=$(cluster_free_port "$port") || { echo "citus-regress: no free port"; echo "0 passed, 1 failed"; exit 1; }
-    if [[ $(cluster_free_port $((p0 + 1))) == $((p0 + 1)) && $(cluster_free_port $((p0 + 2))) == $((p0 + 2)) ]]; then
-        break
-    fi
-    port=$((p0 + 1))
-done
+p0=$(citus_free_ports "${BATON_CITUS_PORT:-56660}" 3) || { echo "citus-regress: no free port"; echo "0 passed, 1 failed"; exit 1; }
 BASE=$(mktemp -d /tmp/pg_baton-citus-regress.XXXXXX)
 chmod 0755 "$BASE"
 WORK=$BASE/work

@@ -57,15 +57,7 @@ code() {
 }
 
 # Three consecutive free ports and a fourth for a Citus server without workers.
-port=${BATON_CITUS_PORT:-56640}
-while :; do
-    p0=$(cluster_free_port "$port") || { echo "citus: no free port"; echo "0 passed, 1 failed"; exit 1; }
-    if [[ $(cluster_free_port $((p0 + 1))) == $((p0 + 1)) && $(cluster_free_port $((p0 + 2))) == $((p0 + 2)) \
-        && $(cluster_free_port $((p0 + 3))) == $((p0 + 3)) ]]; then
-        break
-    fi
-    port=$((p0 + 1))
-done
+p0=$(citus_free_ports "${BATON_CITUS_PORT:-56640}" 4) || { echo "citus: no free port"; echo "0 passed, 1 failed"; exit 1; }
 BASE=$(mktemp -d /tmp/pg_baton-citus.XXXXXX)
 LONE=$(mktemp -d /tmp/pg_baton-citus-lone.XXXXXX)
 rmdir "$LONE"
