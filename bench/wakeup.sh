@@ -4,8 +4,8 @@
 # Needs pg_baton installed (the README's test command, or `make install`) and Debian's
 # python3-psycopg. In a throwaway cluster (scripts/cluster.sh, first free port from
 # BATON_BENCH_PORT, default 55600):
-#   worker A   examples/python/worker.py, LISTEN baton_enqueue, claims on a notification
-#              for its target ("listen"), fallback poll 30 s
+#   worker A   examples/python/worker.py, LISTEN on its target's wake-up channel
+#              (baton.wakeup_channel), claims on a notification ("listen"), fallback poll 30 s
 #   worker B   the same worker with BATON_LISTEN=0, claims every 1 s (target "poll")
 #   producer   COUNT items (default 200), each enqueued to both targets in one transaction,
 #              after an exponentially distributed pause (mean 0.15 s, fixed seed)
@@ -14,10 +14,11 @@
 # includes the enqueue's commit. Prints median, p90, p99 and max for each worker and the
 # ratios. About COUNT x 0.15 s + a few seconds.
 #
-# Then the cost of the notification to producers: 8 pgbench clients, each transaction one
-# baton.enqueue (4 targets), with baton.notify on and off, 5 s each, alternating, 2
-# rounds, while both workers stay connected (A listening); items counted from the table.
-# BATON_WAKEUP_PRODUCERS=0 skips it.
+# Then the cost of the notification to producers: BATON_WAKEUP_CLIENTS (default 16)
+# pgbench clients, each transaction one baton.enqueue (4 targets), with baton.notify on
+# and off, 5 s each, alternating, BATON_WAKEUP_ROUNDS (default 3) rounds, while both
+# workers stay connected (A listening); items counted from the table; the ratio off/on
+# of each round and their median. BATON_WAKEUP_PRODUCERS=0 skips it.
 set -euo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -77,18 +78,27 @@ SELECT baton.enqueue('$T', 'p' || (:client_id % 4), 'c' || :client_id || '-' || 
 SQL
     rows() { psql -X -At -c "SELECT count(*) FROM baton.deliveries"; }
     echo
-    echo "producers: 8 clients, one enqueue per transaction, 5 s a round (items/s from the table)"
-    for round in 1 2; do
+    CLIENTS=${BATON_WAKEUP_CLIENTS:-16}
+    ROUNDS=${BATON_WAKEUP_ROUNDS:-3}
+    echo "producers: $CLIENTS clients, one enqueue per transaction, 5 s a round (items/s from the table)"
+    : >"$DIR/ratios"
+    for round in $(seq 1 "$ROUNDS"); do
         for notify in on off; do
             before=$(rows)
             t0=$(date +%s.%N)
-            PGOPTIONS="-c baton.notify=$notify" "$PGBENCH" -n -M prepared -c 8 -j 2 -T 5 \
+            PGOPTIONS="-c baton.notify=$notify" "$PGBENCH" -n -M prepared -c "$CLIENTS" -j 2 -T 5 \
                 -f "$DIR/enqueue.sql" >/dev/null 2>"$DIR/pgbench.err" \
                 || { cat "$DIR/pgbench.err"; exit 1; }
             t1=$(date +%s.%N)
             after=$(rows)
-            awk -v r="$round" -v n="$notify" -v c=$((after - before)) -v a="$t0" -v b="$t1" \
-                'BEGIN { printf "  round %d  baton.notify = %-3s  %7.0f items/s\n", r, n, c / (b - a) }'
+            rate=$(awk -v c=$((after - before)) -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", c / (b - a) }')
+            printf '  round %d  baton.notify = %-3s  %7d items/s\n' "$round" "$notify" "$rate"
+            [[ $notify == on ]] && rate_on=$rate
         done
+        ratio=$(awk -v on="$rate_on" -v off="$rate" 'BEGIN { printf "%.2f", off / on }')
+        echo "  round $round  off / on = $ratio"
+        echo "$ratio" >>"$DIR/ratios"
     done
+    sort -n "$DIR/ratios" | awk '{ v[NR] = $1 } END { printf "  median off / on = %.2f over %d rounds\n", v[int((NR + 1) / 2)], NR }'
+
 fi

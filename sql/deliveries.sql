@@ -416,20 +416,35 @@ SELECT baton.enqueue(:'a', 'runs', 'x4', run_id => :'run_a');
 \echo :LAST_ERROR_SQLSTATE
 
 -- ---------------------------------------------------------------------------
--- Wake-ups: NOTIFY baton_enqueue {"tenant", "target"} for each enqueue that inserts,
--- delivered at commit. psql's notice names the sending backend's PID: it is masked.
+-- Wake-ups: each enqueue that inserts sends NOTIFY on the channel of its (tenant,
+-- target), with no payload, delivered at commit. psql's notice names the sending
+-- backend's PID and the channel, which differs in every database: both are masked, the
+-- channels as the names they are given here (ch1 to ch4).
 -- ---------------------------------------------------------------------------
-LISTEN baton_enqueue;
-\o | sed -e 's/PID [0-9]*/PID N/'
+SELECT baton.wakeup_channel(:'a', 'notify') AS ch1, baton.wakeup_channel(:'a', 'notify2') AS ch2,
+       baton.wakeup_channel(:'b', 'notify') AS ch3, baton.wakeup_channel(:'b', 'no"te\') AS ch4 \gset
+-- "baton_" and 32 hex digits, one per (tenant, target), the same at every call
+SELECT :'ch1' ~ '^baton_[0-9a-f]{32}$' AS well_formed,
+       count(DISTINCT c) AS distinct_channels
+  FROM unnest(ARRAY[:'ch1', :'ch2', :'ch3', :'ch4']) c;
+SELECT baton.wakeup_channel(:'a', 'notify') = :'ch1' AS stable;
+\setenv CH1 :ch1
+\setenv CH2 :ch2
+\setenv CH3 :ch3
+\setenv CH4 :ch4
+LISTEN :"ch1";
+LISTEN :"ch2";
+LISTEN :"ch4";
+\o | sed -E -e 's/PID [0-9]+/PID N/' -e "s/$CH1/ch1/; s/$CH2/ch2/; s/$CH3/ch3/; s/$CH4/ch4/"
 SELECT baton.enqueue(:'a', 'notify', 'n1') > 0 AS enqueued;
 \o
 -- a repeated enqueue inserts nothing and sends nothing
-\o | sed -e 's/PID [0-9]*/PID N/'
+\o | sed -E -e 's/PID [0-9]+/PID N/' -e "s/$CH1/ch1/; s/$CH2/ch2/; s/$CH3/ch3/; s/$CH4/ch4/"
 SELECT baton.enqueue(:'a', 'notify', 'n1') > 0 AS enqueued;
 SELECT inserted FROM baton.enqueue_batch(:'a', '[{"target": "notify", "dedup_key": "n1"}]');
 \o
 -- a rolled-back enqueue sends nothing
-\o | sed -e 's/PID [0-9]*/PID N/'
+\o | sed -E -e 's/PID [0-9]+/PID N/' -e "s/$CH1/ch1/; s/$CH2/ch2/; s/$CH3/ch3/; s/$CH4/ch4/"
 BEGIN;
 SELECT baton.enqueue(:'a', 'notify', 'n2') > 0 AS enqueued;
 ROLLBACK;
@@ -437,12 +452,12 @@ ROLLBACK;
 SELECT count(*) AS n2_rows FROM baton.deliveries WHERE tenant = :'a' AND dedup_key = 'n2';
 -- baton.notify = off sends nothing
 SET baton.notify = off;
-\o | sed -e 's/PID [0-9]*/PID N/'
+\o | sed -E -e 's/PID [0-9]+/PID N/' -e "s/$CH1/ch1/; s/$CH2/ch2/; s/$CH3/ch3/; s/$CH4/ch4/"
 SELECT baton.enqueue(:'a', 'notify', 'n3') > 0 AS enqueued;
 \o
 RESET baton.notify;
 -- a transaction, and a batch, wake each target once, at commit
-\o | sed -e 's/PID [0-9]*/PID N/'
+\o | sed -E -e 's/PID [0-9]+/PID N/' -e "s/$CH1/ch1/; s/$CH2/ch2/; s/$CH3/ch3/; s/$CH4/ch4/"
 BEGIN;
 SELECT baton.enqueue(:'a', 'notify', 'n4') > 0 AS enqueued;
 SELECT baton.enqueue(:'a', 'notify', 'n5') > 0 AS enqueued;
@@ -451,11 +466,23 @@ SELECT inserted FROM baton.enqueue_batch(:'a', '[{"target": "notify", "dedup_key
                                                  {"target": "notify2", "dedup_key": "m1"},
                                                  {"target": "notify", "dedup_key": "n7"}]');
 \o
--- the payload is JSON: the target is escaped
-\o | sed -e 's/PID [0-9]*/PID N/'
+-- another tenant's target of the same name has a channel of its own (ch3, not listened
+-- to); a target with a quote and a backslash is named like any other (ch4)
+\o | sed -E -e 's/PID [0-9]+/PID N/' -e "s/$CH1/ch1/; s/$CH2/ch2/; s/$CH3/ch3/; s/$CH4/ch4/"
+SELECT baton.enqueue(:'b', 'notify', 'o1') > 0 AS enqueued;
 SELECT baton.enqueue(:'b', 'no"te\', 'q1') > 0 AS enqueued;
 \o
-UNLISTEN baton_enqueue;
+-- a new secret (TRUNCATE and a new row, as docs/wakeups.md says) renames every channel,
+-- in this session too: the old names hear nothing
+BEGIN;
+TRUNCATE baton.wakeup_key;
+INSERT INTO baton.wakeup_key DEFAULT VALUES;
+COMMIT;
+SELECT baton.wakeup_channel(:'a', 'notify') <> :'ch1' AS renamed;
+\o | sed -E -e 's/PID [0-9]+/PID N/' -e "s/$CH1/ch1/; s/$CH2/ch2/; s/$CH3/ch3/; s/$CH4/ch4/"
+SELECT baton.enqueue(:'a', 'notify', 'n8') > 0 AS enqueued;
+\o
+UNLISTEN *;
 SELECT dedup_key FROM baton.deliveries WHERE tenant = :'a' AND target LIKE 'notify%' ORDER BY id;
 
 -- ---------------------------------------------------------------------------

@@ -77,7 +77,7 @@ SELECT p.proname AS unclassified FROM pg_proc p JOIN pg_namespace n ON n.oid = p
  WHERE n.nspname = 'baton' AND p.prorettype <> 'trigger'::regtype
    AND p.proname NOT IN (SELECT fn FROM writes)
    AND p.proname NOT IN ('delivery', 'run', 'run_history', 'inputs_digest', 'marker', 'markers_in_doubt',
-                         'tenant_write_allowed')
+                         'tenant_write_allowed', 'wakeup_channel', 'new_wakeup_secret')
  ORDER BY 1;
 
 -- ---------------------------------------------------------------------------
@@ -93,6 +93,8 @@ SELECT length(baton.inputs_digest(:'t', :'run')) AS digest_chars;
 SELECT state, kind FROM baton.marker(:'t', :sid, 0);
 SELECT "position", stage, kind, generation FROM baton.markers_in_doubt(:'t', :'run');
 SELECT baton.tenant_write_allowed(:'t');
+SELECT baton.wakeup_channel(:'t', 'ro') ~ '^baton_[0-9a-f]{32}$' AS channel;
+SELECT length(baton.new_wakeup_secret()) AS secret_bytes;
 SELECT target, pending, claimed FROM baton.delivery_stats WHERE tenant = :'t';
 SELECT workflow, submitted, approved, running FROM baton.run_stats WHERE tenant = :'t';
 COMMIT;

@@ -321,13 +321,34 @@ ROLLBACK;
 SELECT pg_advisory_unlock_all();
 
 -- ---------------------------------------------------------------------------
--- 7. Wake-ups: LISTEN takes no privilege, so any role of the database can listen to
--- baton_enqueue and learn the tenant and target of each insert (docs/security.md says
--- how to turn the wake-ups off where that matters). The payload has nothing else.
+-- 7. Wake-ups: LISTEN takes no privilege, so a channel's name is the secret. Each
+-- (tenant, target) has its own, named by a keyed hash of both; only a role that may
+-- claim there gets it from baton.wakeup_channel(), and nobody else can read the key.
+-- A role listening on the old shared channel, or on another target's, hears nothing.
 -- ---------------------------------------------------------------------------
+SELECT baton.wakeup_channel(:'t', 'sec_bound') AS ch_bound, baton.wakeup_channel(:'t', 'sec') AS ch_sec \gset
 SET ROLE baton_sec_nobody;
+SELECT baton.wakeup_channel(:'t', 'sec');
+SELECT secret FROM baton.wakeup_key;
 LISTEN baton_enqueue;
-UNLISTEN baton_enqueue;
+RESET ROLE;
+-- a worker who is not a member of the bound role does not get the bound target's channel
+SET ROLE baton_sec_other;
+SELECT baton.wakeup_channel(:'t', 'sec_bound');
+SELECT baton.wakeup_channel(:'t', 'sec') = :'ch_sec' AS other_gets_unbound_channel;
+RESET ROLE;
+SET ROLE baton_sec_worker;
+SELECT baton.wakeup_channel(:'t', 'sec_bound') = :'ch_bound' AS member_gets_bound_channel;
+LISTEN :"ch_sec";
+RESET ROLE;
+-- the worker (listening on 'sec') hears an enqueue to 'sec', not one to 'sec_bound';
+-- the stranger on baton_enqueue hears neither (psql prints what arrives, PID masked,
+-- the channel's name masked: it differs in every database)
+\o | sed -E -e 's/PID [0-9]+/PID N/' -e 's/baton_[0-9a-f]{32}/baton_<channel>/'
+SELECT baton.enqueue(:'t', 'sec_bound', 'wake-bound') > 0 AS enqueued;
+SELECT baton.enqueue(:'t', 'sec', 'wake-sec') > 0 AS enqueued;
+\o
+UNLISTEN *;
 RESET ROLE;
 
 -- Clean up.

@@ -31,7 +31,7 @@ void _PG_init(void) {
                             "Largest payload, binding or result pg_baton accepts, in bytes.", nullptr,
                             &baton::settings::max_payload_bytes, baton::limits::kDefaultMaxPayloadBytes,
                             1024, 64 * 1024 * 1024, PGC_SUSET, GUC_UNIT_BYTE, nullptr, nullptr, nullptr);
-    DefineCustomBoolVariable("baton.notify", "Sends NOTIFY baton_enqueue when a delivery is enqueued.",
+    DefineCustomBoolVariable("baton.notify", "Sends a NOTIFY on the wake-up channel of (tenant, target) when a delivery is enqueued.",
                              nullptr, &baton::settings::notify, true, PGC_USERSET, 0, nullptr, nullptr,
                              nullptr);
     DefineCustomBoolVariable("baton.direct_access",

@@ -6,7 +6,8 @@
 //
 // Needs Node.js 18 or later and pg (node-postgres) from npm. What it does, in a loop:
 //
-//   1. LISTEN baton_enqueue (before the first claim, so no wake-up falls in between);
+//   1. LISTEN on the wake-up channel of (tenant, target), named by
+//      baton.wakeup_channel() (before the first claim, so no wake-up falls in between);
 //   2. claim up to BATON_BATCH deliveries of (tenant, target) with a lease of
 //      BATON_LEASE_SECONDS; while any come back, work them one by one (step 3), then claim
 //      again;
@@ -41,8 +42,6 @@
 //
 // Every event is logged as one line on stdout: "worker[node] EVENT key=value ...".
 import pg from 'pg';
-
-const CHANNEL = 'baton_enqueue';
 
 // YOUR WORK GOES HERE. Resolve with a JSON-able result (stored by finish; undefined or
 // null stores none), or throw to retry. `signal` aborts when the lease is lost (DU001) or the worker shuts down: stop
@@ -87,7 +86,7 @@ export function configFromEnv() {
   }
   return {
     dsn: process.env.BATON_DSN || undefined,
-    tenant: tenant.toLowerCase(), // the canonical form, as notifications spell it
+    tenant: tenant.toLowerCase(), // the canonical form
     target,
     lease: Math.max(1, envNumber('BATON_LEASE_SECONDS', 30)),
     batch: Math.max(1, Math.floor(envNumber('BATON_BATCH', 10))),
@@ -115,6 +114,7 @@ export class Worker {
     this.client = null;
     this.broken = false;
     this.woken = false; // a notification for our (tenant, target) arrived
+    this.channel = ''; // our wake-up channel, from baton.wakeup_channel()
     this.held = new Map(); // id -> generation of every lease we hold
     this.signals = 0;
     this.wakeup = null; // resolves the current wait
@@ -144,14 +144,11 @@ export class Worker {
   }
 
   // --- connection -------------------------------------------------------------------------
+  // Only enqueues for our (tenant, target) notify our channel.
   onNotification(msg) {
-    if (msg.channel !== CHANNEL) return;
-    let body;
-    try { body = JSON.parse(msg.payload); } catch { return; }
-    if (body.tenant === this.config.tenant && body.target === this.config.target) {
-      this.woken = true;
-      this.wake();
-    }
+    if (msg.channel !== this.channel) return;
+    this.woken = true;
+    this.wake();
   }
 
   // Opens the connection (each statement is its own transaction) and LISTENs.
@@ -165,7 +162,14 @@ export class Worker {
       client.on('notification', (msg) => this.onNotification(msg));
       try {
         await client.connect();
-        if (this.config.listen) await client.query(`LISTEN ${CHANNEL}`);
+        if (this.config.listen) {
+          // The channel's name is private to roles that may claim here; it is asked
+          // for on every connect (a changed secret renames it).
+          const r = await client.query('SELECT baton.wakeup_channel($1, $2) AS channel',
+            [this.config.tenant, this.config.target]);
+          this.channel = r.rows[0].channel;
+          await client.query(`LISTEN ${client.escapeIdentifier(this.channel)}`);
+        }
         const pid = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
         this.client = client;
         this.broken = false;

@@ -5,7 +5,8 @@
 
 Needs psycopg 3 (Debian: apt-get install python3-psycopg). What it does, in a loop:
 
-  1. LISTEN baton_enqueue (before the first claim, so no wake-up falls in between);
+  1. LISTEN on the wake-up channel of (tenant, target), named by
+     baton.wakeup_channel() (before the first claim, so no wake-up falls in between);
   2. claim up to BATON_BATCH deliveries of (tenant, target) with a lease of
      BATON_LEASE_SECONDS; while any come back, work them one by one (step 3), then claim
      again;
@@ -52,10 +53,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional
 
 import psycopg
+import psycopg.sql
 from psycopg.types.json import Jsonb
-
-CHANNEL = "baton_enqueue"
-
 
 @dataclass
 class Item:
@@ -127,7 +126,7 @@ class Config:
             sys.exit("worker: BATON_TENANT and BATON_TARGET are required")
         return Config(
             dsn=os.environ.get("BATON_DSN", ""),
-            tenant=str(uuid.UUID(tenant)),  # the canonical form, as notifications spell it
+            tenant=str(uuid.UUID(tenant)),  # the canonical form
             target=target,
             lease=max(1.0, env_number("BATON_LEASE_SECONDS", 30)),
             batch=max(1, int(env_number("BATON_BATCH", 10))),
@@ -152,6 +151,7 @@ class Worker:
         self.stopping = False
         self.signals = 0
         self.woken = False  # a notification for our (tenant, target) arrived
+        self.channel = ""  # our wake-up channel, from baton.wakeup_channel()
         self.held: Dict[int, int] = {}  # id -> generation of every lease we hold
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_w, False)
@@ -168,12 +168,8 @@ class Worker:
 
     # --- connection -----------------------------------------------------------------------
     def on_notify(self, n: psycopg.Notify) -> None:
-        """Marks a wake-up when the notification names our tenant and target."""
-        try:
-            body = json.loads(n.payload)
-        except ValueError:
-            return
-        if body.get("tenant") == self.config.tenant and body.get("target") == self.config.target:
+        """Marks a wake-up: only enqueues for our (tenant, target) notify our channel."""
+        if n.channel == self.channel:
             self.woken = True
 
     def connect(self) -> None:
@@ -184,7 +180,13 @@ class Worker:
                 conn = psycopg.connect(self.config.dsn, autocommit=True, application_name="baton-worker-python")
                 conn.add_notify_handler(self.on_notify)
                 if self.config.listen:
-                    conn.execute(f"LISTEN {CHANNEL}")
+                    # The channel's name is private to roles that may claim here; it is
+                    # asked for on every connect (a changed secret renames it).
+                    row = conn.execute(
+                        "SELECT baton.wakeup_channel(%s, %s)", (self.config.tenant, self.config.target)
+                    ).fetchone()
+                    self.channel = row[0]
+                    conn.execute(psycopg.sql.SQL("LISTEN {}").format(psycopg.sql.Identifier(self.channel)))
                 self.conn = conn
                 log("connected", pid=conn.info.backend_pid, listen=int(self.config.listen))
                 # Anything enqueued while we were away sent its notification to nobody.

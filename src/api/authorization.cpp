@@ -27,7 +27,7 @@ constexpr const char* kWorkerFunctions =
     "baton.tenant_write_allowed, baton.acquire_run, baton.acquire_next_run, baton.renew_run, "
     "baton.release_run, baton.transition_stage, baton.start_stage, baton.complete_stage, "
     "baton.fail_stage, baton.run, baton.run_history, baton.enter_step, baton.claim_marker, "
-    "baton.complete_marker, baton.marker, baton.markers_in_doubt, baton.resolve_marker";
+    "baton.complete_marker, baton.marker, baton.markers_in_doubt, baton.resolve_marker, baton.wakeup_channel";
 // Reads the role argument of a grant_* helper (22004, 22023 for no such role).
 Oid role_arg(FunctionCallInfo fcinfo) {
     pg::require(fcinfo, 0, "role");

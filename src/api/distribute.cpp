@@ -18,9 +18,10 @@ namespace {
 // before the table that holds the key (stages, markers and deliveries reference runs).
 constexpr const char* kTenantTables[] = {"tenants", "runs", "target_bindings", "stages",
                                          "step_entries", "markers", "deliveries"};
-// Global tables: one copy on every node (reference tables). baton.in_use stays a local
-// table on each node: it records whether that node's own tables have been written to.
-constexpr const char* kGlobalTables[] = {"workflows"};
+// Global tables: one copy on every node (reference tables); the wake-up secret is one, so
+// that a channel has the same name on every node. baton.in_use stays a local table on
+// each node: it records whether that node's own tables have been written to.
+constexpr const char* kGlobalTables[] = {"workflows", "wakeup_key"};
 
 // Refuses a call that cannot distribute: 55000 with what is missing and how to add it.
 [[noreturn]] void refuse(const std::string& why, const std::string& detail, const std::string& hint) {

@@ -1,6 +1,7 @@
 // The extension's owner, cached (see owner.hpp).
 #include "pg/owner.hpp"
 #include "pg/citus.hpp"
+#include "pg/notify.hpp"
 
 namespace baton::pg::owner {
 
@@ -9,11 +10,12 @@ namespace {
 Oid g_owner = InvalidOid;  // InvalidOid: not known (yet, or since an invalidation)
 
 // Invalidation callbacks: forget the owner. The relcache callback also serves
-// pg/citus' cache: Postgres has ten relcache callback slots per backend, and Citus
-// takes seven.
+// pg/citus' cache and pg/notify's secret: Postgres has ten relcache callback slots per
+// backend, and Citus takes seven.
 void forget_on_relcache(Datum, Oid relid) {
     g_owner = InvalidOid;
     citus::forget_relation(relid);
+    notify::forget_relation(relid);
 }
 void forget_on_syscache(Datum, int, uint32) { g_owner = InvalidOid; }
 

@@ -27,6 +27,8 @@ extern "C" {
 #include "commands/extension.h"
 #include "commands/trigger.h"
 #include "common/hashfn.h"
+#include "common/hmac.h"
+#include "common/sha2.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "executor/spi_priv.h"

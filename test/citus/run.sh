@@ -115,9 +115,9 @@ check "distribute() on the coordinator" "ok" "$(code -c "SELECT baton.distribute
 check "distribute() again: idempotent" "ok" "$(code -c "SELECT baton.distribute()")"
 check "seven tenant tables hash-distributed by tenant, one colocation group" "7 1 7" \
     "$(q -c "SELECT count(*), count(DISTINCT colocationid), count(*) FILTER (WHERE column_to_column_name(logicalrelid, partkey) = 'tenant') FROM pg_dist_partition WHERE logicalrelid::text LIKE 'baton.%' AND partmethod = 'h'" | tr '|' ' ')"
-check "workflows is a reference table" "n" \
-    "$(q -c "SELECT partmethod FROM pg_dist_partition WHERE logicalrelid = 'baton.workflows'::regclass")"
-check "every function taking the tenant first is distributed by it, colocated with the tables" "34 34" \
+check "workflows and wakeup_key are reference tables" "n n" \
+    "$(q -c "SELECT partmethod FROM pg_dist_partition WHERE logicalrelid IN ('baton.workflows'::regclass, 'baton.wakeup_key'::regclass)" | paste -sd' ')"
+check "every function taking the tenant first is distributed by it, colocated with the tables" "35 35" \
     "$(q -c "SELECT count(*), count(*) FILTER (WHERE o.colocationid = (SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'baton.tenants'::regclass) AND o.distribution_argument_index = 0) FROM pg_dist_object o JOIN pg_proc p ON o.classid = 'pg_proc'::regclass AND o.objid = p.oid WHERE p.pronamespace = 'baton'::regnamespace" | tr '|' ' ')"
 check "citus.enable_unsafe_triggers is left off after the call" "off" \
     "$(q -c "SELECT baton.distribute()" -c "SHOW citus.enable_unsafe_triggers" | tail -n 1)"
@@ -140,6 +140,13 @@ check "tenants live on both workers" "2" \
 # --- the contract through the coordinator ------------------------------------------------
 check "a call alone is delegated to the tenant's node" "1" \
     "$(q -c "SET client_min_messages = debug1" -c "SELECT baton.enqueue('$A', 'probe', 'probe')" 2>&1 | grep -c 'pushing down the function call')"
+
+# One wake-up secret for the cluster: a channel has one name, delegated, run on the
+# coordinator inside a transaction, or asked of a worker directly.
+check "a wake-up channel has the same name on every node" "1" \
+    "$({ q -c "SELECT baton.wakeup_channel('$A', 'w')"
+         q -c "BEGIN" -c "SELECT baton.wakeup_channel('$A', 'w')" -c "COMMIT"
+         for port in $W1 $W2; do q -p "$port" -c "SELECT baton.wakeup_channel('$A', 'w')"; done; } | grep -E '^baton_' | sort -u | wc -l)"
 
 check "a call with a NULL tenant is refused (22004), not delegated (Citus would crash hashing it)" "22004 22004" \
     "$(code -c "SELECT baton.create_tenant(NULL)") $(code -c "SELECT * FROM baton.claim(NULL, 'w', '1 hour')")"

@@ -151,6 +151,9 @@ done
 check "once the database is in use, the reaper reaps the expired lease" "t" "$reaped"
 check "after it, the owner's COPY into a fenced tenant is refused too" "1" \
     "$(printf '%s\tw\tsneak2\n' "$TF" | q -d fresh -c "COPY baton.deliveries (tenant, target, dedup_key) FROM STDIN" 2>&1 | grep -c 'is fenced')"
+# The wake-up secret is not dumped: the restore made one of its own.
+check "a restore has a wake-up secret of its own, not the source's" "1 false" \
+    "$(q -d fresh -c "SELECT count(*) || ' ' || bool_or(md5(secret) = '$(q -d src -c "SELECT md5(secret) FROM baton.wakeup_key")') FROM baton.wakeup_key")"
 check "a database in use has its baton.in_use row (the source)" "1" "$(q -d src -c "SELECT count(*) FROM baton.in_use")"
 
 # --- --schema-only, another schema, --data-only ----------------------------------------
@@ -160,7 +163,7 @@ if "$B/pg_dump" --schema-only -d src | q -d schema_only >/dev/null 2>"$DIR/schem
 else
     not_ok "pg_dump --schema-only | psql: $(head -c 400 "$DIR/schema.err")"
 fi
-check "the schema-only copy has pg_baton and no rows" "0.7.0 0" \
+check "the schema-only copy has pg_baton and no rows" "0.8.0 0" \
     "$(q -d schema_only -c "SELECT extversion || ' ' || (SELECT count(*) FROM baton.deliveries) FROM pg_extension WHERE extname = 'pg_baton'")"
 check "the schema-only copy works (create_tenant, enqueue)" "1" \
     "$(q -d schema_only -c "SELECT baton.create_tenant('$TA')" -c "SELECT baton.enqueue('$TA', 'w', 'k')" | tail -n 1)"

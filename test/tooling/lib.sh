@@ -117,7 +117,8 @@ tooling_tables() {
 # tooling_digest DB DIR: DIR/<table> holds one md5 per row of each baton table (sorted),
 # DIR/<sequence> its last_value and is_called; DIR/counts the row count of each.
 # baton.in_use is left out: it says whether this copy has been written to, and a
-# restored copy starts without its row by design (docs/operations.md, "Backups").
+# restored copy starts without its row by design (docs/operations.md, "Backups"). So is
+# baton.wakeup_key: every copy makes a secret of its own (docs/wakeups.md).
 tooling_digest() {
     local db=$1 dir=$2 rel kind
     mkdir -p "$dir"
@@ -130,7 +131,7 @@ tooling_digest() {
             echo "$rel $(wc -l <"$dir/$rel")" >>"$dir/counts"
         fi
     done < <(q -d "$db" -c "SELECT c.relname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                            WHERE n.nspname = 'baton' AND c.relkind IN ('r', 'S') AND c.relname <> 'in_use'
+                            WHERE n.nspname = 'baton' AND c.relkind IN ('r', 'S') AND c.relname NOT IN ('in_use', 'wakeup_key')
                             ORDER BY c.relname")
 }
 
