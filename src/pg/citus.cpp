@@ -86,11 +86,43 @@ void hide_null_first_argument(Node* expr) {
     linitial(call->args) = hidden;
 }
 
+// Refuses (0A000) a write whose query reads or writes a table of schema baton that has
+// rules: Citus 13.2 crashes (SIGSEGV) planning a write to a distributed table with a rule,
+// a pg_baton table or any other, so on a distributed install such a statement stops
+// here, before Citus plans it. A rule's own actions are queries of their own that name
+// the table too, so they are refused as well. Postgres calls only.
+void refuse_rules(Query* parse) {
+    Oid nsp = InvalidOid;
+    ListCell* cell;
+    foreach (cell, parse->rtable) {
+        RangeTblEntry* rte = lfirst_node(RangeTblEntry, cell);
+        if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION) continue;
+        if (nsp == InvalidOid) nsp = get_namespace_oid("baton", true);
+        if (get_rel_namespace(rte->relid) != nsp) continue;
+        // The relation cache's rules, not pg_class.relhasrules, which stays set after
+        // the last rule is dropped (until a VACUUM).
+        Relation rel = RelationIdGetRelation(rte->relid);
+        if (rel == nullptr) continue;
+        bool has_rules = rel->rd_rules != nullptr && rel->rd_rules->numLocks > 0;
+        RelationClose(rel);
+        if (!has_rules) continue;
+        const char* name = get_rel_name(rte->relid);
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("table \"baton.%s\" has rules, which a distributed install does not support", name),
+                        errdetail("Citus crashes planning a write to a distributed table that has rules."),
+                        errhint("Drop the rules of baton.%s (DROP RULE ... ON baton.%s).", name, name)));
+    }
+}
+
 // The planner hook: a SELECT whose target list or FROM calls a function with a NULL
 // uuid first argument, on a distributed install, gets that argument hidden (see
-// install_planner_hook()); every other statement goes to the next planner untouched.
+// install_planner_hook()); a write that touches a pg_baton table with rules is refused
+// there (refuse_rules()); every other statement goes to the next planner untouched.
 // The cheap test of the query's shape comes before the catalog's. Postgres calls only.
 PlannedStmt* plan(Query* parse, const char* query_string, int cursor_options, ParamListInfo params) {
+    if (parse->commandType != CMD_SELECT && parse->commandType != CMD_UTILITY && parse->rtable != NIL &&
+        distributed_unguarded())
+        refuse_rules(parse);
     if (parse->commandType == CMD_SELECT) {
         bool found = false;
         ListCell* cell;

@@ -22,8 +22,9 @@
 #   - the row rules of deliveries and the fence on the shards, by direct SQL too.
 #   - ids unique across the cluster (deliveries and step entries of tenants on both
 #     workers).
-#   - no statement reaches the Citus 13.2 planner crash (crash_shapes.sql): retry and
-#     resolve_marker on every path, and no backend of any node died.
+#   - no statement reaches the Citus 13.2 planner crashes: retry and resolve_marker on
+#     every path (crash_shapes.sql), a write touching a pg_baton table with a rule
+#     (refused), and no backend of any node died.
 set -uo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -255,6 +256,17 @@ check "delivery ids come from more than one node's range" "t" \
 # --- the statement shapes that crash Citus 13.2 ------------------------------------------
 check "crash_shapes.sql: retry and resolve_marker on every path" "ok" \
     "$(q -v ON_ERROR_STOP=1 -v t="$A" -f "$ROOT/test/citus/crash_shapes.sql" >/dev/null 2>"$BASE/shapes.err" && echo ok || head -c 400 "$BASE/shapes.err")"
+# A rule on a distributed table crashes Citus 13.2's planner at the next write (a pg_baton
+# table or any other): pg_baton refuses a write that touches one of its tables with rules.
+q -c "CREATE TABLE public.rule_log (id bigint)" \
+  -c "CREATE RULE log_updates AS ON UPDATE TO baton.deliveries DO ALSO INSERT INTO public.rule_log VALUES (NEW.id)" >/dev/null
+check "a write touching a pg_baton table with a rule is refused (0A000), not planned by Citus" "0A000 0A000" \
+    "$(code -c "BEGIN" -c "SELECT * FROM baton.claim('$A', 'w', '1 hour')" -c "COMMIT") $(code -c "UPDATE baton.deliveries SET priority = priority WHERE tenant = '$A'")"
+check "... saying which table and what to do" "ERROR:  table \"baton.deliveries\" has rules, which a distributed install does not support|HINT:  Drop the rules of baton.deliveries (DROP RULE ... ON baton.deliveries)." \
+    "$(q -c "UPDATE baton.deliveries SET priority = priority WHERE tenant = '$A'" 2>&1 | grep -E '^(ERROR|HINT)' | paste -sd'|')"
+q -c "DROP RULE log_updates ON baton.deliveries" -c "DROP TABLE public.rule_log" >/dev/null
+check "without the rule the same write runs" "ok" "$(code -c "UPDATE baton.deliveries SET priority = priority WHERE tenant = '$A'")"
+
 for i in 0 1 2; do
     check "node $i: no backend died (server log)" "0" \
         "$(grep -c 'terminated by signal\|server process .* was terminated' "$BASE/n$i/log")"
