@@ -15,7 +15,6 @@ import argparse
 import json
 import multiprocessing
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -28,6 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import psycopg  # noqa: E402
 
 import clients  # noqa: E402
+import driver  # noqa: E402
 from check import Checker  # noqa: E402
 from common import TARGETS, WORKFLOW, AckLog, Session, now  # noqa: E402
 
@@ -112,20 +112,6 @@ class CitusChecker(Checker):
         return problems
 
 
-class Tally:
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def test(self, name, ok, detail=""):
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-        print("%s - %s%s" % ("ok  " if ok else "FAIL", name, "" if ok or not detail else "  -- " + detail),
-              flush=True)
-
-
 def one(conn, sql, params=()):
     return conn.execute(sql, params).fetchone()[0]
 
@@ -175,30 +161,6 @@ def setup():
         # Crash recovery after the kill replays the load's WAL, not the cluster's setup.
         conn.execute("SELECT pg_catalog.run_command_on_all_nodes('CHECKPOINT')")
     return groups
-
-
-def start_load(logdir, stop):
-    ctx = multiprocessing.get_context("fork")
-    procs = []
-    seed = 1
-    for role, count in LOAD.items():
-        for i in range(count):
-            name = "%s-%d" % (role, i + 1)
-            p = ctx.Process(target=client_main, args=(role, name, logdir, stop, seed), name=name)
-            p.start()
-            procs.append(p)
-            seed += 1
-    return procs
-
-
-def stop_load(procs, stop):
-    stop.set()
-    for p in procs:
-        p.join(30)
-    for p in procs:
-        if p.is_alive():
-            p.kill()
-            p.join(5)
 
 
 def pg_ctl(bindir, data, *args):
@@ -308,7 +270,7 @@ def main():
     logdir = tempfile.mkdtemp(prefix="pg_baton-citus-fault-acks.")
     windows = Windows()
     checker = CitusChecker(logdir, windows, os.path.join(base, "n0", "log"))
-    tally = Tally()
+    tally = driver.Tally()
     started = time.monotonic()
 
     groups = setup()
@@ -330,7 +292,7 @@ def main():
 
     ctx = multiprocessing.get_context("fork")
     stop = ctx.Event()
-    procs = start_load(logdir, stop)
+    procs = driver.start_load(logdir, stop, LOAD, client_main)
     checker.dead_clients = lambda: [p.name for p in procs if p.exitcode not in (None, 0)]
     probe = Session("probe")
     probe_log = AckLog(logdir, "probe")
@@ -379,7 +341,7 @@ def main():
         tally.test("the load goes on after the kill (%d acknowledged in %.0f s)"
                    % (figures["after"], args.load_seconds), figures["after"] > 0)
     finally:
-        stop_load(procs, stop)
+        driver.stop_load(procs, stop)
         probe_log.close()
         probe.close()
 
@@ -436,12 +398,7 @@ def main():
         json.dump({"moved": [groups[p[0]][0] for p in plan], "dest": [p[2] for p in plan],
                    "other": min(survivors), "killed": dst, "log": victim_log,
                    "log_kill": log_at_kill, "log_start": log_at_start}, f)
-    if os.environ.get("BATON_KEEP_LOGS") == "1":
-        print("acknowledgement logs kept in " + logdir)
-    else:
-        shutil.rmtree(logdir, ignore_errors=True)
-    print("%d passed, %d failed" % (tally.passed, tally.failed))
-    return 1 if tally.failed else 0
+    return driver.close_run(tally, logdir)
 
 
 if __name__ == "__main__":
