@@ -9,7 +9,9 @@
 # (test/citus/fault.py) the fault suite's invariants against the logs, and here: the
 # fence on each moved tenant (delegated, inside a transaction, direct SQL on the
 # coordinator and on the shard) while another tenant writes, the nodes' health, amcheck
-# on the killed worker's shards, no backend crash in any log.
+# on the killed worker's shards, no backend crash in any log. Before the load: pgoutput
+# starts in a backend of each node that has read Citus' metadata (a logical move's
+# walsender does).
 #
 #   bash test/citus/fault.sh    (PG_CONFIG as for run.sh; BATON_CITUS_PORT the first port
 #                                tried, default 56900; BATON_CITUS_MOVE_MODES the moves'
@@ -77,6 +79,19 @@ if ! citus_cluster_start "$BASE/c" "$p0" "restart_after_crash = on" "${extra[@]}
     exit 1
 fi
 q -c "CREATE EXTENSION pg_baton" -c "SELECT baton.distribute()" >/dev/null
+
+# A logical move decodes with pgoutput in a backend that has read Citus' metadata: Citus'
+# relcache callbacks, pg_baton's and pgoutput's must fit in the ten slots of a backend
+# (once pg_baton's three left none: "out of relcache_callback_list slots", FATAL).
+if [[ $MODES == *force_logical* ]]; then
+    for port in $CITUS_PORTS; do
+        check "port $port: pgoutput starts in a backend that has read Citus' metadata" "ok" \
+            "$(psql -X -q -At -v ON_ERROR_STOP=1 -p "$port" -c "SELECT count(*) FROM baton.deliveries" \
+                -c "SELECT 1 FROM pg_catalog.pg_create_logical_replication_slot('baton_probe', 'pgoutput', true)" \
+                -c "SELECT count(*) FROM pg_catalog.pg_logical_slot_peek_binary_changes('baton_probe', NULL, NULL, 'proto_version', '1', 'publication_names', 'baton_probe')" \
+                >/dev/null 2>"$BASE/probe.err" && echo ok || grep -m 1 -o 'FATAL:.*\|ERROR:.*' "$BASE/probe.err")"
+    done
+fi
 
 # --- the load, the move, the kill, the invariants (fault.py) ---------------------------
 export PYTHONDONTWRITEBYTECODE=1 CITUS_BASE="$BASE/c" PG_BINDIR=$BINDIR
