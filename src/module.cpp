@@ -5,12 +5,10 @@
 #include "pg/citus.hpp"
 #include "pg/claim_hints.hpp"
 #include "pg/fence.hpp"
+#include "pg/invalidation.hpp"
 #include "pg/launcher.hpp"
-#include "pg/owner.hpp"
 #include "pg/postgres.hpp"
 #include "pg/reaper.hpp"
-#include "pg/relations.hpp"
-#include "pg/restore_load.hpp"
 #include "pg/settings.hpp"
 
 namespace baton::settings {
@@ -44,9 +42,7 @@ void _PG_init(void) {
     if (process_shared_preload_libraries_in_progress) baton::pg::citus::install_planner_hook();
     MarkGUCPrefixReserved("baton");
     baton::pg::fence::init();
-    baton::pg::owner::init();
-    baton::pg::relations::init();
-    baton::pg::restore_load::init();
+    baton::pg::invalidation::init();
     baton::pg::claim_hints::init();
 }
 

@@ -36,8 +36,7 @@ bool installed();
 // runs where it was made and refuses the NULL (22004) as on a single node.
 void install_planner_hook();
 
-// The relcache invalidation of relid (InvalidOid: all), from pg/owner's relcache
-// callback: a backend has ten relcache callback slots, and Citus takes seven of them.
+// The relcache invalidation of relid (InvalidOid: all), from pg/invalidation's callback.
 void forget_relation(Oid relid);
 
 }  // namespace baton::pg::citus

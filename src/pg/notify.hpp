@@ -26,7 +26,7 @@ void channel(const pg_uuid_t* tenant, const text* target, char (&channel)[kChann
 void enqueued(const pg_uuid_t* tenant, const text* target);
 
 // Forgets the secret on a relcache invalidation of relid (InvalidOid: all), so that a
-// re-created or truncated baton.wakeup_key is read again (from pg/owner's callback).
+// re-created or truncated baton.wakeup_key is read again (from pg/invalidation).
 void forget_relation(Oid relid);
 
 }  // namespace baton::pg::notify

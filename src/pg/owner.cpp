@@ -1,23 +1,11 @@
 // The extension's owner, cached (see owner.hpp).
 #include "pg/owner.hpp"
-#include "pg/citus.hpp"
-#include "pg/notify.hpp"
 
 namespace baton::pg::owner {
 
 namespace {
 
 Oid g_owner = InvalidOid;  // InvalidOid: not known (yet, or since an invalidation)
-
-// Invalidation callbacks: forget the owner. The relcache callback also serves
-// pg/citus' cache and pg/notify's secret: Postgres has ten relcache callback slots per
-// backend, and Citus takes seven.
-void forget_on_relcache(Datum, Oid relid) {
-    g_owner = InvalidOid;
-    citus::forget_relation(relid);
-    notify::forget_relation(relid);
-}
-void forget_on_syscache(Datum, int, uint32) { g_owner = InvalidOid; }
 
 // pg_extension.extowner of pg_baton, by the catalog's name index (pg_extension has no
 // syscache); InvalidOid when it is not installed.
@@ -46,9 +34,7 @@ Oid of_extension(bool missing_ok) {
     return owner;
 }
 
-void init() {
-    CacheRegisterRelcacheCallback(forget_on_relcache, 0);
-    CacheRegisterSyscacheCallback(NAMESPACEOID, forget_on_syscache, 0);
-}
+// Any invalidation forgets the owner (see owner.hpp).
+void forget() { g_owner = InvalidOid; }
 
 }  // namespace baton::pg::owner

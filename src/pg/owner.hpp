@@ -20,7 +20,8 @@ namespace baton::pg::owner {
 // guard() from C++ that holds destructors.
 Oid of_extension(bool missing_ok = false);
 
-// Registers the invalidation callbacks; from _PG_init.
-void init();
+// Forgets the cached owner: from pg/invalidation's callbacks, on every relcache and
+// schema invalidation.
+void forget();
 
 }  // namespace baton::pg::owner

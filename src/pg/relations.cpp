@@ -33,10 +33,12 @@ constexpr int kColumnLists = 8;
 Columns g_columns[kColumnLists];
 int g_columns_used = 0;
 
-// Relcache callback: a change to a table (its columns and its index list included:
-// REINDEX CONCURRENTLY invalidates the table when it swaps the index) or to an index
-// forgets what was found for it; InvalidOid (a cache reset) forgets everything.
-void forget_relation(Datum, Oid relid) {
+}  // namespace
+
+// A change to a table (its columns and its index list included: REINDEX CONCURRENTLY
+// invalidates the table when it swaps the index) or to an index forgets what was found
+// for it; InvalidOid (a cache reset, or a schema changed) forgets everything.
+void forget(Oid relid) {
     for (int i = 0; i < g_used; i++) {
         Found& f = g_found[i];
         if (relid == InvalidOid || relid == f.relid || relid == f.index_oid) f.relid = f.index_oid = InvalidOid;
@@ -45,8 +47,7 @@ void forget_relation(Datum, Oid relid) {
         if (relid == InvalidOid || relid == g_columns[i].relid) g_columns[i].relid = InvalidOid;
 }
 
-// Syscache callback on schemas: a renamed or dropped schema may change what "baton" names.
-void forget_schemas(Datum, int, uint32) { forget_relation(0, InvalidOid); }
+namespace {
 
 // True when two of the callers' names are the same (either may be nullptr).
 bool same_name(const char* a, const char* b) {
@@ -162,12 +163,6 @@ const AttrNumber* attnums(Relation rel, const char* const* names, int n) {
         c->relid = relid;
     }
     return c->num;
-}
-
-// Registers the callbacks once per backend, from _PG_init.
-void init() {
-    CacheRegisterRelcacheCallback(forget_relation, 0);
-    CacheRegisterSyscacheCallback(NAMESPACEOID, forget_schemas, 0);
 }
 
 }  // namespace baton::pg::relations

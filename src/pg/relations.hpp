@@ -48,7 +48,8 @@ constexpr int kMaxColumns = 24;
 // attnums() call of the same list (copy it out to keep it). Postgres calls only.
 const AttrNumber* attnums(Relation rel, const char* const* names, int n);
 
-// Registers the invalidation callbacks (from _PG_init).
-void init();
+// Forgets what was found for relation relid (InvalidOid: everything; a renamed or dropped
+// schema may change what "baton" names): from pg/invalidation's callbacks.
+void forget(Oid relid);
 
 }  // namespace baton::pg::relations

@@ -17,10 +17,6 @@ namespace {
 // (a DROP EXTENSION; a new CREATE EXTENSION makes a new, empty table).
 Oid g_in_use_relid = InvalidOid;
 
-// Relcache callback: forget the in-use mark when its table changes or goes.
-void forget_in_use(Datum, Oid relid) {
-    if (relid == InvalidOid || relid == g_in_use_relid) g_in_use_relid = InvalidOid;
-}
 
 KeptPlan g_in_use_row = {"SELECT 1 FROM baton.in_use", 0, {}, nullptr};
 KeptPlan g_add_in_use_row = {"INSERT INTO baton.in_use DEFAULT VALUES ON CONFLICT DO NOTHING", 0, {}, nullptr};
@@ -134,7 +130,10 @@ bool active(Relation rel) {
     return g_last_answer.active;
 }
 
-void init() { CacheRegisterRelcacheCallback(forget_in_use, 0); }
+// Forgets the in-use mark when its table changes or goes (see restore_load.hpp).
+void forget(Oid relid) {
+    if (relid == InvalidOid || relid == g_in_use_relid) g_in_use_relid = InvalidOid;
+}
 
 void mark_in_use() {
     if (OidIsValid(g_in_use_relid)) return;  // the common case: seen in use before

@@ -27,8 +27,8 @@ bool active(Relation rel);
 // fence for every write it lets through. A no-op after the first call in a backend.
 void mark_in_use();
 
-// Registers the relcache callback that forgets the mark when baton.in_use is dropped
-// (from _PG_init).
-void init();
+// The relcache invalidation of relid (InvalidOid: all), from pg/invalidation's callback:
+// forgets the mark when baton.in_use is dropped.
+void forget(Oid relid);
 
 }  // namespace baton::pg::restore_load

@@ -2,11 +2,13 @@
 # A throwaway three-node Citus cluster on this machine, for test/citus/. Source this
 # file (after scripts/cluster.sh), then:
 #
-#   citus_cluster_start BASE PORT
+#   citus_cluster_start BASE PORT [postgresql.conf lines...]
 #       a coordinator on PORT and two workers on PORT+1 and PORT+2, data in BASE/n0..n2,
 #       one private socket directory BASE/sock (also the nodes' host name in Citus'
-#       metadata), shared_preload_libraries = 'citus,pg_baton' (Citus first: it refuses
-#       to start otherwise), max_prepared_transactions for Citus' two-phase commits.
+#       metadata, and each node's own, citus.local_hostname, for the connections a node
+#       makes to itself, e.g. moving a shard), shared_preload_libraries = 'citus,pg_baton'
+#       (Citus first: it refuses to start otherwise), max_prepared_transactions for
+#       Citus' two-phase commits, then the extra lines given (e.g. wal_level = logical).
 #       CREATE EXTENSION citus on every node, the coordinator registered and both workers
 #       added. Exports PGHOST=BASE/sock, PGPORT=PORT (the coordinator), PGUSER,
 #       PGDATABASE, and CITUS_PORTS (the three ports).
@@ -17,6 +19,7 @@
 
 citus_cluster_start() {
     local base=${1%/} port=$2 i
+    shift 2
     mkdir -p "$base/sock" || return 1
     chmod 0755 "$base" "$base/sock"
     if [[ $(id -u) -eq 0 ]]; then
@@ -28,13 +31,14 @@ citus_cluster_start() {
         # (docs/scale-out.md), and the checks reap when they mean to.
         cluster_start "$base/n$i" $((port + i)) \
             "unix_socket_directories = '$base/sock'" \
+            "citus.local_hostname = '$base/sock'" \
             "shared_preload_libraries = 'citus,pg_baton'" \
             "max_prepared_transactions = 50" \
             "shared_buffers = 64MB" \
             "max_connections = 100" \
             "citus.shard_count = 4" \
             "baton.reaper_databases = ''" \
-            "log_min_messages = warning" || return 1
+            "log_min_messages = warning" "$@" || return 1
     done
     export PGHOST="$base/sock" PGPORT=$port PGUSER=postgres PGDATABASE=postgres
     export CITUS_PORTS="$port $((port + 1)) $((port + 2))"

@@ -58,6 +58,22 @@ class Session:
         self.stop = stop
         self.conn = None
         self.reconnects = 0
+        # Called with the SQLSTATE (or "lost") of every failed call, when set: the Citus
+        # fault suite (test/citus/fault.py) counts the errors of each fault's window.
+        self.on_error = None
+
+    def failed(self, e):
+        """Sorts a failed call: ("lost",) after closing a broken connection, else
+        ("err", sqlstate, message); tells on_error either way."""
+        state = getattr(e, "sqlstate", None) or ""
+        lost = self.conn.closed or self.conn.broken or state.startswith(CONNECTION_STATES)
+        if self.on_error is not None:
+            self.on_error(state or "lost")
+        if lost:
+            self.close()
+            self.reconnects += 1
+            return ("lost",)
+        return ("err", state, str(e).splitlines()[0] if str(e) else "")
 
     def stopping(self):
         return self.stop is not None and self.stop.is_set()
@@ -96,15 +112,11 @@ class Session:
                 rows = cur.fetchall() if cur.description is not None else []
                 return ("ok", rows)
             except psycopg.Error as e:
-                state = getattr(e, "sqlstate", None) or ""
-                if self.conn.closed or self.conn.broken or state.startswith(CONNECTION_STATES):
-                    self.close()
-                    self.reconnects += 1
-                    if retry and not self.stopping():
-                        time.sleep(0.1)
-                        continue
-                    return ("lost",)
-                return ("err", state, str(e).splitlines()[0] if str(e) else "")
+                res = self.failed(e)
+                if res[0] == "lost" and retry and not self.stopping():
+                    time.sleep(0.1)
+                    continue
+                return res
 
     def transaction(self, statements):
         """Runs (sql, params) pairs in one transaction; returns like call(), with the
@@ -120,9 +132,4 @@ class Session:
                     rows = cur.fetchall() if cur.description is not None else []
             return ("ok", rows)
         except psycopg.Error as e:
-            state = getattr(e, "sqlstate", None) or ""
-            if self.conn.closed or self.conn.broken or state.startswith(CONNECTION_STATES):
-                self.close()
-                self.reconnects += 1
-                return ("lost",)
-            return ("err", state, str(e).splitlines()[0] if str(e) else "")
+            return self.failed(e)

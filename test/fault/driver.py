@@ -86,14 +86,16 @@ def setup():
             conn.execute("SELECT baton.create_tenant(%s)", (str(uuid.uuid4()),))
 
 
-def start_load(logdir, stop):
+def start_load(logdir, stop, load=None, entry=client_main):
+    """Starts the client processes: load maps a role to its number of processes (LOAD by
+    default), entry is each process's function (role, name, logdir, stop, seed)."""
     ctx = multiprocessing.get_context("fork")
     procs = []
     seed = 1
-    for role, count in LOAD.items():
+    for role, count in (load or LOAD).items():
         for i in range(count):
             name = "%s-%d" % (role, i + 1)
-            p = ctx.Process(target=client_main, args=(role, name, logdir, stop, seed), name=name)
+            p = ctx.Process(target=entry, args=(role, name, logdir, stop, seed), name=name)
             p.start()
             procs.append(p)
             seed += 1
@@ -101,6 +103,7 @@ def start_load(logdir, stop):
 
 
 def stop_load(procs, stop):
+    """Stops the clients: they end their current call and write their statistics."""
     stop.set()
     for p in procs:
         p.join(30)
@@ -219,6 +222,12 @@ def main():
         print("failures:")
         for f in tally.failures:
             print("  " + f)
+    return close_run(tally, logdir)
+
+
+def close_run(tally, logdir):
+    """Keeps the acknowledgement logs (BATON_KEEP_LOGS=1) or removes them, prints the
+    closing count line; returns the exit status."""
     if os.environ.get("BATON_KEEP_LOGS") == "1":
         print("acknowledgement logs kept in " + logdir)
     else:
