@@ -64,7 +64,9 @@ void restore_settings(int level) {
 }
 
 // create_distributed_table (colocated with baton.tenants) or create_reference_table for
-// one table, unless Citus has it already.
+// one table, unless Citus has it already. Citus copies the rows the table holds here
+// into its shards and leaves the local copy on disk, unseen: a global table's (the
+// wake-up secret's row) is removed then, so that no stale copy of it stays behind.
 void distribute_table(pg::Spi& spi, const char* table, bool tenant_table) {
     std::string name = std::string("'baton.") + table + "'::pg_catalog.regclass";
     std::string call = tenant_table
@@ -74,6 +76,8 @@ void distribute_table(pg::Spi& spi, const char* table, bool tenant_table) {
     spi.exec(("SELECT " + call + " WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition p "
                                  "WHERE p.logicalrelid OPERATOR(pg_catalog.=) " + name + ")")
                  .c_str());
+    if (!tenant_table && SPI_processed == 1)
+        spi.exec(("SELECT pg_catalog.truncate_local_data_after_distributing_table(" + name + ")").c_str());
 }
 
 // Every function whose first argument is the tenant, distributed by it and colocated
@@ -142,6 +146,8 @@ Datum distribute(FunctionCallInfo fcinfo, Oid caller) {
     pg::Spi spi;
     check_prerequisites(spi, caller);
     int level = set_for_call("citus.enable_unsafe_triggers", "on");
+    // Citus' notices about copying local rows into shards say nothing the caller acts on.
+    (void)set_for_call("client_min_messages", "warning");
     for (const char* table : kTenantTables) distribute_table(spi, table, true);
     for (const char* table : kGlobalTables) distribute_table(spi, table, false);
     distribute_functions(spi);

@@ -112,7 +112,11 @@ q -c "CREATE EXTENSION pg_baton" >/dev/null
 q -c "SELECT baton.grant_admin('baton_citus_admin')" >/dev/null
 check "an admin who is not the owner may not distribute: 42501" "42501" \
     "$(code -c "SET ROLE baton_citus_admin" -c "SELECT baton.distribute()")"
-check "distribute() on the coordinator" "ok" "$(code -c "SELECT baton.distribute()")"
+q -c "SELECT baton.distribute()" >"$BASE/distribute.out" 2>&1
+check "distribute() on the coordinator, saying nothing (no notices)" "0 0" \
+    "$(grep -c '^ERROR' "$BASE/distribute.out") $(grep -c '^NOTICE' "$BASE/distribute.out")"
+check "no local copy of the wake-up secret is left on the coordinator" "0" \
+    "$(q -c "SELECT pg_relation_size('baton.wakeup_key')")"
 check "distribute() again: idempotent" "ok" "$(code -c "SELECT baton.distribute()")"
 check "seven tenant tables hash-distributed by tenant, one colocation group" "7 1 7" \
     "$(q -c "SELECT count(*), count(DISTINCT colocationid), count(*) FILTER (WHERE column_to_column_name(logicalrelid, partkey) = 'tenant') FROM pg_dist_partition WHERE logicalrelid::text LIKE 'baton.%' AND partmethod = 'h'" | tr '|' ' ')"
