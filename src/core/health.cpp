@@ -25,9 +25,6 @@ std::string percent(double fraction) {
     return buf;
 }
 
-// The more severe of two.
-Status worse(Status a, Status b) { return static_cast<int>(a) >= static_cast<int>(b) ? a : b; }
-
 }  // namespace
 
 const char* status_name(Status s) {
@@ -89,7 +86,7 @@ Check xmin_horizon(const std::vector<Holder>& holders, const XminThresholds& t) 
     if (!h) return {"xmin_horizon", Status::kOk, 0, "no session, prepared transaction or replication slot holds the xmin horizon", ""};
     Status status = holder_status(*h, t);
     double value = h->age_seconds ? *h->age_seconds : static_cast<double>(h->xid_age);
-    std::string xids = std::to_string(h->xid_age) + " transactions old";
+    std::string xids = std::to_string(h->xid_age) + (h->xid_age == 1 ? " transaction old" : " transactions old");
     std::string detail;
     std::string hint;
     switch (h->kind) {

@@ -45,8 +45,8 @@ KeptPlan g_expired_oldest = {
 KeptPlan g_stuck_count = {CAPPED_COUNT(STUCK_FROM), 2, {INT8OID, TIMESTAMPTZOID}, nullptr};
 KeptPlan g_stuck_oldest = {
     "SELECT x.tenant::pg_catalog.text, x.id::pg_catalog.text, x.workflow, x.owner, x.lease_since IS NOT NULL, "
-    "x.stage, " SECONDS_SINCE("pg_catalog.least(x.lease_since, x.retry_since)") " " STUCK_FROM
-    " ORDER BY pg_catalog.least(x.lease_since, x.retry_since) LIMIT 1",
+    "x.stage, " SECONDS_SINCE("LEAST(x.lease_since, x.retry_since)") " " STUCK_FROM
+    " ORDER BY LEAST(x.lease_since, x.retry_since) LIMIT 1",
     2, {INT8OID, TIMESTAMPTZOID}, nullptr};
 
 // Markers in progress (index markers_in_progress) claimed under an older generation than
