@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Upgrades: pg_baton 0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 with ALTER EXTENSION pg_baton UPDATE, against the
+# Upgrades: pg_baton 0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 with ALTER EXTENSION pg_baton UPDATE, against the
 # running test cluster (PGHOST/PGPORT/PGUSER exported, PG_CONFIG exported, the extension
 # installed). Three scratch databases:
 #   A  CREATE EXTENSION pg_baton VERSION '0.1.0', filled (tenants in every state,
 #      deliveries in every status, a bound target, runs with stages and markers, step
 #      entries), digested table by table; ALTER EXTENSION UPDATE; the digests must not
 #      change; the functions of both versions must work (one pg_baton.so serves both).
-#   B  a fresh CREATE EXTENSION pg_baton (the default version, 0.7.0: the 0.3.0 script
-#      and the updates to 0.4.0, 0.5.0, 0.6.0 and 0.7.0, as Postgres installs a version that has no
+#   B  a fresh CREATE EXTENSION pg_baton (the default version, 0.8.0: the 0.3.0 script
+#      and the updates to 0.4.0, 0.5.0, 0.6.0, 0.7.0 and 0.8.0, as Postgres installs a version that has no
 #      script of its own).
 #   C  CREATE EXTENSION pg_baton VERSION '0.1.0', left at 0.1.0.
 # The schemas of A and B, as pg_dump --schema-only --binary-upgrade prints them (the
@@ -111,12 +111,12 @@ SQL
 digests $A >"$WORK/before"
 check "A holds deliveries in every status" "statuses claimed,failed,finished,pending" "$(grep '^statuses' "$WORK/before")"
 check "A holds deliveries, runs, stages, markers" "counts 11 4 3 3" "$(grep '^counts' "$WORK/before")"
-check "0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 is an update path" "0.1.0--0.7.0" \
-    "$(q -d $A -c "SELECT source || '--' || target FROM pg_extension_update_paths('pg_baton') WHERE path = '0.1.0--0.2.0--0.3.0--0.4.0--0.5.0--0.6.0--0.7.0'")"
+check "0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 is an update path" "0.1.0--0.8.0" \
+    "$(q -d $A -c "SELECT source || '--' || target FROM pg_extension_update_paths('pg_baton') WHERE path = '0.1.0--0.2.0--0.3.0--0.4.0--0.5.0--0.6.0--0.7.0--0.8.0'")"
 
 # --- the update --------------------------------------------------------------------
 if q -d $A -c "ALTER EXTENSION pg_baton UPDATE"; then ok "ALTER EXTENSION pg_baton UPDATE"; else not_ok "ALTER EXTENSION pg_baton UPDATE"; fi
-check "A is at 0.7.0" "0.7.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+check "A is at 0.8.0" "0.8.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 digests $A >"$WORK/after"
 if diff "$WORK/before" "$WORK/after"; then ok "no row changed in the update (digests of every table)"; else not_ok "rows changed in the update"; fi
 
@@ -146,9 +146,17 @@ check "redrive sends the cancelled and failed deliveries of w back" \
     "$(q -d $A -c "SELECT count(*) FROM baton.deliveries WHERE tenant = '$T1' AND target = 'w' AND status IN ('failed', 'cancelled')")" \
     "$(q -d $A -c "SELECT baton.redrive('$T1', 'w')")"
 
-# --- B: fresh 0.7.0, C: 0.1.0 ---------------------------------------------------------
+# 0.8.0: baton.health on the upgraded rows: its eight checks, the pending deliveries
+# left above counted by oldest_pending.
+check "baton.health answers on the upgraded database, one row per check" \
+    "xmin_horizon,dead_rows,reaper,expired_leases,stuck_runs,markers_in_doubt,schedules_behind,oldest_pending" \
+    "$(q -d $A -c "SELECT string_agg(name, ',') FROM baton.health")"
+check "oldest_pending warns under a threshold of 0, naming a delivery of an upgraded tenant" "warn true" \
+    "$(q -d $A -c "SET baton.health_pending_warn = 0" -c "SELECT status || ' ' || (detail ~ ' of tenant ($T1|$T2|$T3) ') FROM baton.health WHERE name = 'oldest_pending'")"
+
+# --- B: fresh 0.8.0, C: 0.1.0 ---------------------------------------------------------
 q -d $B -c "CREATE EXTENSION pg_baton"
-check "B installs 0.7.0 by default" "0.7.0" "$(q -d $B -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+check "B installs 0.8.0 by default" "0.8.0" "$(q -d $B -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 q -d $C -c "CREATE EXTENSION pg_baton VERSION '0.1.0'"
 
 # schema DB: the extension's objects as pg_dump prints them, without oids, xids and
@@ -171,17 +179,18 @@ else
     not_ok "the dump lists the extension's member objects (only $members)"
 fi
 if diff -u "$WORK/b.sql" "$WORK/a.sql" >"$WORK/ab.diff"; then
-    ok "upgraded schema (A) = fresh 0.7.0 schema (B)"
+    ok "upgraded schema (A) = fresh 0.8.0 schema (B)"
 else
-    not_ok "upgraded schema (A) differs from a fresh 0.7.0 install (B):"
+    not_ok "upgraded schema (A) differs from a fresh 0.8.0 install (B):"
     head -n 80 "$WORK/ab.diff"
 fi
 if diff -q "$WORK/b.sql" "$WORK/c.sql" >/dev/null; then
-    not_ok "a 0.1.0 schema (C) differs from 0.7.0 (B): the comparison sees nothing"
+    not_ok "a 0.1.0 schema (C) differs from 0.8.0 (B): the comparison sees nothing"
 else
-    ok "a 0.1.0 schema (C) differs from 0.7.0 (B): the comparison can fail"
+    ok "a 0.1.0 schema (C) differs from 0.8.0 (B): the comparison can fail"
 fi
-for obj in 'FUNCTION baton.purge' 'VIEW baton.run_stats' 'INDEX deliveries_settled' 'INDEX runs_finished'; do
+for obj in 'FUNCTION baton.purge' 'VIEW baton.run_stats' 'INDEX deliveries_settled' 'INDEX runs_finished' \
+    'FUNCTION baton.health_checks' 'VIEW baton.health' 'INDEX deliveries_due'; do
     if grep -q "$obj" "$WORK/a.sql" && ! grep -q "$obj" "$WORK/c.sql"; then
         ok "the update adds $obj"
     else
@@ -234,14 +243,15 @@ check "the updated database refuses a row that breaks a rule (23514, naming the 
                      RAISE NOTICE '% %', s, c;
                    END \$\$" 2>&1 | sed -n 's/^NOTICE:  //p')"
 
-# --- the exporter's queries run on the 0.7.0 schema ------------------------------------
+# --- the exporter's queries run on the 0.8.0 schema ------------------------------------
 # contrib/postgres_exporter/queries.yaml: every query runs on the upgraded database A,
 # as a role that has only what the file's header grants, and returns exactly the columns
 # its metrics name.
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
 q -d $A -c "CREATE ROLE baton_upgrade_exporter" \
     -c "GRANT USAGE ON SCHEMA baton TO baton_upgrade_exporter" \
-    -c "GRANT SELECT ON baton.delivery_stats, baton.run_stats TO baton_upgrade_exporter" >/dev/null
+    -c "GRANT SELECT ON baton.delivery_stats, baton.run_stats, baton.health TO baton_upgrade_exporter" \
+    -c "GRANT EXECUTE ON FUNCTION baton.health_checks() TO baton_upgrade_exporter" >/dev/null
 while IFS=$'\t' read -r name columns query; do
     got=$(q -d $A -c "SET ROLE baton_upgrade_exporter" -c "SELECT string_agg(key, ',' ORDER BY ord) FROM (SELECT to_jsonb(x) AS j FROM ($query) x LIMIT 1) s, LATERAL jsonb_object_keys(j) WITH ORDINALITY AS k(key, ord)" 2>&1)
     want=$(tr ',' '\n' <<<"$columns" | sort | paste -sd,)
