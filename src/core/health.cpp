@@ -72,7 +72,8 @@ std::optional<Holder> worst_holder(const std::vector<Holder>& holders, const Xmi
     for (const Holder& h : holders) {
         Status s = holder_status(h, t);
         if (best == nullptr || static_cast<int>(s) > static_cast<int>(best_status) ||
-            (s == best_status && h.xid_age > best->xid_age)) {
+            (s == best_status && (h.xid_age > best->xid_age ||
+                                  (h.xid_age == best->xid_age && h.own_xid && !best->own_xid)))) {
             best = &h;
             best_status = s;
         }

@@ -56,6 +56,9 @@ struct Holder {
     std::string database;               // a session's or prepared transaction's database
     std::string name;                   // a slot's name, a prepared transaction's gid
     bool active;                        // a slot: a consumer is connected
+    bool own_xid;                       // its age is its own transaction id's (a prepared
+                                        // transaction, a session with an xid): of holders
+                                        // equally old, it holds the others' snapshots back
 };
 
 struct XminThresholds {
@@ -68,8 +71,8 @@ struct XminThresholds {
 // a transaction (a walsender relaying a standby's feedback) is ok.
 Status holder_status(const Holder& h, const XminThresholds& t);
 
-// The holder the row names: the worst status, and among equals the oldest xmin.
-// nullopt for no holder.
+// The holder the row names: the worst status, among equals the oldest xmin, and among
+// those the owner of that transaction id. nullopt for no holder.
 std::optional<Holder> worst_holder(const std::vector<Holder>& holders, const XminThresholds& t);
 
 // The row: the worst holder named (a session by pid, user, database and age, a prepared

@@ -1,4 +1,5 @@
 // What baton.health reads (see health_store.hpp).
+#include <algorithm>
 #include <string>
 
 #include "core/delivery.hpp"
@@ -145,16 +146,15 @@ std::vector<health::Holder> xmin_holders(Spi& spi) {
     for (int i = 1; i <= n; i++) {
         LocalPgBackendStatus* local = guard([i] { return pgstat_fetch_stat_local_beentry(i); });
         if (local == nullptr || local->backendStatus.st_procpid == MyProcPid) continue;
-        std::int64_t age = -1;
-        for (TransactionId xid : {local->backend_xmin, local->backend_xid})
-            if (TransactionIdIsNormal(xid) && health::xid_age(next, xid) > age) age = health::xid_age(next, xid);
-        if (age < 0) continue;
+        std::int64_t xmin_age = TransactionIdIsNormal(local->backend_xmin) ? health::xid_age(next, local->backend_xmin) : -1;
+        std::int64_t xid_age = TransactionIdIsNormal(local->backend_xid) ? health::xid_age(next, local->backend_xid) : -1;
+        if (xmin_age < 0 && xid_age < 0) continue;
         const PgBackendStatus* b = &local->backendStatus;
         const char* user = guard([b] { return OidIsValid(b->st_userid) ? GetUserNameFromId(b->st_userid, true) : nullptr; });
         const char* type = guard([b] { return GetBackendTypeDesc(b->st_backendType); });
         const char* db = guard([b] { return OidIsValid(b->st_databaseid) ? get_database_name(b->st_databaseid) : nullptr; });
-        health::Holder h{health::HolderKind::kSession, age, std::nullopt, b->st_procpid, user ? user : type,
-                         db ? db : "(none)", "", true};
+        health::Holder h{health::HolderKind::kSession, std::max(xmin_age, xid_age), std::nullopt, b->st_procpid,
+                         user ? user : type, db ? db : "(none)", "", true, xid_age >= xmin_age};
         if (b->st_xact_start_timestamp != 0) h.age_seconds = seconds_since(b->st_xact_start_timestamp);
         holders.push_back(std::move(h));
     }
@@ -162,11 +162,11 @@ std::vector<health::Holder> xmin_holders(Spi& spi) {
     for (std::uint64_t r = 0; r < rows; r++)
         holders.push_back({health::HolderKind::kPreparedTransaction, health::xid_age(next, xid_at(spi, r, 2)),
                            double_at(spi, r, 5), 0, string_at(spi, r, 3), string_at(spi, r, 4), string_at(spi, r, 1),
-                           false});
+                           false, true});
     rows = spi.run(g_slots, nullptr, nullptr);
     for (std::uint64_t r = 0; r < rows; r++)
         holders.push_back({health::HolderKind::kReplicationSlot, health::xid_age(next, xid_at(spi, r, 2)),
-                           std::nullopt, 0, "", "", string_at(spi, r, 1), spi.bool_at(r, 3)});
+                           std::nullopt, 0, "", "", string_at(spi, r, 1), spi.bool_at(r, 3), false});
     return holders;
 }
 

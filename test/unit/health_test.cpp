@@ -16,7 +16,7 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 const XminThresholds kXmin{300, 1800};
 
 Holder session(std::int32_t pid, std::int64_t xid_age, std::optional<double> age) {
-    return {HolderKind::kSession, xid_age, age, pid, "alice", "app", "", true};
+    return {HolderKind::kSession, xid_age, age, pid, "alice", "app", "", true, false};
 }
 
 TEST(HealthTest, StatusNames) {
@@ -60,7 +60,7 @@ TEST(HealthTest, XminSessionThresholds) {
 }
 
 TEST(HealthTest, XminUnknownAge) {
-    Holder slot{HolderKind::kReplicationSlot, 5000, std::nullopt, 0, "", "", "standby_1", false};
+    Holder slot{HolderKind::kReplicationSlot, 5000, std::nullopt, 0, "", "", "standby_1", false, false};
     EXPECT_EQ(holder_status(slot, kXmin), Status::kWarn);
     slot.active = true;
     EXPECT_EQ(holder_status(slot, kXmin), Status::kOk);
@@ -76,6 +76,11 @@ TEST(HealthTest, XminNamesTheWorstThenTheOldest) {
     EXPECT_EQ(worst_holder(holders, kXmin)->pid, 2);
     holders = {session(1, 100, 1), session(2, 50, 2)};
     EXPECT_EQ(worst_holder(holders, kXmin)->pid, 1);
+    // Equally old: the owner of the transaction id, not a snapshot it holds back.
+    Holder owner = session(9, 100, 1);
+    owner.own_xid = true;
+    holders = {session(1, 100, 1), owner, session(2, 100, 1)};
+    EXPECT_EQ(worst_holder(holders, kXmin)->pid, 9);
 }
 
 TEST(HealthTest, XminSessionRow) {
@@ -89,7 +94,7 @@ TEST(HealthTest, XminSessionRow) {
 }
 
 TEST(HealthTest, XminPreparedTransactionRow) {
-    Holder p{HolderKind::kPreparedTransaction, 1, 3600, 0, "bob", "app", "tx-7", false};
+    Holder p{HolderKind::kPreparedTransaction, 1, 3600, 0, "bob", "app", "tx-7", false, true};
     Check c = xmin_horizon({p, session(1, 0, 5)}, kXmin);
     EXPECT_EQ(c.status, Status::kCritical);
     EXPECT_EQ(c.detail,
@@ -100,7 +105,7 @@ TEST(HealthTest, XminPreparedTransactionRow) {
 }
 
 TEST(HealthTest, XminSlotRow) {
-    Holder slot{HolderKind::kReplicationSlot, 5000, std::nullopt, 0, "", "", "standby_1", false};
+    Holder slot{HolderKind::kReplicationSlot, 5000, std::nullopt, 0, "", "", "standby_1", false, false};
     Check c = xmin_horizon({slot}, kXmin);
     EXPECT_EQ(c.status, Status::kWarn);
     EXPECT_EQ(c.value, 5000);  // its age in transactions: Postgres 15 records no time
