@@ -235,7 +235,7 @@ Check schedules_behind(const SchedulesBehind& s, double warn_seconds) {
     if (s.count == 0)
         return {"schedules_behind", Status::kOk, 0,
                 "no schedule is " + duration_text(warn_seconds) + " or more behind", ""};
-    std::string detail = plural(s.count, "schedule behind", "schedules behind") + "; the latest, \"" + s.name +
+    std::string detail = plural(s.count, "schedule behind", "schedules behind") + "; the most overdue, \"" + s.name +
                          "\" of tenant " + s.tenant + ", is " + duration_text(s.late_seconds) + " overdue";
     return {"schedules_behind", Status::kWarn, static_cast<double>(s.count), detail,
             "Nothing fires them: call baton.fire_schedules() every few seconds (cron, a worker loop); a tenant "

@@ -175,7 +175,7 @@ Check markers_in_doubt(const MarkersInDoubt& m);
 struct SchedulesBehind {
     bool has_schedules;       // the schedules table exists
     std::int64_t count;       // capped at kCountCap
-    std::string tenant;       // of the latest behind
+    std::string tenant;       // of the most overdue
     std::string name;
     double late_seconds;      // since its next_fire_at
 };

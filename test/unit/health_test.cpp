@@ -213,7 +213,7 @@ TEST(HealthTest, SchedulesBehind) {
     EXPECT_EQ(schedules_behind({true, 0, "", "", 0}, 60).status, Status::kOk);
     c = schedules_behind({true, 2, "t1", "nightly", 120}, 60);
     EXPECT_EQ(c.status, Status::kWarn);
-    EXPECT_EQ(c.detail, "2 schedules behind; the latest, \"nightly\" of tenant t1, is 2 min overdue");
+    EXPECT_EQ(c.detail, "2 schedules behind; the most overdue, \"nightly\" of tenant t1, is 2 min overdue");
     EXPECT_TRUE(contains(c.hint, "fire_schedules"));
 }
 
