@@ -26,6 +26,8 @@ REGRESS     += monitoring retention
 REGRESS     += messages cancel
 # Write functions refused in read-only transactions (25006), reads answering.
 REGRESS     += read_only
+# baton.health (0.8.0; recreates the extension).
+REGRESS     += health
 REGRESS_OPTS = --inputdir=$(srcdir)
 # Isolation specs: test/isolation/specs/NAME.spec against test/isolation/expected/NAME.out.
 ISOLATION      = $(sort $(basename $(notdir $(wildcard $(srcdir)/test/isolation/specs/*.spec))))

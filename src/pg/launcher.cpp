@@ -33,6 +33,7 @@ struct Slot {
     uint32_t announced;         // committed CREATE EXTENSIONs seen there
     bool absent;                // its worker found no pg_baton ...
     uint32_t absent_announced;  // ... having started from this announcement count
+    TimestampTz last_reaped;    // its worker's last batch (0: none yet)
 };
 
 // The shared state: this header, then `nslots` slots.
@@ -555,6 +556,25 @@ void report_absent(uint32_t announced) {
         s->absent_announced = announced;
     }
     LWLockRelease(g_lock);
+}
+
+void report_reaped() {
+    if (g_shared == nullptr) return;
+    TimestampTz now = GetCurrentTimestamp();
+    LWLockAcquire(g_lock, LW_EXCLUSIVE);
+    Slot* s = find_slot(MyDatabaseId, false);
+    if (s != nullptr && s->worker_pid == MyProcPid) s->last_reaped = now;
+    LWLockRelease(g_lock);
+}
+
+bool last_reaped(Oid db, TimestampTz* at) {
+    *at = 0;
+    if (g_shared == nullptr) return false;
+    LWLockAcquire(g_lock, LW_SHARED);
+    Slot* s = find_slot(db, false);
+    if (s != nullptr) *at = s->last_reaped;
+    LWLockRelease(g_lock);
+    return true;
 }
 
 }  // namespace baton::pg::launcher

@@ -20,6 +20,8 @@
 
 #include <cstdint>
 
+#include "pg/postgres.hpp"
+
 namespace baton::pg::launcher {
 
 // Reserves the shared memory, registers the launcher worker and installs the utility
@@ -40,5 +42,14 @@ void report_serving();
 // database: the launcher forgets the database until an announcement newer than
 // `announced` (attach's) arrives.
 void report_absent(uint32_t announced);
+
+// Called by a reaper worker after each batch it ran (reaping or not): the time, for
+// baton.health's reaper row.
+void report_reaped();
+
+// For baton.health: false when the shared memory does not exist (pg_baton is not
+// preloaded); else true, with *at the time the reaper of `db` last ran a batch (0 when
+// none has since the server started, or since the database's slot was last freed).
+bool last_reaped(Oid db, TimestampTz* at);
 
 }  // namespace baton::pg::launcher

@@ -177,6 +177,17 @@ bool database_names(bool quiet, List** names, bool* all) {
     return true;
 }
 
+bool serves(const char* name) {
+    List* names = NIL;
+    bool all = false;
+    if (name == nullptr || !database_names(true, &names, &all)) return false;
+    if (all) return true;
+    ListCell* lc;
+    foreach (lc, names)
+        if (std::strcmp(static_cast<const char*>(lfirst(lc)), name) == 0) return true;
+    return false;
+}
+
 int interval_ms() { return g_interval_ms; }
 
 }  // namespace baton::pg::reaper
@@ -238,6 +249,7 @@ void baton_reaper_main(Datum arg) {
                 ereport(LOG, (errmsg("pg_baton reaper started in database \"%s\"", dbname)));
             }
             if (reaped != kNotInstalled) reaping = true;
+            if (reaped >= 0) launcher::report_reaped();
             if (reaped == kReadOnly) {
                 if (!said_read_only)
                     ereport(LOG, (errmsg("transactions are read-only in database \"%s\"; the pg_baton reaper waits",

@@ -21,6 +21,9 @@ void define_settings();
 // `quiet`).
 bool database_names(bool quiet, List** names, bool* all);
 
+// Whether baton.reaper_databases serves the database `name` ('*' or named; quiet).
+bool serves(const char* name);
+
 // baton.reaper_interval, in milliseconds.
 int interval_ms();
 

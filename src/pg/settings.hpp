@@ -7,4 +7,18 @@ extern int max_payload_bytes;  // baton.max_payload_bytes: largest payload, bind
 extern bool notify;            // baton.notify: NOTIFY the wake-up channel of each inserted delivery
 extern bool direct_access;     // baton.direct_access: claim and finish without SPI (pg/delivery_store.hpp)
 
+// The thresholds of baton.health (core/health.hpp), any user may SET them: seconds, but
+// the dead rows' fraction and count.
+extern int health_xmin_warn;           // baton.health_xmin_warn
+extern int health_xmin_critical;       // baton.health_xmin_critical
+extern double health_dead_rows_warn;   // baton.health_dead_rows_warn
+extern int health_dead_rows_min;       // baton.health_dead_rows_min
+extern int health_expired_warn;        // baton.health_expired_warn
+extern int health_stuck_after;         // baton.health_stuck_after
+extern int health_schedules_warn;      // baton.health_schedules_warn
+extern int health_pending_warn;        // baton.health_pending_warn
+
+// Defines the thresholds' GUCs (from _PG_init).
+void define_health_settings();
+
 }  // namespace baton::settings

@@ -22,6 +22,8 @@
 #   - the row rules of deliveries and the fence on the shards, by direct SQL too.
 #   - ids unique across the cluster (deliveries and step entries of tenants on both
 #     workers).
+#   - baton.health on the coordinator: its eight rows, expired leases and pending
+#     deliveries on the workers seen.
 #   - no statement reaches the Citus 13.2 planner crashes: retry and resolve_marker on
 #     every path (crash_shapes.sql), a write touching a pg_baton table with a rule
 #     (refused), and no backend of any node died.
@@ -256,6 +258,22 @@ check "step entry ids are unique across the cluster" "0" \
     "$(q -c "SELECT count(*) - count(DISTINCT id) FROM (SELECT id FROM baton.step_entries UNION ALL SELECT id FROM baton.stages) e")"
 check "delivery ids come from more than one node's range" "t" \
     "$(q -c "SELECT count(DISTINCT id >> 48) > 1 FROM baton.deliveries")"
+
+# --- baton.health on the coordinator ------------------------------------------------------
+# Its statements over pg_baton's tables are distributed queries from the coordinator (they
+# see the workers' rows); xmin_horizon, dead_rows and reaper describe the coordinator.
+check "baton.health answers on the coordinator of a distributed install, one row per check" \
+    "xmin_horizon,dead_rows,reaper,expired_leases,stuck_runs,markers_in_doubt,schedules_behind,oldest_pending" \
+    "$(q -c "SELECT string_agg(name, ',') FROM baton.health" 2>&1)"
+q -c "SELECT baton.enqueue('$B', 'hx', 'h1')" -c "SELECT count(*) FROM baton.claim('$B', 'hx', '1 second')" >/dev/null
+sleep 1.2
+check "... expired_leases counts a lease that expired on a worker" "warn true" \
+    "$(q -c "SET baton.health_expired_warn = 0" -c "SELECT status || ' ' || (value >= 1) FROM baton.health WHERE name = 'expired_leases'" 2>&1)"
+check "... oldest_pending names a delivery on a worker" "warn true" \
+    "$(q -c "SET baton.health_pending_warn = 0" -c "SELECT status || ' ' || (detail LIKE 'delivery % of tenant % to target %') FROM baton.health WHERE name = 'oldest_pending'" 2>&1)"
+check "... and in an explicit transaction" "8" \
+    "$(q -c "BEGIN" -c "SELECT count(*) FROM baton.health" -c "COMMIT" 2>&1)"
+q -c "SELECT baton.reap()" >/dev/null
 
 # --- the statement shapes that crash Citus 13.2 ------------------------------------------
 check "crash_shapes.sql: retry and resolve_marker on every path" "ok" \

@@ -37,7 +37,8 @@ trap cleanup EXIT
 BINDIR=$(_cluster_bindir) || { not_ok "no server binaries"; finish; exit 1; }
 port=$(cluster_free_port $((${PGPORT:-55500} + 1)))
 if ! cluster_start "$DIR" "$port" "shared_preload_libraries = 'pg_baton'" \
-    "baton.reaper_databases = 'reapdb, plaindb, latedb'" "baton.reaper_interval = '200ms'"; then
+    "baton.reaper_databases = 'reapdb, plaindb, latedb'" "baton.reaper_interval = '200ms'" \
+    "max_prepared_transactions = 2"; then
     not_ok "cluster with the preload starts"
     finish
     exit 1
@@ -121,6 +122,20 @@ check "a fenced tenant's lease is left alone" "claimed 1" \
     "$(q -d reapdb -c "SELECT status || ' ' || generation FROM baton.deliveries WHERE tenant = '$T2'")"
 check "the reaper said when pg_baton appeared" "1" \
     "$(grep -c 'pg_baton is installed in database "reapdb"; its reaper starts reaping' "$LOG")"
+
+# --- 2b. baton.health: the reaper row, a prepared transaction ------------------------
+# The reaper's last batch is in shared memory: reapdb's row is ok once its reaper ran;
+# a database baton.reaper_databases does not name warns (the extension is dropped
+# there again, so the '*' part below finds it absent).
+check "baton.health: reapdb's reaper row is ok once its reaper ran" "ok true" \
+    "$(q -d reapdb -c "SELECT status || ' ' || (detail LIKE 'the reaper of database reapdb last reaped % ago') FROM baton.health WHERE name = 'reaper'")"
+check "baton.health: a database baton.reaper_databases leaves out warns" "warn true true" \
+    "$(q -d postgres -c "CREATE EXTENSION pg_baton" -c "SELECT status || ' ' || (detail LIKE 'baton.reaper_databases does not name database postgres%') || ' ' || (hint IS NOT NULL) FROM baton.health WHERE name = 'reaper'" -c "DROP EXTENSION pg_baton" | head -n 1)"
+# A prepared transaction with a transaction id holds the horizon: the row names its gid.
+q -d reapdb -c "BEGIN" -c "SELECT txid_current()" -c "PREPARE TRANSACTION 'baton_health_gid'" >/dev/null
+check "baton.health: xmin_horizon names a prepared transaction's gid" "warn true true" \
+    "$(q -d reapdb -c "SELECT txid_current()" -c "SET baton.health_xmin_warn = 0" -c "SELECT status || ' ' || (detail LIKE 'prepared transaction \"baton_health_gid\" (owner postgres, database reapdb) holds the xmin horizon: prepared % ago, % old') || ' ' || (hint LIKE '%ROLLBACK PREPARED ''baton_health_gid''%') FROM baton.health WHERE name = 'xmin_horizon'" | tail -n 1)"
+q -d reapdb -c "ROLLBACK PREPARED 'baton_health_gid'" >/dev/null
 
 # --- 3. an error inside a batch does not take the worker down -------------------------
 pid_before=$(worker_pid reapdb)

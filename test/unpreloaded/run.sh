@@ -2,7 +2,8 @@
 # pg_baton without shared_preload_libraries: a cluster of its own, where the extension is
 # loaded on first use. Checks that loading it late is harmless (no setting that only the
 # preload may define), that claims work without claim hints, and that the claim hints'
-# setting does not exist there. Prints "N passed, N failed" last.
+# setting does not exist there, and that baton.health's reaper row says "not preloaded".
+# Prints "N passed, N failed" last.
 #   bash test/unpreloaded/run.sh      (BATON_UNPRELOADED_PORT: first port, default 55150)
 set -uo pipefail
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -31,5 +32,7 @@ check "claim in order, then after a rollback" "k1,k2
 check "finish" "finished" "SELECT baton.finish('$T', d.id, d.generation) FROM baton.deliveries d WHERE d.dedup_key = 'k1'"
 check "no claim hint setting" "unset" "SELECT coalesce(current_setting('baton.claim_hint_targets', true), 'unset')"
 check "a new backend loads it again" "k3" "SELECT dedup_key FROM baton.claim('$T', 'w', '1 min')"
+check "baton.health: the reaper row warns \"not preloaded\", with a hint" "warn|t|t" \
+    "SELECT status, detail LIKE 'pg_baton is not preloaded: no background reaper runs%', hint LIKE '%shared_preload_libraries%' FROM baton.health WHERE name = 'reaper'"
 echo "$pass passed, $fail failed"
 ((fail == 0))

@@ -151,6 +151,13 @@ check "the update made one wake-up secret of 32 bytes" "1 32" \
     "$(q -d $A -c "SELECT count(*) || ' ' || max(length(secret)) FROM baton.wakeup_key")"
 check "wakeup_channel names the channel of an upgraded target" "t" \
     "$(q -d $A -c "SELECT baton.wakeup_channel('$T1', 'w') ~ '^baton_[0-9a-f]{32}$'")"
+# 0.8.0: baton.health on the upgraded rows: its eight checks, the pending deliveries
+# left above counted by oldest_pending.
+check "baton.health answers on the upgraded database, one row per check" \
+    "xmin_horizon,dead_rows,reaper,expired_leases,stuck_runs,markers_in_doubt,schedules_behind,oldest_pending" \
+    "$(q -d $A -c "SELECT string_agg(name, ',') FROM baton.health")"
+check "oldest_pending warns under a threshold of 0, naming a delivery of an upgraded tenant" "warn true" \
+    "$(q -d $A -c "SET baton.health_pending_warn = 0" -c "SELECT status || ' ' || (detail ~ ' of tenant ($T1|$T2|$T3) ') FROM baton.health WHERE name = 'oldest_pending'")"
 
 # --- B: fresh 0.8.0, C: 0.1.0 ---------------------------------------------------------
 q -d $B -c "CREATE EXTENSION pg_baton"
@@ -187,7 +194,8 @@ if diff -q "$WORK/b.sql" "$WORK/c.sql" >/dev/null; then
 else
     ok "a 0.1.0 schema (C) differs from 0.8.0 (B): the comparison can fail"
 fi
-for obj in 'FUNCTION baton.purge' 'VIEW baton.run_stats' 'INDEX deliveries_settled' 'INDEX runs_finished'; do
+for obj in 'FUNCTION baton.purge' 'VIEW baton.run_stats' 'INDEX deliveries_settled' 'INDEX runs_finished' \
+    'FUNCTION baton.health_checks' 'VIEW baton.health' 'INDEX deliveries_due'; do
     if grep -q "$obj" "$WORK/a.sql" && ! grep -q "$obj" "$WORK/c.sql"; then
         ok "the update adds $obj"
     else
@@ -247,7 +255,8 @@ check "the updated database refuses a row that breaks a rule (23514, naming the 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
 q -d $A -c "CREATE ROLE baton_upgrade_exporter" \
     -c "GRANT USAGE ON SCHEMA baton TO baton_upgrade_exporter" \
-    -c "GRANT SELECT ON baton.delivery_stats, baton.run_stats TO baton_upgrade_exporter" >/dev/null
+    -c "GRANT SELECT ON baton.delivery_stats, baton.run_stats, baton.health TO baton_upgrade_exporter" \
+    -c "GRANT EXECUTE ON FUNCTION baton.health_checks() TO baton_upgrade_exporter" >/dev/null
 while IFS=$'\t' read -r name columns query; do
     got=$(q -d $A -c "SET ROLE baton_upgrade_exporter" -c "SELECT string_agg(key, ',' ORDER BY ord) FROM (SELECT to_jsonb(x) AS j FROM ($query) x LIMIT 1) s, LATERAL jsonb_object_keys(j) WITH ORDINALITY AS k(key, ord)" 2>&1)
     want=$(tr ',' '\n' <<<"$columns" | sort | paste -sd,)
