@@ -340,5 +340,6 @@ run_suite model test/model/run.sh
 run_suite citus test/citus/run.sh
 run_suite citus-isolation test/citus/isolation.sh
 run_suite citus-reaper test/citus/reaper.sh
+run_suite citus-upgrade test/citus/upgrade.sh
 
 exit 0
