@@ -45,37 +45,11 @@ source "$ROOT/scripts/cluster.sh"
 # shellcheck source=test/citus/cluster.sh
 source "$ROOT/test/citus/cluster.sh"
 
-PASS=0
-FAIL=0
-check() { # check NAME EXPECTED ACTUAL
-    if [[ $2 == "$3" ]]; then PASS=$((PASS + 1)); echo "ok   - $1"; else FAIL=$((FAIL + 1)); echo "FAIL - $1 (expected '$2', got '$3')"; fi
-}
-q() { psql -X -q -At "$@"; }
-# code SQL...: the SQLSTATE of the first error the statements raise, or "ok".
-code() {
-    local out
-    out=$(psql -X -q -At -v VERBOSITY=sqlstate "$@" 2>&1 >/dev/null | sed -n 's/^ERROR:  //p' | head -n 1)
-    echo "${out:-ok}"
-}
-
 DEFAULT=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$EXTDIR/pg_baton.control")
 PROBE=$DEFAULT-citus-probe
 PROBE_SCRIPT=$EXTDIR/pg_baton--$DEFAULT--$PROBE.sql
-p0=$(citus_free_ports "${BATON_CITUS_PORT:-56740}" 3) || { echo "citus-upgrade: no free port"; echo "0 passed, 1 failed"; exit 1; }
-BASE=$(mktemp -d /tmp/pg_baton-citus-upgrade.XXXXXX)
-chmod 0755 "$BASE"
-cleanup() {
-    rm -f -- "$PROBE_SCRIPT"
-    citus_cluster_stop "$BASE/c" >/dev/null 2>&1
-    rm -rf -- "$BASE"
-}
-trap cleanup EXIT
-if ! citus_cluster_start "$BASE/c" "$p0" >"$BASE/start.log" 2>&1; then
-    cat "$BASE/start.log"
-    echo "citus-upgrade: the cluster did not start"
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+citus_suite_start citus-upgrade "${BATON_CITUS_PORT:-56740}"
+trap 'rm -f -- "$PROBE_SCRIPT"; citus_suite_stop' EXIT
 NODES="$p0 $((p0 + 1)) $((p0 + 2))"
 versions() { for p in $NODES; do q -p "$p" -c "SELECT coalesce((SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'), 'none')"; done | tr '\n' ' ' | sed 's/ $//'; }
 
