@@ -103,32 +103,40 @@ void distribute_functions(pg::Spi& spi) {
 // gets the shard id appended: either counts as present. Foreign keys and triggers an
 // update might add are not completed here.
 constexpr const char* kCompleteShards =
-    "SELECT pg_catalog.count(pg_catalog.worker_apply_shard_ddl_command(m.shardid, 'baton', m.ddl)) FROM ("
-    "SELECT s.shardid, pg_catalog.regexp_replace(pg_catalog.pg_get_indexdef(i.indexrelid), "
-    "'^CREATE (UNIQUE )?INDEX ', 'CREATE \\1INDEX IF NOT EXISTS ') AS ddl "
+    "SELECT pg_catalog.count(pg_catalog.worker_apply_shard_ddl_command(s.shardid, 'baton', d.ddl)) "
     "FROM pg_catalog.pg_dist_shard s "
     "JOIN pg_catalog.pg_dist_placement p ON p.shardid OPERATOR(pg_catalog.=) s.shardid "
-    "JOIN pg_catalog.pg_class t ON t.oid OPERATOR(pg_catalog.=) s.logicalrelid "
-    "JOIN pg_catalog.pg_index i ON i.indrelid OPERATOR(pg_catalog.=) s.logicalrelid "
-    "WHERE t.relnamespace OPERATOR(pg_catalog.=) 'baton'::pg_catalog.regnamespace "
-    "AND p.groupid OPERATOR(pg_catalog.=) (SELECT g.groupid FROM pg_catalog.pg_dist_local_group g) "
+    "JOIN pg_catalog.pg_class t ON t.oid OPERATOR(pg_catalog.=) s.logicalrelid, LATERAL ("
+    "SELECT pg_catalog.regexp_replace(pg_catalog.pg_get_indexdef(i.indexrelid), "
+    "'^CREATE (UNIQUE )?INDEX ', 'CREATE \\1INDEX IF NOT EXISTS ') "
+    "FROM pg_catalog.pg_index i WHERE i.indrelid OPERATOR(pg_catalog.=) s.logicalrelid "
     "AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_constraint k WHERE k.conindid OPERATOR(pg_catalog.=) i.indexrelid) "
     "AND pg_catalog.to_regclass(pg_catalog.shard_name(i.indexrelid, s.shardid)) IS NULL "
     "UNION ALL "
-    "SELECT s.shardid, pg_catalog.format('ALTER TABLE baton.%I ADD CONSTRAINT %I %s', t.relname, k.conname, "
+    "SELECT pg_catalog.format('ALTER TABLE baton.%I ADD CONSTRAINT %I %s', t.relname, k.conname, "
     "pg_catalog.pg_get_constraintdef(k.oid)) "
-    "FROM pg_catalog.pg_dist_shard s "
-    "JOIN pg_catalog.pg_dist_placement p ON p.shardid OPERATOR(pg_catalog.=) s.shardid "
-    "JOIN pg_catalog.pg_class t ON t.oid OPERATOR(pg_catalog.=) s.logicalrelid "
-    "JOIN pg_catalog.pg_constraint k ON k.conrelid OPERATOR(pg_catalog.=) s.logicalrelid "
-    "WHERE t.relnamespace OPERATOR(pg_catalog.=) 'baton'::pg_catalog.regnamespace "
-    "AND p.groupid OPERATOR(pg_catalog.=) (SELECT g.groupid FROM pg_catalog.pg_dist_local_group g) "
+    "FROM pg_catalog.pg_constraint k WHERE k.conrelid OPERATOR(pg_catalog.=) s.logicalrelid "
     "AND k.contype OPERATOR(pg_catalog.=) ANY ('{c,u,x}'::pg_catalog.\"char\"[]) "
     "AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_constraint c "
     "WHERE c.conrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(pg_catalog.shard_name(s.logicalrelid, s.shardid)) "
     "AND c.conname OPERATOR(pg_catalog.=) ANY (ARRAY[k.conname, "
     "(k.conname::pg_catalog.text OPERATOR(pg_catalog.||) '_' OPERATOR(pg_catalog.||) s.shardid::pg_catalog.text)::pg_catalog.name]))"
-    ") m";
+    ") d(ddl) "
+    "WHERE t.relnamespace OPERATOR(pg_catalog.=) 'baton'::pg_catalog.regnamespace "
+    "AND p.groupid OPERATOR(pg_catalog.=) (SELECT g.groupid FROM pg_catalog.pg_dist_local_group g)";
+
+// Runs a statement on every worker (run_command_on_workers, each in a transaction of
+// its own there); a failure on any worker is 55000 with the workers' answers as detail.
+void run_on_workers(pg::Spi& spi, const char* command, const char* message, const char* hint) {
+    std::string call = std::string("SELECT pg_catalog.bool_and(r.success), pg_catalog.string_agg(r.result, '; ') "
+                                   "FROM pg_catalog.run_command_on_workers(") +
+                       pg::guard([command] { return quote_literal_cstr(command); }) + ") r";
+    spi.exec(call.c_str());
+    if (!spi.bool_at(0, 1)) {
+        const char* result = spi.cstring_at(0, 2);
+        throw Error(SqlState::kObjectNotInPrerequisiteState, message, result ? result : "", hint);
+    }
+}
 
 // Applies to the shards of pg_baton's tables what an update added to the tables
 // (kCompleteShards), on this node (the coordinator holds the reference table's
@@ -136,15 +144,8 @@ constexpr const char* kCompleteShards =
 // already is left alone: idempotent.
 void complete_shards(pg::Spi& spi) {
     spi.exec(kCompleteShards);
-    std::string on_workers = std::string("SELECT pg_catalog.bool_and(r.success), pg_catalog.string_agg(r.result, '; ') "
-                                         "FROM pg_catalog.run_command_on_workers(") +
-                             pg::guard([] { return quote_literal_cstr(kCompleteShards); }) + ") r";
-    spi.exec(on_workers.c_str());
-    if (!spi.bool_at(0, 1)) {
-        const char* result = spi.cstring_at(0, 2);
-        throw Error(SqlState::kObjectNotInPrerequisiteState, "pg_baton could not complete the shards of its tables",
-                    result ? result : "", "Check that every worker has pg_baton in the coordinator's version.");
-    }
+    run_on_workers(spi, kCompleteShards, "pg_baton could not complete the shards of its tables",
+                   "Check that every worker has pg_baton in the coordinator's version.");
 }
 
 // Moves each worker's id sequences (deliveries' identity, entry_id_seq) to a range of
@@ -153,22 +154,16 @@ void complete_shards(pg::Spi& spi) {
 // through it). Sequences already in their range are left alone: idempotent, and a
 // worker added later gets its range on the next call.
 void separate_id_ranges(pg::Spi& spi) {
-    spi.exec(
-        "SELECT pg_catalog.bool_and(r.success), pg_catalog.string_agg(r.result, '; ') "
-        "FROM pg_catalog.run_command_on_workers($cmd$"
+    run_on_workers(
+        spi,
         "SELECT pg_catalog.count(pg_catalog.setval(pg_catalog.format('baton.%I', q.sequencename)::pg_catalog.regclass, "
         "(g.groupid::pg_catalog.int8 OPERATOR(pg_catalog.<<) 48) OPERATOR(pg_catalog.+) 1, false)) "
         "FROM pg_catalog.pg_sequences q, pg_catalog.pg_dist_local_group g "
         "WHERE q.schemaname OPERATOR(pg_catalog.=) 'baton' "
         "AND q.sequencename OPERATOR(pg_catalog.=) ANY ('{deliveries_id_seq,entry_id_seq}'::pg_catalog.text[]) "
         "AND g.groupid OPERATOR(pg_catalog.>) 0 "
-        "AND COALESCE(q.last_value, 0) OPERATOR(pg_catalog.<) (g.groupid::pg_catalog.int8 OPERATOR(pg_catalog.<<) 48)"
-        "$cmd$) r");
-    if (!spi.bool_at(0, 1)) {
-        const char* result = spi.cstring_at(0, 2);
-        throw Error(SqlState::kObjectNotInPrerequisiteState, "pg_baton could not give the workers their id ranges",
-                    result ? result : "", "Check that pg_baton is installed on every worker.");
-    }
+        "AND COALESCE(q.last_value, 0) OPERATOR(pg_catalog.<) (g.groupid::pg_catalog.int8 OPERATOR(pg_catalog.<<) 48)",
+        "pg_baton could not give the workers their id ranges", "Check that pg_baton is installed on every worker.");
 }
 
 // baton.distribute(): distributes pg_baton on a Citus coordinator with workers. The
