@@ -84,7 +84,7 @@ void _PG_init(void) {
     // The background reaper: its GUCs always, its launcher only when preloaded.
     baton::pg::reaper::define_settings();
     if (process_shared_preload_libraries_in_progress) baton::pg::launcher::init();
-    if (process_shared_preload_libraries_in_progress) baton::pg::citus::install_planner_hook();
+    if (process_shared_preload_libraries_in_progress) baton::pg::citus::install_hooks();
     MarkGUCPrefixReserved("baton");
     baton::pg::fence::init();
     baton::pg::invalidation::init();

@@ -50,19 +50,6 @@ void check_prerequisites(pg::Spi& spi, Oid caller) {
                "Add workers on the coordinator with citus_add_node(host, port), then call baton.distribute() again.");
 }
 
-// Sets a Citus setting for the rest of this call only (a GUC nesting level of its own,
-// undone by restore_settings()), as a function's SET clause would.
-int set_for_call(const char* name, const char* value) {
-    return pg::guard([name, value] {
-        int level = NewGUCNestLevel();
-        (void)set_config_option(name, value, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-        return level;
-    });
-}
-void restore_settings(int level) {
-    pg::guard([level] { AtEOXact_GUC(true, level); });
-}
-
 // create_distributed_table (colocated with baton.tenants) or create_reference_table for
 // one table, unless Citus has it already. Citus copies the rows the table holds here
 // into its shards and leaves the local copy on disk, unseen: a global table's (the
@@ -111,48 +98,100 @@ void distribute_functions(pg::Spi& spi) {
     }
 }
 
+// The statement that gives this node's shards of pg_baton's tables what their logical
+// table has and they lack, run on every node (complete_shards()): its indexes (those
+// not backing a constraint) and its CHECK, UNIQUE and EXCLUDE constraints. An update
+// script changes the logical table on each node (Citus does not propagate the script's
+// statements, see pg/citus.hpp); Citus' worker_apply_shard_ddl_command names each
+// object on the shard as Citus does (deliveries_claimable_102008). A constraint of a
+// shard made with its table keeps its own name (tenants_state_check), one added later
+// gets the shard id appended: either counts as present. Foreign keys and triggers an
+// update might add are not completed here.
+constexpr const char* kCompleteShards =
+    "SELECT pg_catalog.count(pg_catalog.worker_apply_shard_ddl_command(s.shardid, 'baton', d.ddl)) "
+    "FROM pg_catalog.pg_dist_shard s "
+    "JOIN pg_catalog.pg_dist_placement p ON p.shardid OPERATOR(pg_catalog.=) s.shardid "
+    "JOIN pg_catalog.pg_class t ON t.oid OPERATOR(pg_catalog.=) s.logicalrelid, LATERAL ("
+    "SELECT pg_catalog.regexp_replace(pg_catalog.pg_get_indexdef(i.indexrelid), "
+    "'^CREATE (UNIQUE )?INDEX ', 'CREATE \\1INDEX IF NOT EXISTS ') "
+    "FROM pg_catalog.pg_index i WHERE i.indrelid OPERATOR(pg_catalog.=) s.logicalrelid "
+    "AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_constraint k WHERE k.conindid OPERATOR(pg_catalog.=) i.indexrelid) "
+    "AND pg_catalog.to_regclass(pg_catalog.shard_name(i.indexrelid, s.shardid)) IS NULL "
+    "UNION ALL "
+    "SELECT pg_catalog.format('ALTER TABLE baton.%I ADD CONSTRAINT %I %s', t.relname, k.conname, "
+    "pg_catalog.pg_get_constraintdef(k.oid)) "
+    "FROM pg_catalog.pg_constraint k WHERE k.conrelid OPERATOR(pg_catalog.=) s.logicalrelid "
+    "AND k.contype OPERATOR(pg_catalog.=) ANY ('{c,u,x}'::pg_catalog.\"char\"[]) "
+    "AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_constraint c "
+    "WHERE c.conrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(pg_catalog.shard_name(s.logicalrelid, s.shardid)) "
+    "AND c.conname OPERATOR(pg_catalog.=) ANY (ARRAY[k.conname, "
+    "(k.conname::pg_catalog.text OPERATOR(pg_catalog.||) '_' OPERATOR(pg_catalog.||) s.shardid::pg_catalog.text)::pg_catalog.name]))"
+    ") d(ddl) "
+    "WHERE t.relnamespace OPERATOR(pg_catalog.=) 'baton'::pg_catalog.regnamespace "
+    "AND p.groupid OPERATOR(pg_catalog.=) (SELECT g.groupid FROM pg_catalog.pg_dist_local_group g)";
+
+// Runs a statement on every worker (run_command_on_workers, each in a transaction of
+// its own there); a failure on any worker is 55000 with the workers' answers as detail.
+void run_on_workers(pg::Spi& spi, const char* command, const char* message, const char* hint) {
+    std::string call = std::string("SELECT pg_catalog.bool_and(r.success), pg_catalog.string_agg(r.result, '; ') "
+                                   "FROM pg_catalog.run_command_on_workers(") +
+                       pg::guard([command] { return quote_literal_cstr(command); }) + ") r";
+    spi.exec(call.c_str());
+    if (!spi.bool_at(0, 1)) {
+        const char* result = spi.cstring_at(0, 2);
+        throw Error(SqlState::kObjectNotInPrerequisiteState, message, result ? result : "", hint);
+    }
+}
+
+// Applies to the shards of pg_baton's tables what an update added to the tables
+// (kCompleteShards), on this node (the coordinator holds the reference table's
+// placement) and on every worker, each over its own placements. What every shard has
+// already is left alone: idempotent.
+void complete_shards(pg::Spi& spi) {
+    spi.exec(kCompleteShards);
+    run_on_workers(spi, kCompleteShards, "pg_baton could not complete the shards of its tables",
+                   "Check that every worker has pg_baton in the coordinator's version.");
+}
+
 // Moves each worker's id sequences (deliveries' identity, entry_id_seq) to a range of
 // its own: group g starts at g << 48, so ids are unique across the cluster whichever
 // node assigns them (the coordinator, group 0, keeps 1 .. 2^48 for the rows inserted
 // through it). Sequences already in their range are left alone: idempotent, and a
 // worker added later gets its range on the next call.
 void separate_id_ranges(pg::Spi& spi) {
-    spi.exec(
-        "SELECT pg_catalog.bool_and(r.success), pg_catalog.string_agg(r.result, '; ') "
-        "FROM pg_catalog.run_command_on_workers($cmd$"
+    run_on_workers(
+        spi,
         "SELECT pg_catalog.count(pg_catalog.setval(pg_catalog.format('baton.%I', q.sequencename)::pg_catalog.regclass, "
         "(g.groupid::pg_catalog.int8 OPERATOR(pg_catalog.<<) 48) OPERATOR(pg_catalog.+) 1, false)) "
         "FROM pg_catalog.pg_sequences q, pg_catalog.pg_dist_local_group g "
         "WHERE q.schemaname OPERATOR(pg_catalog.=) 'baton' "
         "AND q.sequencename OPERATOR(pg_catalog.=) ANY ('{deliveries_id_seq,entry_id_seq}'::pg_catalog.text[]) "
         "AND g.groupid OPERATOR(pg_catalog.>) 0 "
-        "AND COALESCE(q.last_value, 0) OPERATOR(pg_catalog.<) (g.groupid::pg_catalog.int8 OPERATOR(pg_catalog.<<) 48)"
-        "$cmd$) r");
-    if (!spi.bool_at(0, 1)) {
-        const char* result = spi.cstring_at(0, 2);
-        throw Error(SqlState::kObjectNotInPrerequisiteState, "pg_baton could not give the workers their id ranges",
-                    result ? result : "", "Check that pg_baton is installed on every worker.");
-    }
+        "AND COALESCE(q.last_value, 0) OPERATOR(pg_catalog.<) (g.groupid::pg_catalog.int8 OPERATOR(pg_catalog.<<) 48)",
+        "pg_baton could not give the workers their id ranges", "Check that pg_baton is installed on every worker.");
 }
 
 // baton.distribute(): distributes pg_baton on a Citus coordinator with workers. The
 // tenant tables by "tenant", colocated; workflows as a reference table; every function
 // that takes the tenant first by that argument, colocated with the tables. Idempotent:
-// what Citus has already is left as it is. Each worker's id sequences get a range of
-// their own (separate_id_ranges). Triggers on distributed tables need
-// citus.enable_unsafe_triggers, which is set for this call only.
+// what Citus has already is left as it is. After ALTER EXTENSION pg_baton UPDATE it
+// finishes the update: the shards get the indexes and constraints the update added to
+// their tables (complete_shards) and the new tenant functions are distributed. Each
+// worker's id sequences get a range of their own (separate_id_ranges). Triggers on
+// distributed tables need citus.enable_unsafe_triggers, which is set for this call only.
 Datum distribute(FunctionCallInfo fcinfo, Oid caller) {
     pg::require_read_write("baton.distribute");
     pg::Spi spi;
     check_prerequisites(spi, caller);
-    int level = set_for_call("citus.enable_unsafe_triggers", "on");
+    int level = pg::guard([] { return pg::citus::set_until_restored("citus.enable_unsafe_triggers", "on"); });
     // Citus' notices about copying local rows into shards say nothing the caller acts on.
-    (void)set_for_call("client_min_messages", "warning");
+    (void)pg::guard([] { return pg::citus::set_until_restored("client_min_messages", "warning"); });
     for (const char* table : kTenantTables) distribute_table(spi, table, true);
     for (const char* table : kGlobalTables) distribute_table(spi, table, false);
+    complete_shards(spi);
     distribute_functions(spi);
     separate_id_ranges(spi);
-    restore_settings(level);
+    pg::guard([level] { pg::citus::restore(level); });
     PG_RETURN_VOID();
 }
 

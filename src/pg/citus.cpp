@@ -116,8 +116,8 @@ void refuse_rules(Query* parse) {
 
 // The planner hook: a SELECT whose target list or FROM calls a function with a NULL
 // uuid first argument, on a distributed install, gets that argument hidden (see
-// install_planner_hook()); a write that touches a pg_baton table with rules is refused
-// there (refuse_rules()); every other statement goes to the next planner untouched.
+// install_hooks()); a write that touches a pg_baton table with rules is refused there
+// (refuse_rules()); every other statement goes to the next planner untouched.
 // The cheap test of the query's shape comes before the catalog's. Postgres calls only.
 PlannedStmt* plan(Query* parse, const char* query_string, int cursor_options, ParamListInfo params) {
     if (parse->commandType != CMD_SELECT && parse->commandType != CMD_UTILITY && parse->rtable != NIL &&
@@ -155,11 +155,49 @@ PlannedStmt* plan(Query* parse, const char* query_string, int cursor_options, Pa
     return standard_planner(parse, query_string, cursor_options, params);
 }
 
+ProcessUtility_hook_type g_previous_utility = nullptr;
+
+// Whether the statement being run is one of pg_baton's own install or update script
+// (the extension being created or updated is pg_baton; the script's earlier statements
+// and the extension's row are visible to it).
+bool in_baton_script() {
+    return creating_extension && OidIsValid(CurrentExtensionObject) &&
+           CurrentExtensionObject == get_extension_oid("pg_baton", true);
+}
+
+// The utility hook (see install_hooks()): a statement of pg_baton's script runs with
+// citus.enable_ddl_propagation off when Citus is loaded; every other statement goes to
+// the next hook untouched. An error leaves the setting to the transaction's (or
+// subtransaction's) abort, which undoes the nesting level. Postgres calls only.
+void utility(PlannedStmt* pstmt, const char* query, bool read_only_tree, ProcessUtilityContext context,
+             ParamListInfo params, QueryEnvironment* env, DestReceiver* dest, QueryCompletion* qc) {
+    int level = 0;
+    if (in_baton_script() && GetConfigOption("citus.enable_ddl_propagation", true, false) != nullptr)
+        level = set_until_restored("citus.enable_ddl_propagation", "off");
+    if (g_previous_utility != nullptr)
+        g_previous_utility(pstmt, query, read_only_tree, context, params, env, dest, qc);
+    else
+        standard_ProcessUtility(pstmt, query, read_only_tree, context, params, env, dest, qc);
+    if (level != 0) restore(level);
+}
+
 }  // namespace
 
-void install_planner_hook() {
+void install_hooks() {
     g_previous_planner = planner_hook;
     planner_hook = plan;
+    g_previous_utility = ProcessUtility_hook;
+    ProcessUtility_hook = utility;
+}
+
+int set_until_restored(const char* name, const char* value) {
+    int level = NewGUCNestLevel();
+    (void)set_config_option(name, value, PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+    return level;
+}
+
+void restore(int level) {
+    AtEOXact_GUC(true, level);
 }
 
 bool installed() {

@@ -29,12 +29,28 @@ Plan& pick(Plan& single, Plan& on_citus) {
 // True when the Citus extension is installed in this database (pg_extension).
 bool installed();
 
-// Installs pg_baton's planner hook in front of the planners loaded before it (Citus'),
-// from _PG_init when preloaded. On a distributed install it hides a NULL tenant literal
-// of a top-level call from Citus' function delegation, which hashes the null datum and
+// Installs pg_baton's planner and utility hooks in front of those loaded before it
+// (Citus'), from _PG_init when preloaded.
+//
+// The planner hook: on a distributed install it hides a NULL tenant literal of a
+// top-level call from Citus' function delegation, which hashes the null datum and
 // crashes the backend (Citus 13.2: `SELECT baton.create_tenant(NULL)`); the call then
 // runs where it was made and refuses the NULL (22004) as on a single node.
-void install_planner_hook();
+//
+// The utility hook: every statement of pg_baton's own install and update scripts runs
+// with citus.enable_ddl_propagation off (for that statement only). Citus runs CREATE and
+// ALTER EXTENSION pg_baton on every node itself, so each node's script already changes
+// that node's tables; Citus propagating the script's statements too would apply them
+// twice, and Citus 13.2 sends the whole script text as "the command" of a statement
+// inside it ("cannot insert multiple commands into a prepared statement"). The shards
+// get what an update adds to their tables from baton.distribute().
+void install_hooks();
+
+// Sets a setting until restore() with the level returned (a GUC nesting level of its
+// own, like a function's SET clause). Postgres calls only: call it inside guard() from
+// C++ code.
+int set_until_restored(const char* name, const char* value);
+void restore(int level);
 
 // The relcache invalidation of relid (InvalidOid: all), from pg/invalidation's callback.
 void forget_relation(Oid relid);

@@ -14,6 +14,16 @@
 #       PGDATABASE, and CITUS_PORTS (the three ports).
 #   citus_cluster_stop BASE
 #       stops the three servers by their data directories and removes BASE.
+#   citus_suite_start NAME PORT
+#       for a suite of test/citus/: such a cluster on the first three consecutive free
+#       ports from PORT on, data under a fresh BASE (set, with p0, the coordinator's
+#       port), stopped and removed on exit (citus_suite_stop; a suite with more to undo
+#       sets its own EXIT trap calling it). When no port is free or the cluster does not
+#       start, it says so as NAME and exits with "0 passed, 1 failed".
+#   check NAME EXPECTED ACTUAL, q [psql args], code [psql args]
+#       a suite's checks: "ok" or "FAIL" per check, counted in PASS and FAIL; psql
+#       quiet, unaligned, tuples only; the SQLSTATE of the first error of the
+#       statements, or "ok".
 #
 # BASE must be a fresh directory under /tmp (e.g. from mktemp -d).
 
@@ -75,4 +85,35 @@ citus_free_ports() {
         ((ok)) && { echo "$p0"; return 0; }
         port=$((p0 + 1))
     done
+}
+
+citus_suite_start() {
+    local name=$1
+    p0=$(citus_free_ports "$2" 3) || { echo "$name: no free port"; echo "0 passed, 1 failed"; exit 1; }
+    BASE=$(mktemp -d "/tmp/pg_baton-$name.XXXXXX")
+    chmod 0755 "$BASE"
+    trap citus_suite_stop EXIT
+    if ! citus_cluster_start "$BASE/c" "$p0" >"$BASE/start.log" 2>&1; then
+        cat "$BASE/start.log"
+        echo "$name: the cluster did not start"
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+}
+
+citus_suite_stop() {
+    citus_cluster_stop "$BASE/c" >/dev/null 2>&1
+    rm -rf -- "$BASE"
+}
+
+PASS=0
+FAIL=0
+check() {
+    if [[ $2 == "$3" ]]; then PASS=$((PASS + 1)); echo "ok   - $1"; else FAIL=$((FAIL + 1)); echo "FAIL - $1 (expected '$2', got '$3')"; fi
+}
+q() { psql -X -q -At "$@"; }
+code() {
+    local out
+    out=$(psql -X -q -At -v VERBOSITY=sqlstate "$@" 2>&1 >/dev/null | sed -n 's/^ERROR:  //p' | head -n 1)
+    echo "${out:-ok}"
 }

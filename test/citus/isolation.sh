@@ -27,20 +27,7 @@ source "$ROOT/scripts/cluster.sh"
 # shellcheck source=test/citus/cluster.sh
 source "$ROOT/test/citus/cluster.sh"
 
-p0=$(citus_free_ports "${BATON_CITUS_PORT:-56680}" 3) || { echo "citus-isolation: no free port"; echo "0 passed, 1 failed"; exit 1; }
-BASE=$(mktemp -d /tmp/pg_baton-citus-iso.XXXXXX)
-chmod 0755 "$BASE"
-cleanup() {
-    citus_cluster_stop "$BASE/c" >/dev/null 2>&1
-    rm -rf -- "$BASE"
-}
-trap cleanup EXIT
-if ! citus_cluster_start "$BASE/c" "$p0" >"$BASE/start.log" 2>&1; then
-    cat "$BASE/start.log"
-    echo "citus-isolation: the cluster did not start"
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+citus_suite_start citus-isolation "${BATON_CITUS_PORT:-56680}"
 psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL' || { echo "citus-isolation: setup failed"; echo "0 passed, 1 failed"; exit 1; }
 CREATE EXTENSION pg_baton;
 SELECT baton.distribute();

@@ -26,27 +26,7 @@ source "$ROOT/scripts/cluster.sh"
 # shellcheck source=test/citus/cluster.sh
 source "$ROOT/test/citus/cluster.sh"
 
-PASS=0
-FAIL=0
-check() { # check NAME EXPECTED ACTUAL
-    if [[ $2 == "$3" ]]; then PASS=$((PASS + 1)); echo "ok   - $1"; else FAIL=$((FAIL + 1)); echo "FAIL - $1 (expected '$2', got '$3')"; fi
-}
-q() { psql -X -q -At "$@"; }
-
-p0=$(citus_free_ports "${BATON_CITUS_PORT:-56700}" 3) || { echo "citus-reaper: no free port"; echo "0 passed, 1 failed"; exit 1; }
-BASE=$(mktemp -d /tmp/pg_baton-citus-reaper.XXXXXX)
-chmod 0755 "$BASE"
-cleanup() {
-    citus_cluster_stop "$BASE/c" >/dev/null 2>&1
-    rm -rf -- "$BASE"
-}
-trap cleanup EXIT
-if ! citus_cluster_start "$BASE/c" "$p0" >"$BASE/start.log" 2>&1; then
-    cat "$BASE/start.log"
-    echo "citus-reaper: the cluster did not start"
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+citus_suite_start citus-reaper "${BATON_CITUS_PORT:-56700}"
 q -c "CREATE EXTENSION pg_baton" -c "SELECT baton.distribute()" >/dev/null
 # The workers' reapers: a postmaster setting, so each worker restarts.
 as_postgres=()

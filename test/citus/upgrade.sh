@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Upgrading and removing pg_baton on a distributed install: a three-node Citus cluster
+# (test/citus/cluster.sh) and the procedures of docs/scale-out.md ("Upgrades", "Removing
+# pg_baton from a cluster"), each check printed as "ok" or "FAIL".
+#
+#   bash test/citus/upgrade.sh      (PG_CONFIG as for run.sh, as root; BATON_CITUS_PORT the
+#                                    first port tried, default 56740)
+#
+#   1. CREATE EXTENSION pg_baton VERSION '0.6.0' through the coordinator (Citus creates
+#      it on the workers in the same version), distribute(), tenants on both workers
+#      with deliveries in several statuses.
+#   2. ALTER EXTENSION pg_baton UPDATE through the coordinator, then SELECT
+#      baton.distribute(): every node at the default version; the rows unchanged; the
+#      indexes and constraints of every shard those of a single-node install of the
+#      default version; cancel_delivery and redrive distributed by their tenant (on
+#      every node's metadata) and delegated; the row rules of the new version on a shard
+#      by direct SQL ('cancelled' accepted, 'bogus' refused).
+#   3. An update that adds an index and a CHECK constraint to baton.deliveries (a
+#      throwaway update script, written into the server's extension directory for this
+#      run and removed after): ALTER EXTENSION succeeds through the coordinator, the
+#      shards lack both until distribute(), and have them after it (the constraint
+#      refuses a row on its shard).
+#   4. Removal: DROP EXTENSION alone is refused (2BP01, shards' triggers depend on
+#      pg_baton's function) and changes nothing; the documented procedure leaves no
+#      pg_baton object on any node (relations, shards, functions, the schema, Citus'
+#      pg_dist_partition, pg_dist_shard and pg_dist_object rows); CREATE EXTENSION and
+#      distribute() work again on the same cluster.
+#
+# Without Citus it prints one line saying so and exits 0. The last line is
+# "N passed, N failed".
+set -uo pipefail
+
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
+PG_CONFIG=${PG_CONFIG:-pg_config}
+LIBDIR=$("$PG_CONFIG" --pkglibdir)
+if [[ ! -f $LIBDIR/citus.so ]]; then
+    echo "citus-upgrade: skipped: Citus is not installed ($LIBDIR/citus.so is absent)"
+    exit 0
+fi
+BINDIR=$("$PG_CONFIG" --bindir)
+EXTDIR=$("$PG_CONFIG" --sharedir)/extension
+export PATH=$BINDIR:$PATH
+# shellcheck source=scripts/cluster.sh
+source "$ROOT/scripts/cluster.sh"
+# shellcheck source=test/citus/cluster.sh
+source "$ROOT/test/citus/cluster.sh"
+
+DEFAULT=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$EXTDIR/pg_baton.control")
+PROBE=$DEFAULT-citus-probe
+PROBE_SCRIPT=$EXTDIR/pg_baton--$DEFAULT--$PROBE.sql
+citus_suite_start citus-upgrade "${BATON_CITUS_PORT:-56740}"
+trap 'rm -f -- "$PROBE_SCRIPT"; citus_suite_stop' EXIT
+NODES="$p0 $((p0 + 1)) $((p0 + 2))"
+versions() { for p in $NODES; do q -p "$p" -c "SELECT coalesce((SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'), 'none')"; done | tr '\n' ' ' | sed 's/ $//'; }
+
+# The indexes and constraints of each of pg_baton's tables (table|digest), and of each
+# shard on a node (logical table|digest), shard ids removed from the names, so that a
+# shard's line equals its table's when it has every index and constraint of it.
+DEFS="SELECT pg_catalog.pg_get_indexdef(i.indexrelid) d FROM pg_index i WHERE i.indrelid = r
+      UNION ALL SELECT k.conname || ' ' || pg_get_constraintdef(k.oid) FROM pg_constraint k WHERE k.conrelid = r"
+table_defs() { # PORT DB
+    q -p "$1" -d "$2" -c "SELECT t.relname || '|' || md5(string_agg(x.d, ' ; ' ORDER BY x.d))
+        FROM pg_class t, LATERAL (SELECT t.oid AS r) o, LATERAL ($DEFS) x
+        WHERE t.relnamespace = 'baton'::regnamespace AND t.relkind = 'r' AND t.relname <> 'in_use' GROUP BY t.relname"
+}
+shard_defs() { # PORT
+    q -p "$1" -c "SELECT t.relname || '|' || md5(string_agg(regexp_replace(x.d, '_[0-9]{6,}', '', 'g'), ' ; ' ORDER BY regexp_replace(x.d, '_[0-9]{6,}', '', 'g')))
+        FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid) JOIN pg_class t ON t.oid = s.logicalrelid,
+             LATERAL (SELECT to_regclass(shard_name(s.logicalrelid, s.shardid)) AS r) o, LATERAL ($DEFS) x
+        WHERE t.relnamespace = 'baton'::regnamespace AND p.groupid = (SELECT groupid FROM pg_dist_local_group)
+        GROUP BY t.relname, s.shardid"
+}
+# shards_like REFERENCE_LINES: "N shards, N differ" over every node's shards.
+shards_like() {
+    local n=0 bad=0 line p
+    for p in $NODES; do
+        while IFS= read -r line; do
+            [[ -n $line ]] || continue
+            n=$((n + 1))
+            grep -qxF -- "$line" <<<"$1" || bad=$((bad + 1))
+        done < <(shard_defs "$p")
+    done
+    echo "$n shards, $bad differ"
+}
+# The rows of the tenants and deliveries, as a digest (the columns of 0.6.0).
+rows() {
+    q -c "SELECT md5(string_agg(t::text, '|' ORDER BY t::text)) FROM (SELECT tenant, state FROM baton.tenants) t" \
+      -c "SELECT md5(string_agg(d::text, '|' ORDER BY d.id)) FROM (SELECT tenant, id, target, dedup_key, status, generation, attempts, payload, lease_until FROM baton.deliveries) d"
+}
+DISTRIBUTED_FUNCTIONS="SELECT count(*) FROM pg_dist_object o JOIN pg_proc p ON o.classid = 'pg_proc'::regclass AND o.objid = p.oid
+    WHERE p.proname IN ('cancel_delivery', 'redrive') AND o.distribution_argument_index = 0"
+
+# --- 1. pg_baton 0.6.0, distributed, with rows -----------------------------------------
+q -c "CREATE EXTENSION pg_baton VERSION '0.6.0'" -c "SELECT baton.distribute()" >/dev/null
+check "CREATE EXTENSION VERSION '0.6.0' through the coordinator: every node at 0.6.0" "0.6.0 0.6.0 0.6.0" "$(versions)"
+node_of() { q -c "SELECT nodeport FROM pg_dist_shard_placement WHERE shardid = get_shard_id_for_distribution_column('baton.tenants', '$1'::uuid)"; }
+A=00000000-0000-0000-0000-000000000001
+B=""
+for i in $(seq 1 12); do
+    t=00000000-0000-0000-0000-$(printf %012d "$i")
+    q -c "SELECT baton.create_tenant('$t')" -c "SELECT baton.enqueue('$t', 'w', 'k' || g) FROM generate_series(1, 4) g" >/dev/null
+    q -c "SELECT baton.finish('$t', c.id, c.generation) FROM baton.claim('$t', 'w', '1 hour') c" \
+      -c "SELECT baton.finish('$t', c.id, c.generation, 'failed') FROM baton.claim('$t', 'w', '1 hour') c" \
+      -c "SELECT count(*) FROM baton.claim('$t', 'w', '1 hour')" >/dev/null
+    [[ -z $B && $(node_of "$t") != "$(node_of "$A")" ]] && B=$t
+done
+check "tenants on both workers" "2" "$(q -c "SELECT count(DISTINCT nodeport) FROM pg_dist_shard_placement WHERE shardid IN (SELECT get_shard_id_for_distribution_column('baton.tenants', tenant) FROM baton.tenants)")"
+check "deliveries in four statuses" "claimed 12 failed 12 finished 12 pending 12" \
+    "$(q -c "SELECT string_agg(status || ' ' || n, ' ' ORDER BY status) FROM (SELECT status, count(*) n FROM baton.deliveries GROUP BY status) s")"
+BEFORE=$(rows)
+
+# --- 2. ALTER EXTENSION pg_baton UPDATE; SELECT baton.distribute() ------------------------
+check "ALTER EXTENSION pg_baton UPDATE through the coordinator" "ok" "$(code -c "ALTER EXTENSION pg_baton UPDATE")"
+check "every node at $DEFAULT" "$DEFAULT $DEFAULT $DEFAULT" "$(versions)"
+check "before distribute(): cancel_delivery and redrive are not distributed yet" "0" "$(q -c "$DISTRIBUTED_FUNCTIONS")"
+check "distribute() after the update" "ok" "$(code -c "SELECT baton.distribute()")"
+check "the rows are unchanged" "$BEFORE" "$(rows)"
+q -c "CREATE DATABASE single" >/dev/null 2>&1
+q -d single -c "CREATE EXTENSION pg_baton" >/dev/null
+SINGLE=$(table_defs "$p0" single)
+check "a single-node install has the seven tenant tables and workflows" "8" "$(grep -c . <<<"$SINGLE")"
+check "every shard (and workflows' placements) has the indexes and constraints of a single-node $DEFAULT install" \
+    "31 shards, 0 differ" "$(shards_like "$SINGLE")"
+check "cancel_delivery and redrive are distributed by their tenant" "2" "$(q -c "$DISTRIBUTED_FUNCTIONS")"
+check "... colocated with the tables: every function taking the tenant first is" "0" \
+    "$(q -c "SELECT count(*) FROM pg_proc p WHERE p.pronamespace = 'baton'::regnamespace AND p.proargtypes[0] = 'uuid'::regtype AND p.proargnames[1] = 'tenant'
+        AND NOT EXISTS (SELECT 1 FROM pg_dist_object o WHERE o.classid = 'pg_proc'::regclass AND o.objid = p.oid AND o.distribution_argument_index = 0
+        AND o.colocationid = (SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'baton.tenants'::regclass))")"
+check "... in the workers' metadata too" "2 2" "$(for p in $((p0 + 1)) $((p0 + 2)); do q -p "$p" -c "$DISTRIBUTED_FUNCTIONS"; done | tr '\n' ' ' | sed 's/ $//')"
+for t in "$A" "$B"; do
+    id=$(q -c "SELECT min(id) FROM baton.deliveries WHERE tenant = '$t' AND status = 'pending'")
+    out=$(q -c "SET client_min_messages = debug1" -c "SELECT baton.cancel_delivery('$t', $id, 'not needed')" 2>&1)
+    check "cancel_delivery delegated to the tenant's node ($(node_of "$t"))" "1 cancelled" "$(grep -c 'pushing down the function call' <<<"$out") $(tail -n 1 <<<"$out")"
+    out=$(q -c "SET client_min_messages = debug1" -c "SELECT baton.redrive('$t', 'w')" 2>&1)
+    check "redrive delegated, sends the failed and the cancelled delivery back" "1 2" "$(grep -c 'pushing down the function call' <<<"$out") $(tail -n 1 <<<"$out")"
+done
+shard=$(q -c "SELECT shard_name('baton.deliveries', get_shard_id_for_distribution_column('baton.deliveries', '$A'::uuid))")
+port=$(q -c "SELECT nodeport FROM pg_dist_shard_placement WHERE shardid = get_shard_id_for_distribution_column('baton.deliveries', '$A'::uuid)")
+check "on the shard ($shard), by direct SQL: a cancelled row is accepted" "ok" \
+    "$(code -p "$port" -c "INSERT INTO $shard (tenant, id, target, dedup_key, status) VALUES ('$A', 900001, 'w', 'direct-cancelled', 'cancelled')")"
+check "... a bogus status still refused (23514)" "23514" \
+    "$(code -p "$port" -c "INSERT INTO $shard (tenant, id, target, dedup_key, status) VALUES ('$A', 900002, 'w', 'direct-bogus', 'bogus')")"
+
+# --- 3. an update that adds an index and a constraint --------------------------------------
+cat >"$PROBE_SCRIPT" <<'SQL'
+-- Written by test/citus/upgrade.sh for one run: an update that changes a tenant table.
+CREATE INDEX deliveries_probe ON baton.deliveries (tenant, settled_at);
+ALTER TABLE baton.deliveries ADD CONSTRAINT deliveries_probe_check CHECK (priority > -1000000);
+SQL
+check "an update adding an index and a constraint, through the coordinator" "ok" "$(code -c "ALTER EXTENSION pg_baton UPDATE TO '$PROBE'")"
+check "every node at $PROBE" "$PROBE $PROBE $PROBE" "$(versions)"
+SHELLS=$(table_defs "$p0" postgres)
+check "before distribute(): the deliveries shards lack them" "31 shards, 4 differ" "$(shards_like "$SHELLS")"
+check "distribute() after the update" "ok" "$(code -c "SELECT baton.distribute()")"
+check "every shard has its table's indexes and constraints" "31 shards, 0 differ" "$(shards_like "$SHELLS")"
+check "the new constraint refuses a row on its shard (23514)" "23514" \
+    "$(code -p "$port" -c "INSERT INTO $shard (tenant, id, target, dedup_key, priority) VALUES ('$A', 900003, 'w', 'direct-low', -2000000)")"
+check "distribute() again changes nothing" "ok 31 shards, 0 differ" "$(code -c "SELECT baton.distribute()") $(shards_like "$SHELLS")"
+check "the rows are still there" "49" "$(q -c "SELECT count(*) FROM baton.deliveries")"
+
+# --- 4. removal ---------------------------------------------------------------------------
+check "DROP EXTENSION alone is refused: the shards' triggers depend on pg_baton (2BP01)" "2BP01" "$(code -c "DROP EXTENSION pg_baton")"
+check "... and changes nothing" "$PROBE $PROBE $PROBE 49" "$(versions) $(q -c "SELECT count(*) FROM baton.deliveries")"
+cat >"$BASE/remove.sql" <<'SQL'
+BEGIN;
+SELECT pg_catalog.citus_drop_all_shards(p.logicalrelid, 'baton', c.relname, false)
+  FROM pg_catalog.pg_dist_partition p JOIN pg_catalog.pg_class c ON c.oid = p.logicalrelid
+ WHERE c.relnamespace = 'baton'::pg_catalog.regnamespace;
+DROP EXTENSION pg_baton;
+DROP SCHEMA baton;
+COMMIT;
+SQL
+check "the removal procedure" "ok" "$(code -v ON_ERROR_STOP=1 -f "$BASE/remove.sql")"
+for p in $NODES; do
+    check "node :$p: no extension, schema, relation, shard, function or Citus metadata of pg_baton left" "0 0 0 0 0 0 0" \
+        "$(q -p "$p" -c "SELECT concat_ws(' ',
+            (SELECT count(*) FROM pg_extension WHERE extname = 'pg_baton'),
+            (SELECT count(*) FROM pg_namespace WHERE nspname = 'baton'),
+            (SELECT count(*) FROM pg_class WHERE relname ~ '^(tenants|runs|target_bindings|stages|step_entries|markers|deliveries|workflows|in_use|delivery_stats)(_|$)'),
+            (SELECT count(*) FROM pg_proc WHERE proname IN ('enqueue', 'claim', 'fence_row', 'distribute', 'cancel_delivery')),
+            (SELECT count(*) FROM pg_dist_partition p WHERE NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = p.logicalrelid)),
+            (SELECT count(*) FROM pg_dist_shard s WHERE NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = s.logicalrelid)),
+            (SELECT count(*) FROM pg_dist_object o WHERE (pg_identify_object(o.classid, o.objid, o.objsubid)).identity IS NULL
+                OR (pg_identify_object(o.classid, o.objid, o.objsubid)).identity ~ '^baton(\.|$)'))")"
+done
+check "CREATE EXTENSION and distribute() again on the same cluster" "ok ok $DEFAULT $DEFAULT $DEFAULT" \
+    "$(code -c "CREATE EXTENSION pg_baton") $(code -c "SELECT baton.distribute()") $(versions)"
+check "... a tenant on a worker takes and claims a delivery (delegated)" "1 1" \
+    "$(q -c "SELECT baton.create_tenant('$B')" -c "SELECT baton.enqueue('$B', 'w', 'again')" >/dev/null
+       out=$(q -c "SET client_min_messages = debug1" -c "SELECT count(*) FROM baton.claim('$B', 'w', '1 hour')" 2>&1)
+       echo "$(grep -c 'pushing down the function call' <<<"$out") $(tail -n 1 <<<"$out")")"
+
+echo "$PASS passed, $FAIL failed"
+((FAIL == 0))
