@@ -55,13 +55,15 @@ void check_prerequisites(pg::Spi& spi, Oid caller) {
 // into its shards and leaves the local copy on disk, unseen: a global table's (the
 // wake-up secret's row) is removed then, so that no stale copy of it stays behind.
 void distribute_table(pg::Spi& spi, const char* table, bool tenant_table) {
-    std::string name = std::string("'baton.") + table + "'::pg_catalog.regclass";
+    // to_regclass, not a regclass literal: a table of a later version than the installed
+    // schema's (distribute() runs on every version from 0.6.0 on) is skipped.
+    std::string name = std::string("pg_catalog.to_regclass('baton.") + table + "')";
     std::string call = tenant_table
                            ? "pg_catalog.create_distributed_table(" + name + ", 'tenant', colocate_with => " +
                                  (std::string(table) == "tenants" ? "'none'" : "'baton.tenants'") + ")"
                            : "pg_catalog.create_reference_table(" + name + ")";
-    spi.exec(("SELECT " + call + " WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition p "
-                                 "WHERE p.logicalrelid OPERATOR(pg_catalog.=) " + name + ")")
+    spi.exec(("SELECT " + call + " WHERE " + name + " IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
+              "pg_catalog.pg_dist_partition p WHERE p.logicalrelid OPERATOR(pg_catalog.=) " + name + ")")
                  .c_str());
     if (!tenant_table && SPI_processed == 1)
         spi.exec(("SELECT pg_catalog.truncate_local_data_after_distributing_table(" + name + ")").c_str());
