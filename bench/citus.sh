@@ -21,9 +21,13 @@
 # ratio is the median of the per-round ratios. All four servers share this machine's
 # cores: a worker's figures here include a coordinator competing with it for the CPU.
 #
+# With --synchronous-commit off every server acknowledges a commit before its WAL is
+# flushed: the figures then show the calls' CPU and round trips rather than the disk.
+#
 # Needs Citus in the server pg_baton is installed into ($(pg_config --pkglibdir)/citus.so)
 # and pg_baton installed (`make install`); it builds nothing. Not part of the tests.
-# Options: --rounds N (default 3), --seconds S (default 8).
+# Options: --rounds N (default 3), --seconds S (default 8), --synchronous-commit on|off
+# (default on).
 # Environment: PG_CONFIG, BATON_BENCH_PORT (first of four consecutive ports, default 55540).
 set -euo pipefail
 export LC_ALL=C
@@ -42,10 +46,12 @@ die() {
 
 ROUNDS=3
 SECONDS_=8
+SYNC=on
 while (($# > 0)); do
     case $1 in
         --rounds) ROUNDS=${2:?--rounds N}; shift ;;
         --seconds) SECONDS_=${2:?--seconds S}; shift ;;
+        --synchronous-commit) SYNC=${2:?--synchronous-commit on|off}; shift ;;
         -h | --help)
             sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
             exit 0
@@ -55,6 +61,7 @@ while (($# > 0)); do
     shift
 done
 [[ $ROUNDS =~ ^[1-9][0-9]*$ && $SECONDS_ =~ ^[1-9][0-9]*$ ]] || die "--rounds and --seconds take positive integers"
+[[ $SYNC == on || $SYNC == off ]] || die "--synchronous-commit takes on or off"
 PG_CONFIG=${PG_CONFIG:-pg_config}
 [[ -f $("$PG_CONFIG" --pkglibdir)/citus.so ]] || die "Citus is not installed ($("$PG_CONFIG" --pkglibdir)/citus.so is absent)"
 BINDIR=$("$PG_CONFIG" --bindir)
@@ -86,6 +93,9 @@ cluster_start "$BASE/single" $((p0 + 3)) "unix_socket_directories = '$BASE/c/soc
 export PGHOST=$BASE/c/sock
 q() { psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
 COORD=$p0 SINGLE=$((p0 + 3))
+for p in $COORD $((p0 + 1)) $((p0 + 2)) $SINGLE; do
+    q -p "$p" -c "ALTER SYSTEM SET synchronous_commit = $SYNC" -c "SELECT pg_reload_conf()" >/dev/null
+done
 q -p "$COORD" -c "CREATE EXTENSION pg_baton" -c "SELECT baton.distribute()" -c "SELECT baton.create_tenant('$TENANT')" >/dev/null
 q -p "$SINGLE" -c "CREATE EXTENSION pg_baton" -c "SELECT baton.create_tenant('$TENANT')" >/dev/null
 WORKER=$(q -p "$COORD" -c "SELECT p.nodeport FROM pg_dist_shard_placement p WHERE p.shardid = get_shard_id_for_distribution_column('baton.tenants', '$TENANT'::uuid)")
@@ -125,7 +135,7 @@ measure() {
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 WAYS=(delegated worker single)
-echo "== the cost of delegation ($(date -u '+%Y-%m-%d %H:%M UTC'), $ROUNDS rounds, ${SECONDS_} s each)"
+echo "== the cost of delegation ($(date -u '+%Y-%m-%d %H:%M UTC'), $ROUNDS rounds, ${SECONDS_} s each, synchronous_commit $SYNC)"
 echo "   claim + finish cycle, one tenant; coordinator :$COORD, the tenant's worker :$WORKER, single node :$SINGLE"
 echo "   load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 declare -A R
