@@ -47,8 +47,8 @@ void DeliveryStore::close() {
 
 // Keeps the last answer: a batch mostly names one target. On a Citus install the binding
 // is read by a statement (g_bound_role, the role's name resolved here), else by a probe
-// of its primary key. The target's bytes (an
-// argument, or a row's target copied out) live as long as the call.
+// of its primary key. The target's bytes (an argument, or a row's target copied out)
+// live as long as the call.
 Oid DeliveryStore::bound_role(const pg_uuid_t* tenant, const char* target, int target_len) {
     if (role_target_ != nullptr && role_target_len_ == target_len && std::memcmp(role_target_, target, target_len) == 0)
         return role_;
