@@ -53,6 +53,18 @@ void require_member(Oid caller, Oid role, std::string_view target) {
                 "An admin grants membership in that role, or binds the target with baton.bind_target().");
 }
 
+// The name parsed as regrole's input parses it (quotes and case), then looked up without
+// error; pg_authid's own relation id stands for "no such role": fixed oids are unique
+// across the catalogs, so no role ever has it.
+Oid role_named(const char* name) {
+    if (name == nullptr) return InvalidOid;
+    Oid role = guard([name] {
+        List* names = stringToQualifiedNameList(name);
+        return list_length(names) == 1 ? get_role_oid(strVal(linitial(names)), true) : InvalidOid;
+    });
+    return OidIsValid(role) ? role : AuthIdRelationId;
+}
+
 // A syscache probe of pg_authid.
 void require_role_exists(Oid role) {
     if (guard([role] { return SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(role)); })) return;

@@ -13,6 +13,15 @@ namespace baton::pg::auth {
 // role == InvalidOid means the target is not bound: everyone granted the function may act.
 void require_member(Oid caller, Oid role, std::string_view target);
 
+// The role a binding names, as this node knows it: `name` is the binding's role as text
+// (regrole's output, an identifier quoted where needed), read on the node of the binding's
+// shard, where target_bindings.role holds that node's oid; Citus creates a role on every
+// node under one name, not one oid. nullptr (no binding) is InvalidOid; a name no role of
+// this node has (a dropped role prints as its old oid) is an oid that is no role's, so
+// that require_member() refuses everyone but superusers, as it does on one node for a
+// bound role dropped since.
+Oid role_named(const char* name);
+
 // Throws 22023 unless role names an existing role.
 void require_role_exists(Oid role);
 

@@ -14,6 +14,7 @@
 #include "core/delivery.hpp"
 #include "core/error.hpp"
 #include "pg/args.hpp"
+#include "pg/auth.hpp"
 #include "pg/citus.hpp"
 #include "pg/delivery_store.hpp"
 
@@ -28,13 +29,43 @@ namespace {
 #define CANCELLED "'" BATON_STATUS_CANCELLED "'"
 
 // The role bound to a delivery's target (NULL when unbound), as a subquery of a
-// statement over baton.deliveries d.
-#define ROLE_OF_D                                                                   \
-    "(SELECT b.role FROM baton.target_bindings b "                                  \
+// statement over baton.deliveries d: ROLE is what it reads of the binding.
+#define ROLE_OF_D(ROLE)                                                             \
+    "(SELECT " ROLE " FROM baton.target_bindings b "                                \
     "WHERE b.tenant OPERATOR(pg_catalog.=) d.tenant AND b.target OPERATOR(pg_catalog.=) d.target)"
 #define KEY_OF_D "d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) $2"
 // What a lease call reads of a row (found_at() below): its state, target, role and lease.
-#define FOUND_COLUMNS "d.status, d.generation, d.attempts, d.max_attempts, d.target, " ROLE_OF_D ", d.lease_until"
+// On one node the role is the binding's oid. On Citus it is the role's name, printed on
+// the node of the shard, whose oid for the role is not this node's when the statement
+// runs on the coordinator (inside a transaction); found_at() resolves it here.
+#define FOUND_COLUMNS_READING(ROLE) \
+    "d.status, d.generation, d.attempts, d.max_attempts, d.target, " ROLE_OF_D(ROLE) ", d.lease_until"
+#define FOUND_COLUMNS FOUND_COLUMNS_READING("b.role")
+#define FOUND_COLUMNS_CITUS FOUND_COLUMNS_READING("b.role::pg_catalog.text")
+// FOUND_COLUMNS_CITUS of the row an UPDATE over baton.deliveries d (selecting one row of
+// tenant $1) wrote. Citus refuses a RETURNING that calls a function that is not immutable
+// (the role's text output is stable), so the row comes out of a CTE and the binding is
+// joined outside it, in one statement routed to the tenant's shard.
+#define FOUND_OF_UPDATE_CITUS(UPDATE)                                                                   \
+    "WITH u AS (" UPDATE " RETURNING d.status, d.generation, d.attempts, d.max_attempts, d.target, "    \
+    "d.lease_until) SELECT u.status, u.generation, u.attempts, u.max_attempts, u.target, "              \
+    "b.role::pg_catalog.text, u.lease_until FROM u LEFT JOIN baton.target_bindings b "                  \
+    "ON b.tenant OPERATOR(pg_catalog.=) $1 AND b.target OPERATOR(pg_catalog.=) u.target"
+
+// A statement that returns the found columns, in its two forms, run through found_plan():
+// a SELECT (SELECT_FOUND_PLANS: SQL is a macro of the columns) or an UPDATE
+// (UPDATE_FOUND_PLANS: the statement without its RETURNING).
+struct FoundPlans {
+    pg::KeptPlan single, on_citus;
+};
+#define SELECT_FOUND_PLANS(SQL, NARGS, ...) \
+    {{SQL(FOUND_COLUMNS), NARGS, {__VA_ARGS__}, nullptr}, {SQL(FOUND_COLUMNS_CITUS), NARGS, {__VA_ARGS__}, nullptr}}
+#define UPDATE_FOUND_PLANS(UPDATE, NARGS, ...)                              \
+    {{UPDATE " RETURNING " FOUND_COLUMNS, NARGS, {__VA_ARGS__}, nullptr}, \
+     {FOUND_OF_UPDATE_CITUS(UPDATE), NARGS, {__VA_ARGS__}, nullptr}}
+
+// The form of `plans` for this install (citus::pick()).
+pg::KeptPlan& found_plan(FoundPlans& plans) { return citus::pick(plans.single, plans.on_citus); }
 
 pg::KeptPlan g_run_exists = {
     "SELECT 1 FROM baton.runs r WHERE r.tenant OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) $2",
@@ -109,18 +140,15 @@ ClaimPlans g_claim_many = {
 // (small then, large later) partial index deliveries_leases instead. The WHERE selects
 // the row whose lease the caller holds (delivery::holds_lease); the row comes back for
 // the core's verdict either way.
-pg::KeptPlan g_renew = {
+FoundPlans g_renew = UPDATE_FOUND_PLANS(
     "UPDATE baton.deliveries d SET lease_until = pg_catalog.now() OPERATOR(pg_catalog.+) $4 "
-    "WHERE " KEY_OF_D " AND d.generation OPERATOR(pg_catalog.=) $3 "
-    "AND d.status OPERATOR(pg_catalog.=) $5 RETURNING " FOUND_COLUMNS,
-    5, {UUIDOID, INT8OID, INT8OID, INTERVALOID, TEXTOID}, nullptr};
+    "WHERE " KEY_OF_D " AND d.generation OPERATOR(pg_catalog.=) $3 AND d.status OPERATOR(pg_catalog.=) $5",
+    5, UUIDOID, INT8OID, INT8OID, INTERVALOID, TEXTOID);
 
-pg::KeptPlan g_finish = {
-    "UPDATE baton.deliveries d SET status = $4, result = $5, lease_until = NULL, "
-    "settled_at = pg_catalog.now() "
-    "WHERE " KEY_OF_D " AND d.generation OPERATOR(pg_catalog.=) $3 "
-    "AND d.status OPERATOR(pg_catalog.=) $6 RETURNING " FOUND_COLUMNS,
-    6, {UUIDOID, INT8OID, INT8OID, TEXTOID, JSONBOID, TEXTOID}, nullptr};
+FoundPlans g_finish = UPDATE_FOUND_PLANS(
+    "UPDATE baton.deliveries d SET status = $4, result = $5, lease_until = NULL, settled_at = pg_catalog.now() "
+    "WHERE " KEY_OF_D " AND d.generation OPERATOR(pg_catalog.=) $3 AND d.status OPERATOR(pg_catalog.=) $6",
+    6, UUIDOID, INT8OID, INT8OID, TEXTOID, JSONBOID, TEXTOID);
 
 // finish_batch: every (id, generation) pair of $2/$3 that still holds its row, in one
 // statement (an index probe per id).
@@ -131,19 +159,19 @@ pg::KeptPlan g_finish_batch = {
     "AND d.generation OPERATOR(pg_catalog.=) ($3)[pg_catalog.array_position($2, d.id)]",
     5, {UUIDOID, INT8ARRAYOID, INT8ARRAYOID, TEXTOID, TEXTOID}, nullptr};
 
-pg::KeptPlan g_batch_rows = {
-    "SELECT " FOUND_COLUMNS ", d.id FROM baton.deliveries d "
-    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) ANY ($2)",
-    2, {UUIDOID, INT8ARRAYOID}, nullptr};
+#define BATCH_ROWS_SQL(FOUND)                        \
+    "SELECT " FOUND ", d.id FROM baton.deliveries d " \
+    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) ANY ($2)"
+FoundPlans g_batch_rows = SELECT_FOUND_PLANS(BATCH_ROWS_SQL, 2, UUIDOID, INT8ARRAYOID);
 
-#define ROW_SQL "SELECT " FOUND_COLUMNS " FROM baton.deliveries d WHERE " KEY_OF_D
+#define ROW_SQL(FOUND) "SELECT " FOUND " FROM baton.deliveries d WHERE " KEY_OF_D
 
-pg::KeptPlan g_row = {ROW_SQL, 2, {UUIDOID, INT8OID}, nullptr};
-pg::KeptPlan g_row_for_update = {ROW_SQL " FOR UPDATE", 2, {UUIDOID, INT8OID}, nullptr};
+FoundPlans g_row = SELECT_FOUND_PLANS(ROW_SQL, 2, UUIDOID, INT8OID);
+pg::KeptPlan g_row_for_update = {ROW_SQL(FOUND_COLUMNS) " FOR UPDATE", 2, {UUIDOID, INT8OID}, nullptr};
 // g_row_for_update for Citus, which refuses FOR UPDATE with a subquery: the role column
 // NULL, read after by DeliveryStore::bound_role().
 pg::KeptPlan g_row_for_update_citus = {
-    "SELECT d.status, d.generation, d.attempts, d.max_attempts, d.target, NULL::pg_catalog.oid, d.lease_until "
+    "SELECT d.status, d.generation, d.attempts, d.max_attempts, d.target, NULL::pg_catalog.text, d.lease_until "
     "FROM baton.deliveries d WHERE " KEY_OF_D " FOR UPDATE",
     2, {UUIDOID, INT8OID}, nullptr};
 
@@ -170,14 +198,34 @@ pg::KeptPlan g_give_back_settled_citus = {
     6, {UUIDOID, INT8OID, TEXTOID, INT8OID, TIMESTAMPTZOID, TEXTOID}, nullptr};
 
 // The tenants among the oldest expired leases, active ones only (a fenced tenant's
-// leases must not hide everyone else's), the tenant with the oldest first.
+// leases must not hide everyone else's), the tenant with the oldest first; the
+// deliveries and the tenants read from REAP_FROM_DELIVERIES ... d JOIN ... t.
+#define REAP_FROM_DELIVERIES "SELECT e.tenant FROM (SELECT d.tenant, d.lease_until FROM "
+#define REAP_JOIN_TENANTS " d JOIN "
+#define REAP_CANDIDATES                                                                                   \
+    " t ON t.tenant OPERATOR(pg_catalog.=) d.tenant "                                                     \
+    "WHERE t.state OPERATOR(pg_catalog.=) 'active' AND d.status OPERATOR(pg_catalog.=) " CLAIMED " "      \
+    "AND d.lease_until OPERATOR(pg_catalog.<) pg_catalog.now() "                                          \
+    "ORDER BY d.lease_until LIMIT $1) e GROUP BY e.tenant ORDER BY pg_catalog.min(e.lease_until) LIMIT 256"
 pg::KeptPlan g_reap_tenants = {
-    "SELECT e.tenant FROM (SELECT d.tenant, d.lease_until FROM baton.deliveries d "
-    "JOIN baton.tenants t ON t.tenant OPERATOR(pg_catalog.=) d.tenant "
-    "WHERE t.state OPERATOR(pg_catalog.=) 'active' AND d.status OPERATOR(pg_catalog.=) " CLAIMED " "
-    "AND d.lease_until OPERATOR(pg_catalog.<) pg_catalog.now() "
-    "ORDER BY d.lease_until LIMIT $1) e GROUP BY e.tenant ORDER BY pg_catalog.min(e.lease_until) LIMIT 256",
-    1, {INT4OID}, nullptr};
+    REAP_FROM_DELIVERIES "baton.deliveries" REAP_JOIN_TENANTS "baton.tenants" REAP_CANDIDATES, 1, {INT4OID}, nullptr};
+
+// On a worker of a distributed install (a group other than the coordinator's, 0), one
+// row: this node's shards of TABLE as one relation, "SELECT * FROM baton.deliveries_102008
+// UNION ALL ..." (NULL when it holds none), for each of deliveries and tenants. A
+// tenant's shards of both are colocated, so the two unions join every local tenant.
+// No row on the coordinator.
+#define LOCAL_SHARDS_OF(TABLE)                                                                            \
+    "(SELECT pg_catalog.string_agg('SELECT * FROM ' OPERATOR(pg_catalog.||) "                             \
+    "pg_catalog.shard_name(s.logicalrelid, s.shardid), ' UNION ALL ') "                                   \
+    "FROM pg_catalog.pg_dist_shard s JOIN pg_catalog.pg_dist_placement p "                                \
+    "ON p.shardid OPERATOR(pg_catalog.=) s.shardid "                                                      \
+    "WHERE s.logicalrelid OPERATOR(pg_catalog.=) '" TABLE "'::pg_catalog.regclass "                       \
+    "AND p.groupid OPERATOR(pg_catalog.=) g.groupid)"
+pg::KeptPlan g_local_shards = {
+    "SELECT " LOCAL_SHARDS_OF("baton.deliveries") ", " LOCAL_SHARDS_OF("baton.tenants") " "
+    "FROM pg_catalog.pg_dist_local_group g WHERE g.groupid OPERATOR(pg_catalog.<>) 0",
+    0, {}, nullptr};
 
 // Returns up to $2 expired leases of one tenant, oldest expiry first, skipping rows
 // others hold. The CASE is delivery::give_back_status(), set-wise (docs/architecture.md,
@@ -247,16 +295,19 @@ delivery::Row stored_row(std::int64_t id, const char* status, std::int64_t gener
     return {*s, generation, attempts, max_attempts};
 }
 
-// Row `row` of the last result, read as FOUND_COLUMNS from column 1 (`id` names it).
+// Row `row` of the last result, read as FOUND_COLUMNS or FOUND_COLUMNS_CITUS from column
+// 1 (`id` names it): the role by its type, an oid or a name to resolve on this node.
 FoundDelivery found_at(const Spi& spi, std::uint64_t row, std::int64_t id) {
     bool isnull = false;
     Datum lease_until = spi.value(row, 7, &isnull);
+    Oid role = spi.column_type(6) == TEXTOID ? auth::role_named(spi.cstring_at(row, 6)) : spi.oid_at(row, 6);
     return {true,
             stored_row(id, spi.cstring_at(row, 1), spi.int64_at(row, 2), spi.int32_at(row, 3), spi.int32_at(row, 4)),
-            spi.cstring_at(row, 5), spi.oid_at(row, 6), isnull ? 0 : DatumGetTimestampTz(lease_until)};
+            spi.cstring_at(row, 5), role, isnull ? 0 : DatumGetTimestampTz(lease_until)};
 }
 
-// The row (tenant, id) read by `plan` (g_row or g_row_for_update); found false when absent.
+// The row (tenant, id) read by `plan` (g_row's form, g_row_for_update or its Citus form);
+// found false when absent.
 FoundDelivery read_found(Spi& spi, KeptPlan& plan, pg_uuid_t* tenant, std::int64_t id) {
     Datum values[2] = {UUIDPGetDatum(tenant), Int64GetDatum(id)};
     if (spi.run(plan, values, nullptr) == 0) return FoundDelivery{false, {}, nullptr, InvalidOid, 0};
@@ -324,8 +375,8 @@ Claimed DeliveryStore::claim_by_statement(const ClaimCall& call, ClaimRange rang
 FoundDelivery DeliveryStore::renew(pg_uuid_t* tenant, std::int64_t id, std::int64_t generation, Interval* lease) {
     Datum values[5] = {UUIDPGetDatum(tenant), Int64GetDatum(id), Int64GetDatum(generation), IntervalPGetDatum(lease),
                        status_datum(delivery::Status::kClaimed)};
-    if (spi().run(g_renew, values, nullptr) == 1) return found_at(spi(), 0, id);
-    return read_found(spi(), g_row, tenant, id);
+    if (spi().run(found_plan(g_renew), values, nullptr) == 1) return found_at(spi(), 0, id);
+    return read_found(spi(), found_plan(g_row), tenant, id);
 }
 
 // The fenced UPDATE; when it matches nothing, the row as it is.
@@ -335,8 +386,8 @@ FoundDelivery DeliveryStore::settle_by_statement(pg_uuid_t* tenant, std::int64_t
                        result ? JsonbPGetDatum(result) : 0, status_datum(delivery::Status::kClaimed)};
     char nulls[7] = "      ";
     if (result == nullptr) nulls[4] = 'n';
-    if (spi().run(g_finish, values, nulls) == 1) return found_at(spi(), 0, id);
-    return read_found(spi(), g_row, tenant, id);
+    if (spi().run(found_plan(g_finish), values, nulls) == 1) return found_at(spi(), 0, id);
+    return read_found(spi(), found_plan(g_row), tenant, id);
 }
 
 // One UPDATE for every pair that holds its row, then every pair's row as it now is.
@@ -351,7 +402,7 @@ void DeliveryStore::settle_batch_by_statement(pg_uuid_t* tenant, const Int64Arra
         position[DatumGetInt64(ids.values[i])] = i;
         out[i] = FoundDelivery{false, {}, nullptr, InvalidOid, 0};
     }
-    std::uint64_t n = s.run(g_batch_rows, values, nullptr);
+    std::uint64_t n = s.run(found_plan(g_batch_rows), values, nullptr);
     for (std::uint64_t row = 0; row < n; row++) {
         std::int64_t id = s.int64_at(row, 8);
         out[position[id]] = found_at(s, row, id);
@@ -398,10 +449,22 @@ void DeliveryStore::give_back(pg_uuid_t* tenant, std::int64_t id, const delivery
 }
 
 // The candidates copied out first: the caller's fence checks run queries of their own.
+// On a worker of a distributed install only its own shards' (each node's reaper reaps
+// its own tenants; a worker has Citus' metadata, and the distributed tables would give
+// it the whole cluster's); elsewhere, on the coordinator too, the distributed tables'.
 pg_uuid_t** DeliveryStore::reap_tenants(std::int32_t max_rows, std::uint64_t* n) {
     Datum limit[1] = {Int32GetDatum(max_rows)};
     Spi& s = spi();
-    std::uint64_t count = s.run(g_reap_tenants, limit, nullptr);
+    std::uint64_t count = 0;
+    if (!citus::distributed() || s.run(g_local_shards, nullptr, nullptr) == 0) {
+        count = s.run(g_reap_tenants, limit, nullptr);
+    } else if (const char *deliveries = s.cstring_at(0, 1), *tenants = s.cstring_at(0, 2);
+               deliveries != nullptr && tenants != nullptr) {
+        std::string sql = std::string(REAP_FROM_DELIVERIES "(") + deliveries + ")" REAP_JOIN_TENANTS "(" + tenants +
+                          ")" REAP_CANDIDATES;
+        Oid types[1] = {INT4OID};
+        count = s.run_once(sql.c_str(), 1, types, limit);
+    }
     pg_uuid_t** tenants =
         guard([count] { return static_cast<pg_uuid_t**>(palloc(sizeof(pg_uuid_t*) * (count + 1))); });
     for (std::uint64_t i = 0; i < count; i++) {

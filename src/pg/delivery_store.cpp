@@ -4,6 +4,7 @@
 
 #include "core/claim_hint.hpp"
 #include "core/delivery.hpp"
+#include "pg/auth.hpp"
 #include "pg/citus.hpp"
 #include "pg/delivery_direct.hpp"
 #include "pg/delivery_store.hpp"
@@ -13,9 +14,10 @@ namespace baton::pg {
 namespace {
 
 // The role bound to (tenant, target), as a statement: on a Citus install
-// target_bindings' rows are in shards, which the direct probe cannot read.
+// target_bindings' rows are in shards, which the direct probe cannot read. The role by
+// name, resolved on this node (auth::role_named()): the shard's node has its own oid.
 KeptPlan g_bound_role = {
-    "SELECT b.role FROM baton.target_bindings b "
+    "SELECT b.role::pg_catalog.text FROM baton.target_bindings b "
     "WHERE b.tenant OPERATOR(pg_catalog.=) $1 AND b.target OPERATOR(pg_catalog.=) $2",
     2, {UUIDOID, TEXTOID}, nullptr};
 
@@ -44,8 +46,9 @@ void DeliveryStore::close() {
 }
 
 // Keeps the last answer: a batch mostly names one target. On a Citus install the binding
-// is read by a statement (g_bound_role), else by a probe of its primary key. The target's bytes (an
-// argument, or a row's target copied out) live as long as the call.
+// is read by a statement (g_bound_role, the role's name resolved here), else by a probe
+// of its primary key. The target's bytes (an argument, or a row's target copied out)
+// live as long as the call.
 Oid DeliveryStore::bound_role(const pg_uuid_t* tenant, const char* target, int target_len) {
     if (role_target_ != nullptr && role_target_len_ == target_len && std::memcmp(role_target_, target, target_len) == 0)
         return role_;
@@ -55,7 +58,7 @@ Oid DeliveryStore::bound_role(const pg_uuid_t* tenant, const char* target, int t
                            PointerGetDatum(guard([target, target_len] {
                                return cstring_to_text_with_len(target, target_len);
                            }))};
-        role_ = s.run(g_bound_role, values, nullptr) == 0 ? InvalidOid : s.oid_at(0, 1);
+        role_ = s.run(g_bound_role, values, nullptr) == 0 ? InvalidOid : auth::role_named(s.cstring_at(0, 1));
     } else {
         role_ = delivery_direct::bound_role(tenant, target, target_len);
     }

@@ -85,6 +85,20 @@ void Spi::exec(const char* sql) {
     }
 }
 
+// SPI_execute_with_args, no nulls.
+std::uint64_t Spi::run_once(const char* sql, int nargs, const Oid* argtypes, const Datum* values) {
+    int rc = guard([sql, nargs, argtypes, values] {
+        return SPI_execute_with_args(sql, nargs, const_cast<Oid*>(argtypes), const_cast<Datum*>(values), nullptr,
+                                     false, 0);
+    });
+    if (rc < 0) {
+        guard([rc, sql] {
+            elog(ERROR, "pg_baton statement failed (%s): %s", SPI_result_code_string(rc), sql);
+        });
+    }
+    return SPI_processed;
+}
+
 Datum Spi::value(std::uint64_t row, int col, bool* isnull) const {
     // SPI_getbinval raises no error for a valid row and column.
     return SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, isnull);
@@ -119,6 +133,9 @@ Oid Spi::oid_at(std::uint64_t row, int col) const {
     Datum d = value(row, col, &isnull);
     return isnull ? InvalidOid : DatumGetObjectId(d);
 }
+
+// From the result's tuple descriptor (no catalog lookup).
+Oid Spi::column_type(int col) const { return TupleDescAttr(SPI_tuptable->tupdesc, col - 1)->atttypid; }
 
 char* Spi::cstring_at(std::uint64_t row, int col) const {
     bool isnull = false;

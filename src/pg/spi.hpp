@@ -43,6 +43,9 @@ public:
     std::uint64_t run_latest(KeptPlan& plan, const Datum* values, const char* nulls);
     // Executes a one-off utility or query string (no parameters).
     void exec(const char* sql);
+    // Executes a one-off statement with parameters of argtypes (planned for this call,
+    // not kept); returns the row count.
+    std::uint64_t run_once(const char* sql, int nargs, const Oid* argtypes, const Datum* values);
 
     // Column col (1-based) of row of the last result.
     Datum value(std::uint64_t row, int col, bool* isnull) const;
@@ -51,6 +54,8 @@ public:
     std::int32_t int32_at(std::uint64_t row, int col) const;
     bool bool_at(std::uint64_t row, int col) const;
     Oid oid_at(std::uint64_t row, int col) const;  // InvalidOid when NULL
+    // The type of column col (1-based) of the last result.
+    Oid column_type(int col) const;
     // A text column as a NUL-terminated copy in SPI's memory (valid until the connection ends).
     char* cstring_at(std::uint64_t row, int col) const;
     // A by-reference column copied out of SPI memory, so it outlives the connection.

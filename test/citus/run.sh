@@ -19,6 +19,10 @@
 #     node) and inside an explicit transaction (run on the coordinator, each statement
 #     routed to the shard): deliveries, leases, DU001, DU009, retries, reap, purge,
 #     workflows, markers.
+#   - role-bound targets (DU005), alone and inside a transaction: the bound role may
+#     claim, renew, finish, retry and finish a batch; another role is refused, the detail
+#     naming the bound role; a target bound to a role dropped since refuses everyone.
+#   - reap called on a worker reaps its own tenants only; on the coordinator, every node's.
 #   - the row rules of deliveries and the fence on the shards, by direct SQL too.
 #   - ids unique across the cluster (deliveries and step entries of tenants on both
 #     workers).
@@ -219,6 +223,58 @@ q -c "SELECT baton.define_workflow('wf', '{\"start\": \"a\", \"requires_approval
 flow alone "$A"
 flow txn "$B"
 
+# --- role-bound targets (DU005), alone and inside a transaction --------------------------
+# target_bindings.role holds the oid of the role on the shard's node; run on the
+# coordinator (inside a transaction) a check must resolve the role by name there.
+q -c 'CREATE ROLE "Bound Worker" LOGIN' -c "CREATE ROLE baton_other LOGIN" \
+    -c "SELECT baton.grant_worker('\"Bound Worker\"')" -c "SELECT baton.grant_worker('baton_other')" >/dev/null
+# as ROLE MODE SQL: the statement's output as ROLE, alone or inside BEGIN ... COMMIT;
+# as_code ROLE MODE SQL: its SQLSTATE; as_detail ROLE MODE SQL: its error's detail.
+as() {
+    local pre="" post=""
+    [[ $2 == txn ]] && pre="BEGIN;" post="COMMIT;"
+    q -U "$1" -c "$pre $3; $post" 2>&1 | grep -v '^\(BEGIN\|COMMIT\)$'
+}
+as_code() {
+    local pre="" post=""
+    [[ $2 == txn ]] && pre="BEGIN;" post="COMMIT;"
+    code -U "$1" -c "$pre $3; $post"
+}
+as_detail() { as "$1" "$2" "$3" | sed -n 's/^DETAIL:  //p'; }
+for mode in txn alone; do
+    tg=bound-$mode
+    q -c "SELECT baton.bind_target('$B', '$tg', '\"Bound Worker\"')" \
+        -c "SELECT baton.enqueue('$B', '$tg', k) FROM unnest(ARRAY['k1', 'k2', 'k3']) k" >/dev/null
+    check "[$mode] another role may not claim a bound target: DU005" "DU005" \
+        "$(as_code baton_other $mode "SELECT * FROM baton.claim('$B', '$tg', '1 hour')")"
+    check "[$mode] ... the detail names the bound role" 'The target is bound to role "Bound Worker", and the caller is not a member of it.' \
+        "$(as_detail baton_other $mode "SELECT * FROM baton.claim('$B', '$tg', '1 hour')")"
+    out=$(as "Bound Worker" $mode "SELECT id || ' ' || generation FROM baton.claim('$B', '$tg', '1 hour')")
+    id=${out% *} gen=${out#* }
+    check "[$mode] the bound role claims its target" "1" "$gen"
+    check "[$mode] ... renews" "t" "$(as "Bound Worker" $mode "SELECT baton.renew('$B', $id, $gen, '1 hour') > now()")"
+    check "[$mode] another role may not renew: DU005" "DU005" \
+        "$(as_code baton_other $mode "SELECT baton.renew('$B', $id, $gen, '1 hour')")"
+    check "[$mode] ... nor finish, naming the bound role" 'The target is bound to role "Bound Worker", and the caller is not a member of it.' \
+        "$(as_detail baton_other $mode "SELECT baton.finish('$B', $id, $gen)")"
+    check "[$mode] ... nor finish_batch: DU005" "DU005" \
+        "$(as_code baton_other $mode "SELECT * FROM baton.finish_batch('$B', ARRAY[$id], ARRAY[$gen])")"
+    check "[$mode] ... nor retry: DU005" "DU005" "$(as_code baton_other $mode "SELECT baton.retry('$B', $id, $gen, 'x')")"
+    check "[$mode] the bound role finishes" "finished" "$(as "Bound Worker" $mode "SELECT baton.finish('$B', $id, $gen)")"
+    out=$(as "Bound Worker" $mode "SELECT id || ' ' || generation FROM baton.claim('$B', '$tg', '1 hour')")
+    id=${out% *} gen=${out#* }
+    check "[$mode] ... retries" "pending" "$(as "Bound Worker" $mode "SELECT baton.retry('$B', $id, $gen, 'x')")"
+    out=$(as "Bound Worker" $mode "SELECT id || ' ' || generation FROM baton.claim('$B', '$tg', '1 hour')")
+    id=${out% *} gen=${out#* }
+    check "[$mode] ... and finishes a batch" "1" \
+        "$(as "Bound Worker" $mode "SELECT count(*) FROM baton.finish_batch('$B', ARRAY[$id], ARRAY[$gen])")"
+    # A bound role dropped since: no one but superusers may work on the target, as on one node.
+    q -c "CREATE ROLE baton_gone" -c "SELECT baton.bind_target('$B', 'gone-$mode', 'baton_gone')" \
+        -c "SELECT baton.enqueue('$B', 'gone-$mode', 'k')" -c "DROP ROLE baton_gone" >/dev/null
+    check "[$mode] a target bound to a role dropped since: DU005" "DU005" \
+        "$(as_code baton_other $mode "SELECT * FROM baton.claim('$B', 'gone-$mode', '1 hour')")"
+done
+
 # --- reap and purge from the coordinator, over rows on both workers ----------------------
 for t in "$A" "$B"; do
     q -c "SELECT baton.enqueue('$t', 'rx', 'r1')" -c "SELECT baton.enqueue('$t', 'rx', 'r2', max_attempts => 1)" >/dev/null
@@ -230,6 +286,17 @@ check "... each given back or failed by its attempts, as on one node" "failed 2 
     "$(q -c "SELECT string_agg(status || ' ' || n, ' ' ORDER BY status) FROM (SELECT status, count(*) n FROM baton.deliveries WHERE target = 'rx' GROUP BY status) s")"
 check "purge on the coordinator removes the settled rows on both workers" "t 0" \
     "$(q -c "SELECT baton.purge('0 seconds') >= 2" -c "SELECT count(*) FROM baton.deliveries WHERE target = 'rx' AND status = 'failed'" | tr '\n' ' ' | sed 's/ $//')"
+
+# --- reap called on a worker: that node's tenants only ----------------------------------
+for t in "$A" "$B"; do
+    q -c "SELECT baton.enqueue('$t', 'rl', 'r1')" -c "SELECT baton.enqueue('$t', 'rl', 'r2')" \
+        -c "SELECT count(*) FROM baton.claim('$t', 'rl', '1 second', 2)" >/dev/null
+done
+sleep 1.2
+check "reap called on A's worker reaps the expired leases of its tenants only" "2" "$(q -p "$(node_of "$A")" -c "SELECT baton.reap()")"
+check "... leaving those of B, on the other worker" "$A pending 2 $B claimed 2" \
+    "$(q -c "SELECT string_agg(tenant || ' ' || status || ' ' || n, ' ' ORDER BY tenant) FROM (SELECT tenant, status, count(*) n FROM baton.deliveries WHERE target = 'rl' GROUP BY 1, 2) s")"
+check "... which the coordinator's reap reaches" "2" "$(q -c "SELECT baton.reap()")"
 
 # --- the row rules and the fence on the shards -------------------------------------------
 check "a row with an unknown status is refused on its shard: 23514" "23514" \
