@@ -506,35 +506,6 @@ TEST(ScheduleDstTest, HalfHourChangeAndWholeDays) {
     EXPECT_EQ(latest_iso("0 12 30 12 *", twice, utc(2011, 12, 30, 23)), "2011-12-29T22:00:00Z");
 }
 
-// The slots of a spec between two instants, found minute by minute in civil time with
-// the rule of schedule.hpp written out again.
-std::vector<std::int64_t> brute_slots(const Spec& s, const Zone& zone, std::int64_t from,
-                                      std::int64_t to) {
-    std::vector<std::int64_t> out;
-    const std::int64_t day = 86400 * kSec;
-    for (std::int64_t l = usec_from_civil(zone.civil_of(from - 2 * day)) / kMin * kMin;
-         l <= usec_from_civil(zone.civil_of(to + 2 * day)); l += kMin) {
-        const Civil c = civil_from_usec(l);
-        if (!matches(s, c))
-            continue;
-        const Resolved r = zone.resolve(c);
-        std::vector<std::int64_t> at;
-        if (r.kind == Resolved::Kind::kOnce)
-            at = {r.first};
-        else if (r.kind == Resolved::Kind::kGap && !s.wildcard)
-            at = {r.first};
-        else if (r.kind == Resolved::Kind::kTwice)
-            at = s.wildcard ? std::vector<std::int64_t>{r.first, r.second}
-                            : std::vector<std::int64_t>{r.first};
-        for (std::int64_t u : at)
-            if (u >= from && u <= to)
-                out.push_back(u);
-    }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
-}
-
 TEST(ScheduleDstTest, SearchAgreesWithMinuteByMinute) {
     const auto ny = test::new_york(2020, 2030);
     const auto b = test::berlin(2020, 2030);
@@ -554,7 +525,7 @@ TEST(ScheduleDstTest, SearchAgreesWithMinuteByMinute) {
         for (const Zone* z : zones) {
             for (std::int64_t w : windows) {
                 const std::int64_t from = w, to = w + 3 * 86400 * kSec;
-                const std::vector<std::int64_t> expect = brute_slots(s, *z, from, to);
+                const std::vector<std::int64_t> expect = test::brute_slots(s, *z, from, to);
                 // From every half hour (and a second either side) of the window.
                 for (std::int64_t a = from + 86400 * kSec / 2; a < to - 86400 * kSec;
                      a += 30 * kMin) {

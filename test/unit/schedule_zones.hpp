@@ -2,10 +2,12 @@
 // changes, and simplified daylight-saving rules built into such tables: America/New_York
 // (US rules since 2007), Europe/Berlin (EU rules), Australia/Lord_Howe (a 30-minute
 // change, southern hemisphere) and Pacific/Apia's skipped day of 2011 with its mirror, a
-// repeated day.
+// repeated day. And brute_slots(), the slots of a spec found minute by minute, the oracle
+// the field-skipping search is checked against.
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -133,6 +135,40 @@ inline TableZone apia() {
 // 2011-12-30 (00:00 to 24:00) happens twice.
 inline TableZone apia_reversed() {
     return TableZone(14 * 3600, {{utc(2011, 12, 30, 10), -10 * 3600}});
+}
+
+// The slots of a spec in [from, to], found minute by minute in civil time (from two
+// days before to two days after) with the rule of daylight-saving time in schedule.hpp
+// written out again.
+inline std::vector<std::int64_t> brute_slots(const baton::schedule::Spec& s,
+                                             const baton::schedule::Zone& zone,
+                                             std::int64_t from, std::int64_t to) {
+    using namespace baton::schedule;
+    constexpr std::int64_t kMinute = 60LL * 1000000;
+    constexpr std::int64_t kDay = 86400LL * 1000000;
+    std::vector<std::int64_t> out;
+    const std::int64_t first = usec_from_civil(zone.civil_of(from - 2 * kDay));
+    const std::int64_t last = usec_from_civil(zone.civil_of(to + 2 * kDay));
+    for (std::int64_t l = first - (first % kMinute + kMinute) % kMinute; l <= last; l += kMinute) {
+        const Civil c = civil_from_usec(l);
+        if (!matches(s, c))
+            continue;
+        const Resolved r = zone.resolve(c);
+        std::vector<std::int64_t> at;
+        if (r.kind == Resolved::Kind::kOnce)
+            at = {r.first};
+        else if (r.kind == Resolved::Kind::kGap && !s.wildcard)
+            at = {r.first};
+        else if (r.kind == Resolved::Kind::kTwice)
+            at = s.wildcard ? std::vector<std::int64_t>{r.first, r.second}
+                            : std::vector<std::int64_t>{r.first};
+        for (std::int64_t u : at)
+            if (u >= from && u <= to)
+                out.push_back(u);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
 }
 
 }  // namespace test
