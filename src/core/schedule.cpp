@@ -1,7 +1,6 @@
 // Recurring schedules: parsing a spec and searching its slots (see schedule.hpp).
 #include "core/schedule.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -24,6 +23,7 @@ std::int64_t floor_div(std::int64_t a, std::int64_t b) {
     return q;
 }
 
+// True for a Gregorian leap year.
 bool is_leap(std::int64_t y) {
     return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
 }
@@ -32,9 +32,9 @@ bool is_leap(std::int64_t y) {
 
 // One field of a cron line: its place, how details name it, and its values.
 struct Field {
-    int number;            // 1-5, as details count
-    const char* name;      // "minute"
-    const char* what;      // "a minute is 0 to 59"
+    int number;        // 1-5, as details count
+    const char* name;  // "minute"
+    const char* what;  // "a minute is 0 to 59"
     int min;
     int max;
     const char* const* names;  // three-letter names of min, min+1, ... or nullptr
@@ -64,10 +64,12 @@ std::string field_label(const Field& f) {
     return "Field " + std::to_string(f.number) + " (" + f.name + ")";
 }
 
+// The separators of fields and terms: a space or a tab (no other whitespace).
 bool is_space(char c) {
     return c == ' ' || c == '\t';
 }
 
+// ASCII character classes, independent of the C locale.
 bool is_digit(char c) {
     return c >= '0' && c <= '9';
 }
@@ -76,10 +78,12 @@ bool is_alpha(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
+// ASCII upper case, for names and macros, which are case-insensitive.
 char upper(char c) {
     return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
 }
 
+// True when two texts are equal ignoring ASCII case.
 bool iequals(std::string_view a, std::string_view b) {
     if (a.size() != b.size())
         return false;
@@ -104,15 +108,15 @@ std::int64_t digits_value(std::string_view digits) {
 // The text of a value for a detail: digits as written (clipped), anything else quoted.
 std::string shown(std::string_view text) {
     bool digits = !text.empty() && text.size() <= 20;
-    for (char c : text) digits = digits && is_digit(c);
+    for (char c : text)
+        digits = digits && is_digit(c);
     return digits ? std::string(text) : json::excerpt(text, 32);
 }
 
 // One value of a field: a number in range, or (month and day of week) a name.
 int parse_value(const Field& f, std::string_view text, std::string_view item) {
     if (text.empty())
-        refuse(field_label(f) + " has " + json::excerpt(item, 32) +
-               ", where a value is missing.");
+        refuse(field_label(f) + " has " + json::excerpt(item, 32) + ", where a value is missing.");
     bool digits = true, letters = true;
     for (char c : text) {
         digits = digits && is_digit(c);
@@ -128,8 +132,8 @@ int parse_value(const Field& f, std::string_view text, std::string_view item) {
         for (int k = 0; k < f.name_count; ++k)
             if (iequals(text, f.names[k]))
                 return f.min + k;
-        refuse(field_label(f) + " has " + json::excerpt(text, 32) + ", which is not a " +
-               f.name + " name (" + (f.number == 4 ? "JAN to DEC" : "SUN to SAT") + ").");
+        refuse(field_label(f) + " has " + json::excerpt(text, 32) + ", which is not a " + f.name +
+               " name (" + (f.number == 4 ? "JAN to DEC" : "SUN to SAT") + ").");
     }
     if (letters)
         refuse(field_label(f) + " has " + json::excerpt(text, 32) + "; " + f.what +
@@ -146,8 +150,8 @@ std::uint64_t parse_field(const Field& f, std::string_view text, bool& star) {
     std::size_t pos = 0;
     for (;;) {
         std::size_t comma = text.find(',', pos);
-        std::string_view item =
-            text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+        std::string_view item = text.substr(
+            pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
         if (item.empty())
             refuse(field_label(f) + " has an empty item in the list " + json::excerpt(text, 64) +
                    " (two commas, or a comma at an end).");
@@ -157,7 +161,8 @@ std::uint64_t parse_field(const Field& f, std::string_view text, bool& star) {
             base = item.substr(0, slash);
             step_text = item.substr(slash + 1);
             bool digits = !step_text.empty();
-            for (char c : step_text) digits = digits && is_digit(c);
+            for (char c : step_text)
+                digits = digits && is_digit(c);
             if (!digits)
                 refuse(field_label(f) + " has " + json::excerpt(item, 32) +
                        ", whose step is not a number: a step is */n, a-b/n or a/n.");
@@ -184,7 +189,8 @@ std::uint64_t parse_field(const Field& f, std::string_view text, bool& star) {
                        std::to_string(f.max) + ".");
             step = static_cast<int>(s);
         }
-        for (int v = lo; v <= hi; v += step) bits |= std::uint64_t{1} << v;
+        for (int v = lo; v <= hi; v += step)
+            bits |= std::uint64_t{1} << v;
         if (comma == std::string_view::npos)
             break;
         pos = comma + 1;
@@ -212,9 +218,11 @@ Spec parse_cron(std::string_view text) {
     std::vector<std::string_view> fields;
     std::size_t i = 0;
     while (i < text.size()) {
-        while (i < text.size() && is_space(text[i])) ++i;
+        while (i < text.size() && is_space(text[i]))
+            ++i;
         std::size_t start = i;
-        while (i < text.size() && !is_space(text[i])) ++i;
+        while (i < text.size() && !is_space(text[i]))
+            ++i;
         if (i > start)
             fields.push_back(text.substr(start, i - start));
     }
@@ -227,7 +235,8 @@ Spec parse_cron(std::string_view text) {
     s.kind = Spec::Kind::kCron;
     bool star[5];
     std::uint64_t bits[5];
-    for (int k = 0; k < 5; ++k) bits[k] = parse_field(kFields[k], fields[static_cast<std::size_t>(k)], star[k]);
+    for (int k = 0; k < 5; ++k)
+        bits[k] = parse_field(kFields[k], fields[static_cast<std::size_t>(k)], star[k]);
     s.minutes = bits[0];
     s.hours = static_cast<std::uint32_t>(bits[1]);
     s.days = static_cast<std::uint32_t>(bits[2]);
@@ -238,9 +247,10 @@ Spec parse_cron(std::string_view text) {
     s.days_star = star[2];
     s.weekdays_star = star[4];
     if (!can_fire(s))
-        refuse("Field 3 (day of month) and field 4 (month) never meet: none of the days is in "
-               "any of the months (February has 29 days at most; April, June, September and "
-               "November 30), so the spec never matches.");
+        refuse(
+            "Field 3 (day of month) and field 4 (month) never meet: none of the days is in "
+            "any of the months (February has 29 days at most; April, June, September and "
+            "November 30), so the spec never matches.");
     return s;
 }
 
@@ -251,10 +261,10 @@ std::int64_t unit_seconds(std::string_view unit) {
         std::int64_t seconds;
     };
     static constexpr Unit kUnits[] = {
-        {"s", 1},       {"sec", 1},       {"secs", 1},       {"second", 1},   {"seconds", 1},
-        {"m", 60},      {"min", 60},      {"mins", 60},      {"minute", 60},  {"minutes", 60},
-        {"h", 3600},    {"hr", 3600},     {"hrs", 3600},     {"hour", 3600},  {"hours", 3600},
-        {"d", 86400},   {"day", 86400},   {"days", 86400},   {"w", 604800},   {"week", 604800},
+        {"s", 1},         {"sec", 1},     {"secs", 1},     {"second", 1},  {"seconds", 1},
+        {"m", 60},        {"min", 60},    {"mins", 60},    {"minute", 60}, {"minutes", 60},
+        {"h", 3600},      {"hr", 3600},   {"hrs", 3600},   {"hour", 3600}, {"hours", 3600},
+        {"d", 86400},     {"day", 86400}, {"days", 86400}, {"w", 604800},  {"week", 604800},
         {"weeks", 604800}};
     for (const Unit& u : kUnits)
         if (iequals(unit, u.name))
@@ -270,24 +280,29 @@ Spec parse_every(std::string_view text) {
     std::int64_t total = 0;
     int terms = 0;
     while (true) {
-        while (i < text.size() && is_space(text[i])) ++i;
+        while (i < text.size() && is_space(text[i]))
+            ++i;
         if (i == text.size())
             break;
         std::size_t start = i;
-        while (i < text.size() && is_digit(text[i])) ++i;
+        while (i < text.size() && is_digit(text[i]))
+            ++i;
         std::string_view number = text.substr(start, i - start);
         if (number.empty() || (i < text.size() && text[i] == '.'))
             refuse("@every has " + json::excerpt(text.substr(start), 32) +
                    ", where a whole number of units is expected (\"@every 30 seconds\", "
                    "\"@every 1 hour 30 minutes\").");
-        while (i < text.size() && is_space(text[i])) ++i;
+        while (i < text.size() && is_space(text[i]))
+            ++i;
         std::size_t ustart = i;
-        while (i < text.size() && is_alpha(text[i])) ++i;
+        while (i < text.size() && is_alpha(text[i]))
+            ++i;
         std::string_view unit = text.substr(ustart, i - ustart);
         std::int64_t seconds = unit_seconds(unit);
         if (seconds == 0)
-            refuse("@every has " + (unit.empty() ? std::string("no unit") : json::excerpt(unit, 32)) +
-                   " after " + shown(number) + "; " + units + ".");
+            refuse("@every has " +
+                   (unit.empty() ? std::string("no unit") : json::excerpt(unit, 32)) + " after " +
+                   shown(number) + "; " + units + ".");
         if (i < text.size() && !is_space(text[i]) && !is_digit(text[i]))
             refuse("@every has " + json::excerpt(text.substr(i), 32) + " after " +
                    json::excerpt(text.substr(start, i - start), 32) +
@@ -470,6 +485,7 @@ struct Instants {
     std::int64_t at[2] = {0, 0};
 };
 
+// The slots of the civil minute c (which the spec matches) in the zone.
 Instants instants_of(const Spec& s, const Zone& zone, const Minute& c) {
     const Resolved r = zone.resolve(c);
     Instants out;
@@ -509,6 +525,7 @@ Civil shifted(const Civil& c, std::int64_t usec) {
     return civil_from_usec(usec_from_civil(c) + usec);
 }
 
+// True for an instant a slot may be (kMinUsec..kMaxUsec).
 bool in_range(std::int64_t usec) {
     return usec >= kMinUsec && usec <= kMaxUsec;
 }
@@ -520,6 +537,7 @@ bool operator==(const Civil& a, const Civil& b) {
            a.minute == b.minute && a.second == b.second;
 }
 
+// A fixed offset: every civil time exists once.
 Resolved FixedZone::resolve(const Civil& local) const {
     return Resolved::once(usec_from_civil(local) - offset_usec_);
 }
@@ -533,16 +551,20 @@ Spec parse(std::string_view spec) {
         refuse("spec has at most " + std::to_string(kMaxSpecBytes) + " bytes; this one has " +
                std::to_string(spec.size()) + ".");
     std::size_t b = 0, e = spec.size();
-    while (b < e && is_space(spec[b])) ++b;
-    while (e > b && is_space(spec[e - 1])) --e;
+    while (b < e && is_space(spec[b]))
+        ++b;
+    while (e > b && is_space(spec[e - 1]))
+        --e;
     std::string_view text = spec.substr(b, e - b);
     if (text.empty())
-        refuse("spec is empty; it is a cron line such as \"30 2 * * *\", a macro such as "
-               "@daily, or @every <interval>.");
+        refuse(
+            "spec is empty; it is a cron line such as \"30 2 * * *\", a macro such as "
+            "@daily, or @every <interval>.");
     if (text[0] != '@')
         return parse_cron(text);
     std::size_t end = 1;
-    while (end < text.size() && !is_space(text[end])) ++end;
+    while (end < text.size() && !is_space(text[end]))
+        ++end;
     std::string_view macro = text.substr(0, end);
     std::string_view rest = text.substr(end);
     if (iequals(macro, "@every"))
@@ -578,8 +600,8 @@ bool matches_day(const Spec& s, int year, int month, int day) {
 }
 
 bool matches(const Spec& s, const Civil& c) {
-    if (s.kind != Spec::Kind::kCron || c.second != 0 || c.month < 1 || c.month > 12 ||
-        c.hour < 0 || c.hour > 23 || c.minute < 0 || c.minute > 59)
+    if (s.kind != Spec::Kind::kCron || c.second != 0 || c.month < 1 || c.month > 12 || c.hour < 0 ||
+        c.hour > 23 || c.minute < 0 || c.minute > 59)
         return false;
     return (s.months & (1u << c.month)) && matches_day(s, c.year, c.month, c.day) &&
            (s.hours & (1u << c.hour)) && (s.minutes & (std::uint64_t{1} << c.minute));
@@ -595,10 +617,9 @@ std::optional<std::int64_t> next_slot(const Spec& s, const Zone& zone, std::int6
     // Every minute before the civil time of `after` has its slots at or before it, but
     // for the later occurrences of a repeated time: start that much earlier.
     const Civil at = zone.civil_of(after);
-    Civil start = shifted(at, -repeat_span(zone, at));
-    if (start.year < 1)
-        start = Civil{1, 1, 1, 0, 0, 0};
-    const int last_year = std::min(start.year + kSearchYears, 9999);
+    // (Civil years 0 and 10000 are searched too: a zone's offset moves them into range.)
+    const Civil start = shifted(at, -repeat_span(zone, at));
+    const int last_year = start.year + kSearchYears;
     std::optional<std::int64_t> best;
     // First occurrences never decrease along civil time: the first minute whose earliest
     // slot is after `after` ends the search; an earlier minute's later occurrence may
@@ -628,10 +649,8 @@ std::optional<std::int64_t> latest_slot_at_or_before(const Spec& s, const Zone& 
     // The mirror of next_slot: every minute after the civil time of `now` has its slots
     // after it, but for the earlier occurrences of a repeated time: start that much later.
     const Civil at = zone.civil_of(now);
-    Civil start = shifted(at, repeat_span(zone, at));
-    if (start.year > 9999)
-        start = Civil{9999, 12, 31, 23, 59, 0};
-    const int first_year = std::max(start.year - kSearchYears, 1);
+    const Civil start = shifted(at, repeat_span(zone, at));
+    const int first_year = start.year - kSearchYears;
     std::optional<std::int64_t> best;
     for (std::optional<Minute> c = last_match(s, start, first_year); c;
          c = last_match(s, minus_minute(*c), first_year)) {

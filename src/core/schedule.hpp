@@ -118,7 +118,8 @@ struct Resolved {
 // An implementation must be consistent: civil_of(u) resolves to u (once, or as one of
 // two), civil times resolve in order (a later civil time never to an earlier instant,
 // taking first occurrences), a gap's jump instant is the first instant whose civil time
-// is past the gap, and no gap or repetition is longer than a day.
+// is past the gap, and no gap or repetition is longer than a day. The search may ask
+// about civil times in the years 0 and 10000, which an offset brings into range.
 class Zone {
 public:
     virtual ~Zone() = default;
@@ -148,14 +149,14 @@ private:
 struct Spec {
     enum class Kind { kCron, kEvery };
     Kind kind = Kind::kCron;
-    std::uint64_t minutes = 0;  // bits 0-59
-    std::uint32_t hours = 0;    // bits 0-23
-    std::uint32_t days = 0;     // bits 1-31 (day of month)
-    std::uint32_t months = 0;   // bits 1-12
-    std::uint32_t weekdays = 0; // bits 0-6, 0 = Sunday (a 7 written in the spec is bit 0)
-    bool days_star = false;     // the day-of-month field begins with `*`
-    bool weekdays_star = false; // the day-of-week field begins with `*`
-    bool wildcard = false;      // the minute or the hour field begins with `*`
+    std::uint64_t minutes = 0;    // bits 0-59
+    std::uint32_t hours = 0;      // bits 0-23
+    std::uint32_t days = 0;       // bits 1-31 (day of month)
+    std::uint32_t months = 0;     // bits 1-12
+    std::uint32_t weekdays = 0;   // bits 0-6, 0 = Sunday (a 7 written in the spec is bit 0)
+    bool days_star = false;       // the day-of-month field begins with `*`
+    bool weekdays_star = false;   // the day-of-week field begins with `*`
+    bool wildcard = false;        // the minute or the hour field begins with `*`
     std::int64_t every_usec = 0;  // kEvery: the interval
 };
 

@@ -41,13 +41,20 @@ const Zone& zone_of(std::uint8_t k) {
     static const test::TableZone apia = test::apia();
     static const test::TableZone twice = test::apia_reversed();
     switch (k % 7) {
-        case 0: return utc0;
-        case 1: return kolkata;
-        case 2: return ny;
-        case 3: return berlin;
-        case 4: return lh;
-        case 5: return apia;
-        default: return twice;
+        case 0:
+            return utc0;
+        case 1:
+            return kolkata;
+        case 2:
+            return ny;
+        case 3:
+            return berlin;
+        case 4:
+            return lh;
+        case 5:
+            return apia;
+        default:
+            return twice;
     }
 }
 
@@ -124,7 +131,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
     const std::optional<std::int64_t> next = next_slot(s, zone, after);
     if (!next) {
-        FUZZ_CHECK(after >= test::utc(9999 - kSearchYears, 1, 1), "no next slot far from year 9999");
+        FUZZ_CHECK(after >= test::utc(9999 - kSearchYears, 1, 1),
+                   "no next slot far from year 9999");
     } else {
         FUZZ_CHECK(*next > after, "next slot is not after");
         check_slot(s, zone, *next);
@@ -152,7 +160,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             FUZZ_CHECK(*latest + s.every_usec > after, "an @every slot was skipped");
         else if (after - *latest <= 2 * kDay) {
             const std::vector<std::int64_t> all = test::brute_slots(s, zone, *latest, after);
-            FUZZ_CHECK(!all.empty() && all.back() == *latest, "latest slot differs from the oracle");
+            FUZZ_CHECK(!all.empty() && all.back() == *latest,
+                       "latest slot differs from the oracle");
         }
     }
     return 0;

@@ -28,14 +28,16 @@ constexpr std::int64_t kHour = 60 * kMin;
 // The bits of a list of values.
 std::uint64_t bits(std::initializer_list<int> values) {
     std::uint64_t b = 0;
-    for (int v : values) b |= std::uint64_t{1} << v;
+    for (int v : values)
+        b |= std::uint64_t{1} << v;
     return b;
 }
 
 // The bits lo..hi.
 std::uint64_t span(int lo, int hi) {
     std::uint64_t b = 0;
-    for (int v = lo; v <= hi; ++v) b |= std::uint64_t{1} << v;
+    for (int v = lo; v <= hi; ++v)
+        b |= std::uint64_t{1} << v;
     return b;
 }
 
@@ -66,8 +68,7 @@ std::string latest_iso(std::string_view spec, const Zone& zone, std::int64_t now
 }
 
 // The first n slots after `after`, each found from the one before.
-std::vector<std::string> slots(std::string_view spec, const Zone& zone, std::int64_t after,
-                               int n) {
+std::vector<std::string> slots(std::string_view spec, const Zone& zone, std::int64_t after, int n) {
     const Spec s = parse(spec);
     std::vector<std::string> out;
     for (int k = 0; k < n; ++k) {
@@ -243,7 +244,8 @@ TEST(ScheduleParseTest, WholeSpecRefusals) {
     EXPECT_EQ(refusal("0 * * * * *").find("spec has 6 fields"), 0u);
     EXPECT_EQ(refusal("daily").find("spec has 1 field;"), 0u);
     EXPECT_EQ(refusal("@reboot").find("\"@reboot\" is not a macro"), 0u);
-    EXPECT_EQ(refusal("@daily 5"), "\"@daily\" takes nothing after it; this spec has \"5\" after it.");
+    EXPECT_EQ(refusal("@daily 5"),
+              "\"@daily\" takes nothing after it; this spec has \"5\" after it.");
     EXPECT_EQ(refusal(std::string(201, ' ')), "spec has at most 200 bytes; this one has 201.");
     EXPECT_EQ(refusal("0 0 * * *" + std::string(191, ' ')), "");
     // Bytes that are not text are quoted, never copied into the detail.
@@ -340,8 +342,7 @@ TEST(ScheduleSearchTest, LatestSlotAtOrBefore) {
     EXPECT_EQ(latest_iso("0 3 * * *", kUtc, slot), "2026-12-02T03:00:00Z");
     EXPECT_EQ(latest_iso("0 3 * * *", kUtc, slot - 1), "2026-12-01T03:00:00Z");
     EXPECT_EQ(latest_iso("0 3 * * *", kUtc, slot + 5 * kHour), "2026-12-02T03:00:00Z");
-    EXPECT_EQ(latest_iso("*/5 * * * *", kUtc, slot + 4 * kMin + 59 * kSec),
-              "2026-12-02T03:00:00Z");
+    EXPECT_EQ(latest_iso("*/5 * * * *", kUtc, slot + 4 * kMin + 59 * kSec), "2026-12-02T03:00:00Z");
     EXPECT_EQ(latest_iso("0 0 1 1 *", kUtc, utc(2026, 12, 31)), "2026-01-01T00:00:00Z");
     EXPECT_EQ(latest_iso("@every 1 hour", kUtc, slot + 1), "2026-12-02T03:00:00Z");
     EXPECT_EQ(latest_iso("@every 1 hour", kUtc, slot - 1), "2026-12-02T02:00:00Z");
@@ -365,8 +366,7 @@ TEST(ScheduleSearchTest, FixedOffsets) {
     EXPECT_EQ(next_iso("0 22 * * *", honolulu, utc(2026, 12, 31, 12)), "2027-01-01T08:00:00Z");
     // The day rule reads the local date: Friday 23:00 in Honolulu is Saturday in UTC.
     EXPECT_EQ(next_iso("0 23 * * FRI", honolulu, utc(2026, 12, 1)), "2026-12-05T09:00:00Z");
-    EXPECT_EQ(latest_iso("30 2 * * *", kolkata, utc(2026, 12, 1, 20, 59)),
-              "2026-11-30T21:00:00Z");
+    EXPECT_EQ(latest_iso("30 2 * * *", kolkata, utc(2026, 12, 1, 20, 59)), "2026-11-30T21:00:00Z");
 }
 
 TEST(ScheduleSearchTest, EveryIsAnchoredAtTheUnixEpoch) {
@@ -395,6 +395,11 @@ TEST(ScheduleSearchTest, NoSlotOutsideTheRange) {
     EXPECT_FALSE(latest_slot_at_or_before(s, kUtc, INT64_MAX).has_value());
     EXPECT_EQ(iso(latest_slot_at_or_before(s, kUtc, kMinUsec)), "0001-01-01T00:00:00Z");
     EXPECT_FALSE(next_slot(parse("@every 365 days"), kUtc, kMaxUsec - 1).has_value());
+    // Civil times of the years 0 and 10000 that are slots within the range.
+    const auto ny = test::new_york();
+    EXPECT_EQ(iso(next_slot(s, ny, kMinUsec + 123)), "0001-01-01T00:01:00Z");
+    EXPECT_EQ(iso(latest_slot_at_or_before(s, FixedZone(3600), kMaxUsec)),
+              "9999-12-31T23:59:00Z");
 }
 
 // ---- daylight-saving time --------------------------------------------------------------
@@ -404,8 +409,8 @@ TEST(ScheduleSearchTest, NoSlotOutsideTheRange) {
 TEST(ScheduleDstTest, FixedTimeInTheSkippedHourFiresOnceAtTheJump) {
     const auto ny = test::new_york();
     EXPECT_EQ(slots("30 2 * * *", ny, utc(2026, 3, 7, 5), 3),
-              (std::vector<std::string>{"2026-03-07T07:30:00Z",    // 02:30 EST
-                                        "2026-03-08T07:00:00Z",    // 03:00 EDT, the jump
+              (std::vector<std::string>{"2026-03-07T07:30:00Z",     // 02:30 EST
+                                        "2026-03-08T07:00:00Z",     // 03:00 EDT, the jump
                                         "2026-03-09T06:30:00Z"}));  // 02:30 EDT
     // 02:00, 02:30 and 03:00 of the change day are one slot.
     EXPECT_EQ(slots("0,30 2,3 * * *", ny, utc(2026, 3, 8, 5), 3),
@@ -421,7 +426,7 @@ TEST(ScheduleDstTest, FixedTimeInTheSkippedHourFiresOnceAtTheJump) {
 TEST(ScheduleDstTest, FixedTimeInTheRepeatedHourFiresOnceAtTheFirst) {
     const auto ny = test::new_york();
     EXPECT_EQ(slots("30 1 * * *", ny, utc(2026, 10, 31, 12), 2),
-              (std::vector<std::string>{"2026-11-01T05:30:00Z",    // 01:30 EDT
+              (std::vector<std::string>{"2026-11-01T05:30:00Z",     // 01:30 EDT
                                         "2026-11-02T06:30:00Z"}));  // not 01:30 EST on 11-01
     // After the first occurrence, in the second pass, the next slot is the next day's.
     EXPECT_EQ(next_iso("30 1 * * *", ny, utc(2026, 11, 1, 6, 15)), "2026-11-02T06:30:00Z");
@@ -452,8 +457,8 @@ TEST(ScheduleDstTest, WildcardSpecsFollowTheNewTime) {
                                         "2026-11-01T06:00:00Z", "2026-11-01T07:00:00Z",
                                         "2026-11-01T08:00:00Z"}));
     EXPECT_EQ(slots("*/20 1 * * *", ny, utc(2026, 11, 1, 5, 30), 5),
-              (std::vector<std::string>{"2026-11-01T05:40:00Z",    // 01:40 EDT
-                                        "2026-11-01T06:00:00Z",    // 01:00 EST
+              (std::vector<std::string>{"2026-11-01T05:40:00Z",  // 01:40 EDT
+                                        "2026-11-01T06:00:00Z",  // 01:00 EST
                                         "2026-11-01T06:20:00Z", "2026-11-01T06:40:00Z",
                                         "2026-11-02T06:00:00Z"}));
     // From the last second of the first pass, the next is the repeated 01:00.
@@ -512,14 +517,13 @@ TEST(ScheduleDstTest, SearchAgreesWithMinuteByMinute) {
     const auto lh = test::lord_howe(2020, 2030);
     const auto apia = test::apia(), twice = test::apia_reversed();
     const Zone* zones[] = {&kUtc, &ny, &b, &lh, &apia, &twice};
-    const std::int64_t windows[] = {utc(2026, 3, 7, 12), utc(2026, 10, 31, 12),
-                                    utc(2026, 3, 28, 12), utc(2026, 10, 24, 12),
-                                    utc(2026, 4, 4, 0), utc(2026, 10, 3, 0),
-                                    utc(2011, 12, 28, 12)};
-    const char* specs[] = {"30 2 * * *",   "0,30 2,3 * * *", "30 1 * * *", "* * * * *",
-                           "*/7 * * * *",  "0 * * * *",      "15 2 * * *", "*/20 1 * * *",
-                           "45 1,2 * * *", "0 12 * * *",     "0 */12 30 12 *",
-                           "0 0 * * SUN",  "59 23 * * *"};
+    const std::int64_t windows[] = {
+        utc(2026, 3, 7, 12), utc(2026, 10, 31, 12), utc(2026, 3, 28, 12), utc(2026, 10, 24, 12),
+        utc(2026, 4, 4, 0),  utc(2026, 10, 3, 0),   utc(2011, 12, 28, 12)};
+    const char* specs[] = {"30 2 * * *",   "0,30 2,3 * * *", "30 1 * * *",     "* * * * *",
+                           "*/7 * * * *",  "0 * * * *",      "15 2 * * *",     "*/20 1 * * *",
+                           "45 1,2 * * *", "0 12 * * *",     "0 */12 30 12 *", "0 0 * * SUN",
+                           "59 23 * * *"};
     for (const char* text : specs) {
         const Spec s = parse(text);
         for (const Zone* z : zones) {
@@ -543,8 +547,7 @@ TEST(ScheduleDstTest, SearchAgreesWithMinuteByMinute) {
                                 << text << " after " << format_utc(after);
                         }
                         if (want_latest) {
-                            ASSERT_EQ(iso(latest_slot_at_or_before(s, *z, after)),
-                                      iso(want_latest))
+                            ASSERT_EQ(iso(latest_slot_at_or_before(s, *z, after)), iso(want_latest))
                                 << text << " at " << format_utc(after);
                         }
                     }
@@ -564,7 +567,8 @@ TEST(ScheduleFormatTest, IsoUtc) {
     EXPECT_EQ(format_utc(kMinUsec), "0001-01-01T00:00:00Z");
     EXPECT_EQ(format_utc(kMaxUsec), "9999-12-31T23:59:59.999999Z");
     EXPECT_EQ(format_utc(utc(2024, 2, 29, 23, 59, 59)), "2024-02-29T23:59:59Z");
-    EXPECT_EQ(dedup_key("nightly", utc(2026, 12, 2, 3, 0)), "schedule:nightly:2026-12-02T03:00:00Z");
+    EXPECT_EQ(dedup_key("nightly", utc(2026, 12, 2, 3, 0)),
+              "schedule:nightly:2026-12-02T03:00:00Z");
 }
 
 TEST(ScheduleFormatTest, CalendarArithmetic) {

@@ -141,8 +141,8 @@ inline TableZone apia_reversed() {
 // days before to two days after) with the rule of daylight-saving time in schedule.hpp
 // written out again.
 inline std::vector<std::int64_t> brute_slots(const baton::schedule::Spec& s,
-                                             const baton::schedule::Zone& zone,
-                                             std::int64_t from, std::int64_t to) {
+                                             const baton::schedule::Zone& zone, std::int64_t from,
+                                             std::int64_t to) {
     using namespace baton::schedule;
     constexpr std::int64_t kMinute = 60LL * 1000000;
     constexpr std::int64_t kDay = 86400LL * 1000000;
