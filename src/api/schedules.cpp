@@ -43,7 +43,7 @@ const pg_tz* zone_of(const text* time_zone) {
 const pg_tz* zone_arg(const text* time_zone) {
     const pg_tz* tz = pg::text_view(time_zone).size() <= TZ_STRLEN_MAX ? zone_of(time_zone) : nullptr;
     if (tz == nullptr)
-        throw_invalid_argument("time_zone", "time_zone " + pg::quoted(time_zone).substr(0, 80) +
+        throw_invalid_argument("time_zone", "time_zone \"" + clip(pg::text_view(time_zone)) + "\"" +
                                                 " is not a time zone Postgres knows; the view "
                                                 "pg_timezone_names lists them ('UTC', 'Europe/Berlin', ...).");
     return tz;
