@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Upgrades: pg_baton 0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 with ALTER EXTENSION pg_baton UPDATE, against the
+# Upgrades: pg_baton 0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 with ALTER EXTENSION pg_baton UPDATE, against the
 # running test cluster (PGHOST/PGPORT/PGUSER exported, PG_CONFIG exported, the extension
 # installed). Three scratch databases:
 #   A  CREATE EXTENSION pg_baton VERSION '0.1.0', filled (tenants in every state,
 #      deliveries in every status, a bound target, runs with stages and markers, step
 #      entries), digested table by table; ALTER EXTENSION UPDATE; the digests must not
 #      change; the functions of both versions must work (one pg_baton.so serves both).
-#   B  a fresh CREATE EXTENSION pg_baton (the default version, 0.7.0: the 0.3.0 script
-#      and the updates to 0.4.0, 0.5.0, 0.6.0 and 0.7.0, as Postgres installs a version that has no
+#   B  a fresh CREATE EXTENSION pg_baton (the default version, 0.8.0: the 0.3.0 script
+#      and the updates to 0.4.0, 0.5.0, 0.6.0, 0.7.0 and 0.8.0, as Postgres installs a version that has no
 #      script of its own).
 #   C  CREATE EXTENSION pg_baton VERSION '0.1.0', left at 0.1.0.
 # The schemas of A and B, as pg_dump --schema-only --binary-upgrade prints them (the
@@ -111,12 +111,12 @@ SQL
 digests $A >"$WORK/before"
 check "A holds deliveries in every status" "statuses claimed,failed,finished,pending" "$(grep '^statuses' "$WORK/before")"
 check "A holds deliveries, runs, stages, markers" "counts 11 4 3 3" "$(grep '^counts' "$WORK/before")"
-check "0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 is an update path" "0.1.0--0.7.0" \
-    "$(q -d $A -c "SELECT source || '--' || target FROM pg_extension_update_paths('pg_baton') WHERE path = '0.1.0--0.2.0--0.3.0--0.4.0--0.5.0--0.6.0--0.7.0'")"
+check "0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 is an update path" "0.1.0--0.8.0" \
+    "$(q -d $A -c "SELECT source || '--' || target FROM pg_extension_update_paths('pg_baton') WHERE path = '0.1.0--0.2.0--0.3.0--0.4.0--0.5.0--0.6.0--0.7.0--0.8.0'")"
 
 # --- the update --------------------------------------------------------------------
 if q -d $A -c "ALTER EXTENSION pg_baton UPDATE"; then ok "ALTER EXTENSION pg_baton UPDATE"; else not_ok "ALTER EXTENSION pg_baton UPDATE"; fi
-check "A is at 0.7.0" "0.7.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+check "A is at 0.8.0" "0.8.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 digests $A >"$WORK/after"
 if diff "$WORK/before" "$WORK/after"; then ok "no row changed in the update (digests of every table)"; else not_ok "rows changed in the update"; fi
 
@@ -146,9 +146,16 @@ check "redrive sends the cancelled and failed deliveries of w back" \
     "$(q -d $A -c "SELECT count(*) FROM baton.deliveries WHERE tenant = '$T1' AND target = 'w' AND status IN ('failed', 'cancelled')")" \
     "$(q -d $A -c "SELECT baton.redrive('$T1', 'w')")"
 
-# --- B: fresh 0.7.0, C: 0.1.0 ---------------------------------------------------------
+# 0.8.0: a schedule on the upgraded database, due at once (next_fire_at moved to the
+# past, as after a pause), fires one delivery with its slot's dedup key.
+q -d $A -c "SELECT baton.schedule('$T1', 'up_tick', 'ticks', '@every 1 hour')" \
+    -c "UPDATE baton.schedule_rows SET next_fire_at = now() - interval '3 hours'" >/dev/null
+check "fire_schedules fires the upgraded database's due schedule once" "1 1" \
+    "$(q -d $A -c "SELECT baton.fire_schedules()" -c "SELECT count(*) FROM baton.deliveries WHERE dedup_key LIKE 'schedule:up_tick:%'" | paste -sd' ')"
+
+# --- B: fresh 0.8.0, C: 0.1.0 ---------------------------------------------------------
 q -d $B -c "CREATE EXTENSION pg_baton"
-check "B installs 0.7.0 by default" "0.7.0" "$(q -d $B -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+check "B installs 0.8.0 by default" "0.8.0" "$(q -d $B -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 q -d $C -c "CREATE EXTENSION pg_baton VERSION '0.1.0'"
 
 # schema DB: the extension's objects as pg_dump prints them, without oids, xids and
@@ -171,17 +178,18 @@ else
     not_ok "the dump lists the extension's member objects (only $members)"
 fi
 if diff -u "$WORK/b.sql" "$WORK/a.sql" >"$WORK/ab.diff"; then
-    ok "upgraded schema (A) = fresh 0.7.0 schema (B)"
+    ok "upgraded schema (A) = fresh 0.8.0 schema (B)"
 else
-    not_ok "upgraded schema (A) differs from a fresh 0.7.0 install (B):"
+    not_ok "upgraded schema (A) differs from a fresh 0.8.0 install (B):"
     head -n 80 "$WORK/ab.diff"
 fi
 if diff -q "$WORK/b.sql" "$WORK/c.sql" >/dev/null; then
-    not_ok "a 0.1.0 schema (C) differs from 0.7.0 (B): the comparison sees nothing"
+    not_ok "a 0.1.0 schema (C) differs from 0.8.0 (B): the comparison sees nothing"
 else
-    ok "a 0.1.0 schema (C) differs from 0.7.0 (B): the comparison can fail"
+    ok "a 0.1.0 schema (C) differs from 0.8.0 (B): the comparison can fail"
 fi
-for obj in 'FUNCTION baton.purge' 'VIEW baton.run_stats' 'INDEX deliveries_settled' 'INDEX runs_finished'; do
+for obj in 'FUNCTION baton.purge' 'VIEW baton.run_stats' 'INDEX deliveries_settled' 'INDEX runs_finished' \
+    'FUNCTION baton.fire_schedules' 'VIEW baton.schedules' 'INDEX schedule_rows_due'; do
     if grep -q "$obj" "$WORK/a.sql" && ! grep -q "$obj" "$WORK/c.sql"; then
         ok "the update adds $obj"
     else
@@ -195,7 +203,7 @@ config() {
     q -d "$1" -c "SELECT string_agg(c::regclass::text, ',' ORDER BY c::regclass::text) FROM pg_extension e, unnest(e.extconfig) c WHERE e.extname = 'pg_baton'"
 }
 check "the update marks every table and sequence as configuration" \
-    "baton.deliveries,baton.deliveries_id_seq,baton.entry_id_seq,baton.markers,baton.runs,baton.stages,baton.step_entries,baton.target_bindings,baton.tenants,baton.workflows" \
+    "baton.deliveries,baton.deliveries_id_seq,baton.entry_id_seq,baton.markers,baton.runs,baton.schedule_rows,baton.stages,baton.step_entries,baton.target_bindings,baton.tenants,baton.workflows" \
     "$(config $A)"
 check "a fresh install marks the same" "$(config $A)" "$(config $B)"
 check "0.1.0 marks none (a dump of it holds no rows)" "" "$(config $C)"
@@ -234,7 +242,7 @@ check "the updated database refuses a row that breaks a rule (23514, naming the 
                      RAISE NOTICE '% %', s, c;
                    END \$\$" 2>&1 | sed -n 's/^NOTICE:  //p')"
 
-# --- the exporter's queries run on the 0.7.0 schema ------------------------------------
+# --- the exporter's queries run on the 0.8.0 schema ------------------------------------
 # contrib/postgres_exporter/queries.yaml: every query runs on the upgraded database A,
 # as a role that has only what the file's header grants, and returns exactly the columns
 # its metrics name.
