@@ -18,7 +18,7 @@
 #   - the contract through the coordinator, called alone (delegated to the tenant's
 #     node) and inside an explicit transaction (run on the coordinator, each statement
 #     routed to the shard): deliveries, leases, DU001, DU009, retries, reap, purge,
-#     workflows, markers.
+#     workflows, markers, schedules (fire_schedules on the coordinator over both workers).
 #   - the row rules of deliveries and the fence on the shards, by direct SQL too.
 #   - ids unique across the cluster (deliveries and step entries of tenants on both
 #     workers).
@@ -113,11 +113,11 @@ check "an admin who is not the owner may not distribute: 42501" "42501" \
     "$(code -c "SET ROLE baton_citus_admin" -c "SELECT baton.distribute()")"
 check "distribute() on the coordinator" "ok" "$(code -c "SELECT baton.distribute()")"
 check "distribute() again: idempotent" "ok" "$(code -c "SELECT baton.distribute()")"
-check "seven tenant tables hash-distributed by tenant, one colocation group" "7 1 7" \
+check "eight tenant tables hash-distributed by tenant, one colocation group" "8 1 8" \
     "$(q -c "SELECT count(*), count(DISTINCT colocationid), count(*) FILTER (WHERE column_to_column_name(logicalrelid, partkey) = 'tenant') FROM pg_dist_partition WHERE logicalrelid::text LIKE 'baton.%' AND partmethod = 'h'" | tr '|' ' ')"
 check "workflows is a reference table" "n" \
     "$(q -c "SELECT partmethod FROM pg_dist_partition WHERE logicalrelid = 'baton.workflows'::regclass")"
-check "every function taking the tenant first is distributed by it, colocated with the tables" "34 34" \
+check "every function taking the tenant first is distributed by it, colocated with the tables" "36 36" \
     "$(q -c "SELECT count(*), count(*) FILTER (WHERE o.colocationid = (SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'baton.tenants'::regclass) AND o.distribution_argument_index = 0) FROM pg_dist_object o JOIN pg_proc p ON o.classid = 'pg_proc'::regclass AND o.objid = p.oid WHERE p.pronamespace = 'baton'::regnamespace" | tr '|' ' ')"
 check "citus.enable_unsafe_triggers is left off after the call" "off" \
     "$(q -c "SELECT baton.distribute()" -c "SHOW citus.enable_unsafe_triggers" | tail -n 1)"
@@ -216,6 +216,26 @@ check "... each given back or failed by its attempts, as on one node" "failed 2 
     "$(q -c "SELECT string_agg(status || ' ' || n, ' ' ORDER BY status) FROM (SELECT status, count(*) n FROM baton.deliveries WHERE target = 'rx' GROUP BY status) s")"
 check "purge on the coordinator removes the settled rows on both workers" "t 0" \
     "$(q -c "SELECT baton.purge('0 seconds') >= 2" -c "SELECT count(*) FROM baton.deliveries WHERE target = 'rx' AND status = 'failed'" | tr '\n' ' ' | sed 's/ $//')"
+
+# --- schedules from the coordinator -------------------------------------------------------
+# schedule alone (delegated) and in a transaction; made due by moving next_fire_at back
+# three hours (as after a pause); fire_schedules on the coordinator fires the latest
+# slot of each, on both workers, once.
+check "schedule alone and in a transaction, on a tenant of each worker" "ok ok" \
+    "$(code -c "SELECT baton.schedule('$A', 'tick', 'ticks', '@every 1 hour')") $(code -c "BEGIN" -c "SELECT baton.schedule('$B', 'tick', 'ticks', '@every 1 hour')" -c "COMMIT")"
+check "schedule_rows is distributed: each row on its tenant's worker" "t" \
+    "$(q -c "SELECT count(*) = 2 FROM baton.schedules WHERE name = 'tick' AND next_fire_at = date_trunc('hour', now()) + interval '1 hour'")"
+q -c "UPDATE baton.schedule_rows SET next_fire_at = next_fire_at - interval '3 hours' WHERE name = 'tick'" >/dev/null
+check "fire_schedules on the coordinator fires the due schedules of tenants on both workers" "2" \
+    "$(q -c "SELECT baton.fire_schedules()")"
+check "... once: the next call fires nothing" "0" "$(q -c "SELECT baton.fire_schedules()")"
+check "... the latest slot each, keyed by it, recorded by its schedule" "2" \
+    "$(q -c "SELECT count(*) FROM baton.schedules s JOIN baton.deliveries d ON d.tenant = s.tenant AND d.id = s.last_delivery_id
+             WHERE s.name = 'tick' AND s.last_fired_at = date_trunc('hour', now())
+               AND d.dedup_key = 'schedule:tick:' || to_char(date_trunc('hour', now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')
+               AND d.binding -> 'cause' ->> 'schedule' = to_char(date_trunc('hour', now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')")"
+check "unschedule alone and in a transaction" "t t" \
+    "$(q -c "SELECT baton.unschedule('$A', 'tick')") $(q -c "BEGIN" -c "SELECT baton.unschedule('$B', 'tick')" -c "COMMIT" | grep -v '^\(BEGIN\|COMMIT\)$')"
 
 # --- the row rules and the fence on the shards -------------------------------------------
 check "a row with an unknown status is refused on its shard: 23514" "23514" \
