@@ -225,7 +225,11 @@ check "schedule alone and in a transaction, on a tenant of each worker" "ok ok" 
     "$(code -c "SELECT baton.schedule('$A', 'tick', 'ticks', '@every 1 hour')") $(code -c "BEGIN" -c "SELECT baton.schedule('$B', 'tick', 'ticks', '@every 1 hour')" -c "COMMIT")"
 check "schedule_rows is distributed: each row on its tenant's worker" "t" \
     "$(q -c "SELECT count(*) = 2 FROM baton.schedules WHERE name = 'tick' AND next_fire_at = date_trunc('hour', now()) + interval '1 hour'")"
-q -c "UPDATE baton.schedule_rows SET next_fire_at = next_fire_at - interval '3 hours' WHERE name = 'tick'" >/dev/null
+q -c "UPDATE baton.schedule_rows SET next_fire_at = now() - interval '3 hours' WHERE name = 'tick'" >/dev/null
+check "a replace with the same spec keeps the due slot (the upsert on the shard)" "2" \
+    "$(q -c "SELECT baton.schedule('$A', 'tick', 'ticks', '@every 1 hour', '{\"v\": 2}')" -c "BEGIN" \
+         -c "SELECT baton.schedule('$B', 'tick', 'ticks', '@every 1 hour', '{\"v\": 2}')" -c "COMMIT" \
+         -c "SELECT count(*) FROM baton.schedules WHERE name = 'tick' AND next_fire_at < now() - interval '2 hours'" | tail -n 1)"
 check "fire_schedules on the coordinator fires the due schedules of tenants on both workers" "2" \
     "$(q -c "SELECT baton.fire_schedules()")"
 check "... once: the next call fires nothing" "0" "$(q -c "SELECT baton.fire_schedules()")"
