@@ -39,9 +39,9 @@ struct Transition {
     long offset;
 };
 
-// The offset in force at `from` and the transitions in (from, to], at most kMaxTransitions:
-// offsets[0] holds from `from`, offsets[k] from changes[k - 1].at. Returns the number of
-// transitions.
+// The zone's offset at second `from` (*first_offset) and its transitions in (from, to],
+// at most kMaxTransitions, in order (changes[k]: the offset from second changes[k].at on).
+// Returns how many.
 int transitions(const pg_tz* tz, pg_time_t from, pg_time_t to, long* first_offset, Transition* changes) {
     *first_offset = local_tm(from, tz)->tm_gmtoff;
     int n = 0;
