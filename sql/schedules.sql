@@ -81,6 +81,8 @@ SELECT count(*) AS schedules FROM baton.schedules;
 -- ---------------------------------------------------------------------------
 -- Create: next_fire_at is the first slot after now.
 -- ---------------------------------------------------------------------------
+-- One transaction (one now()) from the creates to the checks.
+BEGIN;
 SELECT baton.schedule(:'a', 'hourly', 'reports', '@every 1 hour', '{"kind": "hourly"}');
 SELECT baton.schedule(:'a', 'daily', 'reports', '@daily');
 SELECT baton.schedule(:'a', 'kolkata', 'reports', '30 2 * * *', time_zone => 'Asia/Kolkata');
@@ -111,6 +113,7 @@ SELECT next_fire_at > now() AND next_fire_at <= now() + interval '25 hours' AS w
 SELECT tenant = :'b' AS b, name, spec, next_fire_at = date_trunc('hour', now()) + interval '1 hour' AS next_hour
   FROM baton.schedules WHERE tenant = :'b';
 
+COMMIT;
 -- ---------------------------------------------------------------------------
 -- Daylight-saving time, by value: zones given as POSIX rules (what SET TimeZone
 -- accepts too) whose clocks change three days from now. "<-05>5<-04>,N/2,M/2" is
@@ -154,10 +157,12 @@ UPDATE baton.schedule_rows SET next_fire_at = '2026-01-01 00:00+00' WHERE tenant
 SELECT baton.schedule(:'a', 'daily', 'reports2', '@daily', '{"v": 2}');
 SELECT target, next_fire_at = '2026-01-01 00:00+00' AS kept_due FROM baton.schedules
  WHERE tenant = :'a' AND name = 'daily';
+BEGIN;
 SELECT baton.schedule(:'a', 'daily', 'reports2', '@every 1 hour', '{"v": 3}');
 SELECT target, spec, next_fire_at = date_trunc('hour', now()) + interval '1 hour' AS next_hour,
        (SELECT payload FROM baton.schedule_rows WHERE tenant = :'a' AND name = 'daily') AS payload
   FROM baton.schedules WHERE tenant = :'a' AND name = 'daily';
+COMMIT;
 -- The same zone written otherwise is another zone text: next_fire_at is computed again.
 SELECT baton.schedule(:'a', 'daily', 'reports2', '@every 1 hour', time_zone => 'utc');
 SELECT time_zone FROM baton.schedules WHERE tenant = :'a' AND name = 'daily';
