@@ -160,7 +160,7 @@ if "$B/pg_dump" --schema-only -d src | q -d schema_only >/dev/null 2>"$DIR/schem
 else
     not_ok "pg_dump --schema-only | psql: $(head -c 400 "$DIR/schema.err")"
 fi
-check "the schema-only copy has pg_baton and no rows" "0.7.0 0" \
+check "the schema-only copy has pg_baton and no rows" "0.8.0 0" \
     "$(q -d schema_only -c "SELECT extversion || ' ' || (SELECT count(*) FROM baton.deliveries) FROM pg_extension WHERE extname = 'pg_baton'")"
 check "the schema-only copy works (create_tenant, enqueue)" "1" \
     "$(q -d schema_only -c "SELECT baton.create_tenant('$TA')" -c "SELECT baton.enqueue('$TA', 'w', 'k')" | tail -n 1)"
