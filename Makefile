@@ -24,6 +24,8 @@ REGRESS     += hostile_arguments hostile_json security
 REGRESS     += monitoring retention
 # Every refusal of every function names its object (after retention: its own run ids).
 REGRESS     += messages cancel
+# Recurring schedules (0.8.0): schedule, unschedule, fire_schedules, the view.
+REGRESS     += schedules
 # Write functions refused in read-only transactions (25006), reads answering.
 REGRESS     += read_only
 # baton.health (0.8.0; recreates the extension).

@@ -131,8 +131,14 @@ RESET baton.health_dead_rows_min;
 RESET baton.health_dead_rows_warn;
 SELECT status FROM baton.health WHERE name = 'dead_rows';
 
--- schedules_behind: no schedules in this version.
+-- schedules_behind: none behind; then one whose slot is ten minutes past (as when
+-- nobody fires schedules) warns, naming it.
 SELECT status, value, detail, hint FROM baton.health WHERE name = 'schedules_behind';
+SELECT baton.schedule(:'t', 'nightly', 'reports', '0 3 * * *');
+UPDATE baton.schedule_rows SET next_fire_at = now() - interval '10 minutes' WHERE tenant = :'t' AND name = 'nightly';
+SELECT status, value, detail LIKE '1 schedule behind; the most overdue, "nightly" of tenant ' || :'t' || ', is 10 min overdue' AS names_it, hint IS NOT NULL AS has_hint
+  FROM baton.health WHERE name = 'schedules_behind';
+SELECT baton.unschedule(:'t', 'nightly');
 
 -- The thresholds refuse what is not a duration, or a fraction outside 0..1.
 SET baton.health_xmin_warn = 'soon';

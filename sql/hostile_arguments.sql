@@ -140,6 +140,8 @@ INSERT INTO hx_valid VALUES
     ('*', 'operation_id', 'NULL::text'),
     ('*', 'state', '''done'''),
     ('*', 'role', '''baton_hx_role''::regrole'),
+    ('*', 'spec', '''@daily'''),
+    ('*', 'time_zone', '''UTC'''),
     ('set_tenant_state', 'state', '''active'''),
     ('enqueue', 'run_id', 'NULL::uuid'),
     ('approve', 'run_id', quote_literal(:'RG') || '::uuid'),

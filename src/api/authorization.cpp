@@ -21,7 +21,7 @@ namespace {
 // execute every function but the grant_* helpers and the trigger functions.
 constexpr const char* kProducerFunctions =
     "baton.enqueue, baton.enqueue_batch, baton.delivery, baton.cancel_delivery, baton.tenant_write_allowed, "
-    "baton.submit, baton.inputs_digest, baton.run, baton.run_history";
+    "baton.submit, baton.inputs_digest, baton.run, baton.run_history, baton.schedule, baton.unschedule";
 constexpr const char* kWorkerFunctions =
     "baton.claim, baton.renew, baton.finish, baton.finish_batch, baton.retry, baton.reap, baton.delivery, "
     "baton.tenant_write_allowed, baton.acquire_run, baton.acquire_next_run, baton.renew_run, "

@@ -17,7 +17,7 @@ namespace {
 // baton.tenants, in an order that distributes each table a foreign key references
 // before the table that holds the key (stages, markers and deliveries reference runs).
 constexpr const char* kTenantTables[] = {"tenants", "runs", "target_bindings", "stages",
-                                         "step_entries", "markers", "deliveries"};
+                                         "step_entries", "markers", "deliveries", "schedule_rows"};
 // Global tables: one copy on every node (reference tables); the wake-up secret is one, so
 // that a channel has the same name on every node. baton.in_use stays a local table on
 // each node: it records whether that node's own tables have been written to.

@@ -148,6 +148,15 @@ bool jsonb_is_object(const Jsonb* jb) { return JB_ROOT_IS_OBJECT(jb) && !JB_ROOT
 
 bool jsonb_is_empty_object(const Jsonb* jb) { return jsonb_is_object(jb) && JB_ROOT_COUNT(jb) == 0; }
 
+bool jsonb_has_key(const Jsonb* jb, const char* key) {
+    if (!jsonb_is_object(jb)) return false;
+    return guard([jb, key] {
+        JsonbValue v;
+        return getKeyJsonValueFromContainer(const_cast<JsonbContainer*>(&jb->root), key,
+                                            static_cast<uint32>(std::strlen(key)), &v) != nullptr;
+    });
+}
+
 std::int64_t jsonb_bytes(const Jsonb* jb) { return VARSIZE(jb); }
 
 cause::JsonKind jsonb_kind(const Jsonb* jb) {

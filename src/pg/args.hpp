@@ -40,6 +40,8 @@ std::int64_t interval_usec(const Interval* iv);
 bool jsonb_is_object(const Jsonb* jb);
 // True when the jsonb value is an object with no keys.
 bool jsonb_is_empty_object(const Jsonb* jb);
+// True when the jsonb value is an object with the key `key` at its top level.
+bool jsonb_has_key(const Jsonb* jb, const char* key);
 // The stored size of a jsonb value in bytes.
 std::int64_t jsonb_bytes(const Jsonb* jb);
 // The kind of a jsonb value (object, array, string, ...).

@@ -64,7 +64,7 @@ KeptPlan g_in_doubt_oldest = {
 // Schedules of active tenants whose next slot is before the cutoff $2 (fire_schedules
 // skips the others and keeps their schedules).
 #define BEHIND_FROM                                                                              \
-    "FROM baton.schedules s JOIN baton.tenants t ON t.tenant" EQ "s.tenant "                     \
+    "FROM baton.schedule_rows s JOIN baton.tenants t ON t.tenant" EQ "s.tenant "                 \
     "WHERE t.state" EQ "'active' AND s.next_fire_at" LT "$2"
 KeptPlan g_behind_count = {CAPPED_COUNT(BEHIND_FROM), 2, {INT8OID, TIMESTAMPTZOID}, nullptr};
 KeptPlan g_behind_oldest = {
@@ -218,12 +218,13 @@ health::MarkersInDoubt markers_in_doubt(Spi& spi) {
     return m;
 }
 
-// The statements are prepared only once baton.schedules exists (a relation lookup first).
+// The statements are prepared only once baton.schedule_rows exists (0.8.0; a relation
+// lookup first), and read it on its index schedule_rows_due.
 health::SchedulesBehind schedules_behind(Spi& spi, double warn_seconds) {
     health::SchedulesBehind s{false, 0, "", "", 0};
     s.has_schedules = guard([] {
         Oid nsp = get_namespace_oid("baton", true);
-        return OidIsValid(nsp) && OidIsValid(get_relname_relid("schedules", nsp));
+        return OidIsValid(nsp) && OidIsValid(get_relname_relid("schedule_rows", nsp));
     });
     if (!s.has_schedules) return s;
     TimestampTz cutoff = cutoff_before_now(warn_seconds);

@@ -56,22 +56,40 @@ bool in_use() {
 constexpr int kNotInstalled = -1;
 constexpr int kReadOnly = -2;
 
-// One batch in its own transaction: SELECT baton.reap(batch) through SPI (so the call
-// runs exactly as a client's would, as the extension's owner, under the fence).
-// Returns the rows reaped (0 while the database is not in use), kNotInstalled when
-// pg_baton is not installed in this database, or kReadOnly when transactions are
-// read-only here (default_transaction_read_only set for the server, the database or the
-// role): baton.reap() would refuse with 25006, so the worker does not call it and says
-// so once instead of logging an error each round. (On a standby the worker does not run
-// at all: it starts when recovery has finished.)
-int reap_batch(int batch) {
-    int reaped = kNotInstalled;
+// What the worker calls each round: a function of baton taking the batch size and
+// returning a count. fire_schedules exists from 0.8.0 on; a database whose pg_baton is
+// older has no schedules to fire.
+struct Job {
+    const char* function;  // its name in schema baton
+    const char* call;      // the statement
+};
+constexpr Job kReap = {"reap", "SELECT baton.reap($1)"};
+constexpr Job kFire = {"fire_schedules", "SELECT baton.fire_schedules($1)"};
+
+// True when baton.<function>(integer) exists. Inside a transaction.
+bool job_exists(const Job& job) {
+    Oid argtypes[1] = {INT4OID};
+    List* name = list_make2(makeString(pstrdup("baton")), makeString(pstrdup(job.function)));
+    return OidIsValid(LookupFuncName(name, 1, argtypes, true));
+}
+
+// One batch in its own transaction: SELECT baton.reap(batch), or another job, through
+// SPI (so the call runs exactly as a client's would, as the extension's owner, under
+// the fence). Returns the count (rows reaped, deliveries fired; 0 while the database is
+// not in use or the job's function does not exist), kNotInstalled when pg_baton is not
+// installed in this database, or kReadOnly when transactions are read-only here
+// (default_transaction_read_only set for the server, the database or the role): the
+// call would refuse with 25006, so the worker does not make it and says so once instead
+// of logging an error each round. (On a standby the worker does not run at all: it
+// starts when recovery has finished.)
+int run_batch(const Job& job, int batch) {
+    int count = kNotInstalled;
     SetCurrentStatementStartTimestamp();
     StartTransactionCommand();
     PushActiveSnapshot(GetTransactionSnapshot());
-    pgstat_report_activity(STATE_RUNNING, "SELECT baton.reap($1)");
+    pgstat_report_activity(STATE_RUNNING, job.call);
     if (XactReadOnly) {
-        reaped = kReadOnly;
+        count = kReadOnly;
     } else if (Oid owner = owner::of_extension(true); OidIsValid(owner)) {
         // The worker connects as the bootstrap superuser; it reads and reaps as the
         // extension's owner, as every pg_baton call runs (owner.hpp), so that nothing it
@@ -84,14 +102,14 @@ int reap_batch(int batch) {
         Oid argtypes[1] = {INT4OID};
         Datum values[1] = {Int32GetDatum(batch)};
         if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_baton reaper: SPI_connect failed");
-        reaped = 0;
-        if (in_use()) {
-            int rc = SPI_execute_with_args("SELECT baton.reap($1)", 1, argtypes, values, nullptr, false, 1);
+        count = 0;
+        if (in_use() && job_exists(job)) {
+            int rc = SPI_execute_with_args(job.call, 1, argtypes, values, nullptr, false, 1);
             if (rc != SPI_OK_SELECT || SPI_processed != 1)
-                elog(ERROR, "pg_baton reaper: baton.reap() failed: %s", SPI_result_code_string(rc));
+                elog(ERROR, "pg_baton reaper: baton.%s() failed: %s", job.function, SPI_result_code_string(rc));
             bool isnull = false;
             Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-            reaped = isnull ? 0 : DatumGetInt32(d);
+            count = isnull ? 0 : DatumGetInt32(d);
         }
         SPI_finish();
         SetUserIdAndSecContext(saved_user, saved_context);
@@ -100,15 +118,15 @@ int reap_batch(int batch) {
     CommitTransactionCommand();
     pgstat_report_stat(false);
     pgstat_report_activity(STATE_IDLE, nullptr);
-    return reaped;
+    return count;
 }
 
 // Runs one batch and catches its error: logs it, aborts the transaction and returns
 // false, so that the worker survives (a cancel, a lock timeout, a dropped extension).
-bool try_reap_batch(int batch, int* reaped) {
+bool try_batch(const Job& job, int batch, int* count) {
     volatile bool ok = true;
     PG_TRY();
-    { *reaped = reap_batch(batch); }
+    { *count = run_batch(job, batch); }
     PG_CATCH();
     {
         HOLD_INTERRUPTS();
@@ -229,12 +247,13 @@ void baton_reaper_main(Datum arg) {
     bool reaping = false;  // pg_baton was found installed
     while (!g_terminate) {
         // A round: batch after batch, one transaction each, until one comes back short.
+        bool fire = false;  // pg_baton is installed and writable: fire schedules after reaping
         for (;;) {
             CHECK_FOR_INTERRUPTS();
             if (g_terminate) break;
             int batch = g_batch;
             int reaped = 0;
-            if (!try_reap_batch(batch, &reaped)) break;
+            if (!try_batch(kReap, batch, &reaped)) break;
             if (reaped == kNotInstalled && all) {
                 if (reaping)
                     ereport(LOG, (errmsg("pg_baton is no longer installed in database \"%s\"; its reaper exits",
@@ -275,7 +294,16 @@ void baton_reaper_main(Datum arg) {
                 ereport(LOG, (errmsg("pg_baton is installed in database \"%s\"; its reaper starts reaping", dbname)));
             said_missing = false;
             if (reaped > 0) elog(DEBUG1, "pg_baton reaper reaped %d expired leases in \"%s\"", reaped, dbname);
+            fire = true;
             if (reaped < batch) break;
+        }
+        // Then the due schedules, batch after batch until one comes back short.
+        while (fire && !g_terminate) {
+            CHECK_FOR_INTERRUPTS();
+            int fired = 0;
+            if (!try_batch(kFire, g_batch, &fired) || fired < 0) break;
+            if (fired > 0) elog(DEBUG1, "pg_baton reaper fired %d schedules in \"%s\"", fired, dbname);
+            if (fired < g_batch) break;
         }
         if (g_terminate) break;
         (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, g_interval_ms, PG_WAIT_EXTENSION);

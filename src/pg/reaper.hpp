@@ -1,9 +1,10 @@
 // The background reaper: with shared_preload_libraries = 'pg_baton', one worker per
 // database served (baton.reaper_databases: '*', the default, for every database in which
 // pg_baton is installed, or a list of names), started by the launcher (launcher.hpp),
-// calls baton.reap() every baton.reaper_interval, one transaction per batch of
-// baton.reaper_batch rows. Without the preload nothing runs, and baton.reap() from cron
-// or a worker loop does the same job (docs/operations.md).
+// calls baton.reap() and then baton.fire_schedules() every baton.reaper_interval, one
+// transaction per batch of baton.reaper_batch rows. Without the preload nothing runs,
+// and baton.reap() and baton.fire_schedules() from cron or a worker loop do the same job
+// (docs/operations.md).
 #pragma once
 
 #include "pg/postgres.hpp"

@@ -3,7 +3,8 @@
 # cluster (test/citus/cluster.sh), pg_baton created and distributed, the workers
 # restarted with baton.reaper_databases = 'postgres' (a postmaster setting) and a short
 # baton.reaper_interval; leases of tenants on both workers are let expire, and the
-# workers' reapers must give them back without any call through the coordinator.
+# workers' reapers must give them back without any call through the coordinator; and
+# schedules of tenants on both workers fire, each slot once.
 #
 #   bash test/citus/reaper.sh       (PG_CONFIG as for run.sh; BATON_CITUS_PORT the first
 #                                    port tried, default 56700)
@@ -61,6 +62,23 @@ done
 check "the workers' reapers gave back every expired lease, no call through the coordinator" "0" "$left"
 check "... as on one node: given back, or failed by its attempts, 'lease expired'" "failed 8 pending 8" \
     "$(q -c "SELECT string_agg(status || ' ' || n, ' ' ORDER BY status) FROM (SELECT status, count(*) n FROM baton.deliveries WHERE target = 'rx' AND last_error = 'lease expired' AND generation = 2 GROUP BY status) s")"
+# Schedules: the workers' reapers also call fire_schedules (each reads the due rows of
+# the whole cluster, so both fire the same rows: SKIP LOCKED and the slots' dedup keys
+# keep every slot to one delivery).
+for i in 1 8; do
+    q -c "SELECT baton.schedule('00000000-0000-0000-0000-$(printf %012d "$i")', 'tick', 'ticks', '@every 1 second')" >/dev/null
+done
+fired=0
+for _ in $(seq 1 75); do
+    fired=$(q -c "SELECT count(DISTINCT tenant) FROM (SELECT tenant FROM baton.deliveries WHERE target = 'ticks' GROUP BY tenant HAVING count(*) >= 2) s")
+    [[ $fired == 2 ]] && break
+    sleep 0.2
+done
+check "the workers' reapers fire the schedules of two tenants, no call through the coordinator" "2" "$fired"
+check "... each slot once" "t" "$(q -c "SELECT count(*) = count(DISTINCT (tenant, dedup_key)) FROM baton.deliveries WHERE target = 'ticks'")"
+for i in 1 2; do
+    check "worker $i: no error of fire_schedules in its log" "0" "$(grep -c 'fire_schedules' "$BASE/c/n$i/log")"
+done
 for i in 1 2; do
     check "worker $i: its reaper started" "1" "$(grep -c 'pg_baton reaper started in database "postgres"' "$BASE/c/n$i/log")"
 done

@@ -18,7 +18,7 @@
 #   - the contract through the coordinator, called alone (delegated to the tenant's
 #     node) and inside an explicit transaction (run on the coordinator, each statement
 #     routed to the shard): deliveries, leases, DU001, DU009, retries, reap, purge,
-#     workflows, markers.
+#     workflows, markers, schedules (fire_schedules on the coordinator over both workers).
 #   - role-bound targets (DU005), alone and inside a transaction: the bound role may
 #     claim, renew, finish, retry and finish a batch; another role is refused, the detail
 #     naming the bound role; a target bound to a role dropped since refuses everyone.
@@ -124,11 +124,11 @@ check "distribute() on the coordinator, saying nothing (no notices)" "0 0" \
 check "no local copy of the wake-up secret is left on the coordinator" "0" \
     "$(q -c "SELECT pg_relation_size('baton.wakeup_key')")"
 check "distribute() again: idempotent" "ok" "$(code -c "SELECT baton.distribute()")"
-check "seven tenant tables hash-distributed by tenant, one colocation group" "7 1 7" \
+check "eight tenant tables hash-distributed by tenant, one colocation group" "8 1 8" \
     "$(q -c "SELECT count(*), count(DISTINCT colocationid), count(*) FILTER (WHERE column_to_column_name(logicalrelid, partkey) = 'tenant') FROM pg_dist_partition WHERE logicalrelid::text LIKE 'baton.%' AND partmethod = 'h'" | tr '|' ' ')"
 check "workflows and wakeup_key are reference tables" "n n" \
     "$(q -c "SELECT partmethod FROM pg_dist_partition WHERE logicalrelid IN ('baton.workflows'::regclass, 'baton.wakeup_key'::regclass)" | paste -sd' ')"
-check "every function taking the tenant first is distributed by it, colocated with the tables" "35 35" \
+check "every function taking the tenant first is distributed by it, colocated with the tables" "37 37" \
     "$(q -c "SELECT count(*), count(*) FILTER (WHERE o.colocationid = (SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'baton.tenants'::regclass) AND o.distribution_argument_index = 0) FROM pg_dist_object o JOIN pg_proc p ON o.classid = 'pg_proc'::regclass AND o.objid = p.oid WHERE p.pronamespace = 'baton'::regnamespace" | tr '|' ' ')"
 check "citus.enable_unsafe_triggers is left off after the call" "off" \
     "$(q -c "SELECT baton.distribute()" -c "SHOW citus.enable_unsafe_triggers" | tail -n 1)"
@@ -297,6 +297,30 @@ check "reap called on A's worker reaps the expired leases of its tenants only" "
 check "... leaving those of B, on the other worker" "$A pending 2 $B claimed 2" \
     "$(q -c "SELECT string_agg(tenant || ' ' || status || ' ' || n, ' ' ORDER BY tenant) FROM (SELECT tenant, status, count(*) n FROM baton.deliveries WHERE target = 'rl' GROUP BY 1, 2) s")"
 check "... which the coordinator's reap reaches" "2" "$(q -c "SELECT baton.reap()")"
+
+# --- schedules from the coordinator -------------------------------------------------------
+# schedule alone (delegated) and in a transaction; made due by moving next_fire_at back
+# three hours (as after a pause); fire_schedules on the coordinator fires the latest
+# slot of each, on both workers, once.
+check "schedule alone and in a transaction, on a tenant of each worker" "ok ok" \
+    "$(code -c "SELECT baton.schedule('$A', 'tick', 'ticks', '@every 1 hour')") $(code -c "BEGIN" -c "SELECT baton.schedule('$B', 'tick', 'ticks', '@every 1 hour')" -c "COMMIT")"
+check "schedule_rows is distributed: each row on its tenant's worker" "t" \
+    "$(q -c "SELECT count(*) = 2 FROM baton.schedules WHERE name = 'tick' AND next_fire_at = date_trunc('hour', now()) + interval '1 hour'")"
+q -c "UPDATE baton.schedule_rows SET next_fire_at = now() - interval '3 hours' WHERE name = 'tick'" >/dev/null
+check "a replace with the same spec keeps the due slot (the upsert on the shard)" "2" \
+    "$(q -c "SELECT baton.schedule('$A', 'tick', 'ticks', '@every 1 hour', '{\"v\": 2}')" -c "BEGIN" \
+         -c "SELECT baton.schedule('$B', 'tick', 'ticks', '@every 1 hour', '{\"v\": 2}')" -c "COMMIT" \
+         -c "SELECT count(*) FROM baton.schedules WHERE name = 'tick' AND next_fire_at < now() - interval '2 hours'" | tail -n 1)"
+check "fire_schedules on the coordinator fires the due schedules of tenants on both workers" "2" \
+    "$(q -c "SELECT baton.fire_schedules()")"
+check "... once: the next call fires nothing" "0" "$(q -c "SELECT baton.fire_schedules()")"
+check "... the latest slot each, keyed by it, recorded by its schedule" "2" \
+    "$(q -c "SELECT count(*) FROM baton.schedules s JOIN baton.deliveries d ON d.tenant = s.tenant AND d.id = s.last_delivery_id
+             WHERE s.name = 'tick' AND s.last_fired_at = date_trunc('hour', now())
+               AND d.dedup_key = 'schedule:tick:' || to_char(date_trunc('hour', now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')
+               AND d.binding -> 'cause' ->> 'schedule' = to_char(date_trunc('hour', now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')")"
+check "unschedule alone and in a transaction" "t t" \
+    "$(q -c "SELECT baton.unschedule('$A', 'tick')") $(q -c "BEGIN" -c "SELECT baton.unschedule('$B', 'tick')" -c "COMMIT" | grep -v '^\(BEGIN\|COMMIT\)$')"
 
 # --- the row rules and the fence on the shards -------------------------------------------
 check "a row with an unknown status is refused on its shard: 23514" "23514" \

@@ -24,7 +24,7 @@ from clients import client_main
 from common import DECIDE_LOCK, WORKFLOW
 from inject import Injector
 
-KINDS = ("restart", "kill_claim", "frozen", "kill_finish", "fence", "kill_transition")
+KINDS = ("restart", "kill_claim", "frozen", "kill_finish", "fence", "kill_transition", "kill_fire")
 
 # The load: role -> number of processes.
 LOAD = {"producer": 2, "dworker": 3, "rworker": 2, "reaper": 1, "operator": 1}
@@ -150,6 +150,8 @@ def main():
                 try:
                     if kind == "frozen":
                         landed, note = inj.frozen(extra)
+                    elif kind == "kill_fire":
+                        landed, note = inj.kill_fire(extra, "kill" if rnd % 2 == 1 else "restart")
                     elif kind.startswith("kill_"):
                         mode = "lock" if rnd % 2 == 1 else "commit"
                         landed, note = getattr(inj, kind)(mode)

@@ -16,6 +16,13 @@ when the fault could not be placed as described (that fails the suite).
   frozen           a worker holding a delivery lease and a run lease is stopped (SIGSTOP)
                    past both leases; the reaper / another owner takes over; it is resumed
                    (SIGCONT) and its late finish and complete_stage must fail with DU001
+  kill_fire        a schedule '@every 1 second' of a fresh tenant, due: baton.fire_schedules
+                   blocked inside its enqueue (the schedule row locked, the delivery's
+                   INSERT waiting on a SHARE lock of baton.deliveries another session
+                   holds), then kill -9 of that backend (odd rounds) or an immediate
+                   stop and start of the server (even rounds). Checks: nothing of the
+                   killed call survives, the schedule is still due, the next call fires
+                   one delivery, for the latest slot, and a second call none
   fence            a busy tenant is fenced (set_tenant_state 'fenced') while its workers
                    hold leases; the fence's commit time and a snapshot of the tenant's rows
                    (key -> xmin) are kept for the checker
@@ -221,6 +228,81 @@ class Injector:
         # inside baton.transition_stage, with the run locked and the successor not written.
         hold.execute("SELECT pg_advisory_lock(%s)", (DECIDE_LOCK,))
         return self.kill_inside("transition_stage", "lock", hold=hold)
+
+    # --- a schedule fired across a crash -----------------------------------------------
+    @staticmethod
+    def blocked_fire():
+        """A suite connection that calls baton.fire_schedules and waits inside it (on the
+        SHARE lock of baton.deliveries) until the fault ends it."""
+        try:
+            with psycopg.connect("", autocommit=True, application_name=APP_PREFIX + "firer") as conn:
+                conn.execute("SELECT baton.fire_schedules()")
+        except psycopg.Error:
+            pass  # killed, as meant
+
+    def kill_fire(self, checks, mode="kill"):
+        """kill -9 (mode "kill") or an immediate restart (mode "restart") while
+        fire_schedules is blocked in its enqueue; appends (name, passed, detail) checks."""
+        # A fresh tenant (the load's clients write to it too, on targets of their own).
+        tenant = str(uuid.uuid4())
+        with psycopg.connect("", autocommit=True) as conn:
+            conn.execute("SELECT baton.create_tenant(%s)", (tenant,))
+            conn.execute("SELECT baton.schedule(%s, 'fault_tick', 'fault_ticks', '@every 1 second')", (tenant,))
+        time.sleep(1.2)  # its first slot has passed: due
+        hold = psycopg.connect("", autocommit=False)
+        hold.execute("LOCK TABLE baton.deliveries IN SHARE MODE")
+        firer = threading.Thread(target=self.blocked_fire, daemon=True)
+        firer.start()
+        if mode == "kill":
+            landed, note = self.kill_inside("fire_schedules", "lock", hold=hold)
+        else:
+            waiting = False
+            with psycopg.connect("", autocommit=True) as watch:
+                for _ in range(400):
+                    waiting = watch.execute(
+                        "SELECT count(*) > 0 FROM pg_stat_activity WHERE application_name = %s "
+                        "AND wait_event_type = 'Lock' AND query LIKE '%%baton.fire_schedules(%%'",
+                        (APP_PREFIX + "firer",)).fetchone()[0]
+                    if waiting:
+                        break
+                    time.sleep(0.05)
+            if waiting:
+                landed, note = self.restart()
+                note = "immediate restart while fire_schedules waited in its enqueue: " + note
+            else:
+                landed, note = False, "no fire_schedules waiting within 20 s"
+            try:
+                hold.close()
+            except psycopg.Error:
+                pass
+        firer.join(timeout=30)
+        if not (landed and self.wait_ready()):
+            return landed, note
+        with psycopg.connect("", autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT (SELECT count(*) FROM baton.deliveries WHERE tenant = %s AND target = 'fault_ticks'), "
+                "last_fired_at IS NULL, "
+                "next_fire_at <= now() FROM baton.schedules WHERE tenant = %s AND name = 'fault_tick'",
+                (tenant, tenant)).fetchone()
+            checks.append(("kill_fire: nothing of the killed call survives (no delivery, the row not advanced)",
+                           row[0] == 0 and row[1], "deliveries %s, last_fired_at unset %s" % (row[0], row[1])))
+            checks.append(("kill_fire: the schedule is still due after recovery", row[2], ""))
+            conn.execute("BEGIN")
+            conn.execute("SELECT baton.fire_schedules()")
+            conn.execute("SELECT baton.fire_schedules()")
+            row = conn.execute(
+                "SELECT count(d.id), count(DISTINCT d.dedup_key), bool_and(d.id = s.last_delivery_id), "
+                "bool_and(s.last_fired_at = date_trunc('second', now())), "
+                "bool_and(d.dedup_key = 'schedule:fault_tick:' || to_char(s.last_fired_at AT TIME ZONE 'UTC', "
+                "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')) "
+                "FROM baton.schedules s JOIN baton.deliveries d ON d.tenant = s.tenant AND d.target = 'fault_ticks' "
+                "WHERE s.tenant = %s AND s.name = 'fault_tick'", (tenant,)).fetchone()
+            conn.execute("COMMIT")
+            checks.append(("kill_fire: the latest missed slot fires once, keyed by its slot, a second call none",
+                           row[0] == 1 and row[1] == 1 and row[2] and row[3] and row[4],
+                           "deliveries %s (distinct keys %s), recorded %s, latest slot %s, keyed %s" % row))
+            conn.execute("SELECT baton.unschedule(%s, 'fault_tick')", (tenant,))
+        return landed, note
 
     # --- a frozen worker ---------------------------------------------------------------
     def frozen(self, checks):

@@ -29,7 +29,7 @@ for arg in "$@"; do
     esac
 done
 seconds=${BATON_FUZZ_SECONDS:-$seconds}
-((${#targets[@]} > 0)) || targets=(fuzz_json fuzz_definition fuzz_decision fuzz_chain)
+((${#targets[@]} > 0)) || targets=(fuzz_json fuzz_definition fuzz_decision fuzz_chain fuzz_schedule)
 
 CXX_FUZZ=${BATON_FUZZ_CXX:-$(command -v clang++ || command -v clang++-14 || true)}
 BUILD=$ROOT/build-fuzz

@@ -8,7 +8,8 @@
 # Checks: one worker per listed database; a listed database without the extension is
 # skipped and said once; a listed database that does not exist yet gets its worker once
 # it does (restarted every 5 s); expired leases become pending (or failed once attempts are
-# spent) with no client calling reap; a fenced tenant is skipped; an error inside a batch
+# spent) with no client calling reap; a fenced tenant is skipped; a schedule fires with no
+# client calling fire_schedules; an error inside a batch
 # (a lock timeout) is logged and the worker goes on with the same pid; after kill -9 the
 # workers come back and reap again; a clean stop logs a clean exit. Last line:
 # "N passed, N failed".
@@ -136,6 +137,22 @@ q -d reapdb -c "BEGIN" -c "SELECT txid_current()" -c "PREPARE TRANSACTION 'baton
 check "baton.health: xmin_horizon names a prepared transaction's gid" "warn true true" \
     "$(q -d reapdb -c "SELECT txid_current()" -c "SET baton.health_xmin_warn = 0" -c "SELECT status || ' ' || (detail LIKE 'prepared transaction \"baton_health_gid\" (owner postgres, database reapdb) holds the xmin horizon: prepared % ago, % old') || ' ' || (hint LIKE '%ROLLBACK PREPARED ''baton_health_gid''%') FROM baton.health WHERE name = 'xmin_horizon'" | tail -n 1)"
 q -d reapdb -c "ROLLBACK PREPARED 'baton_health_gid'" >/dev/null
+
+# --- 2c. schedules fire without anyone calling fire_schedules -------------------------
+# The worker calls baton.fire_schedules() after each round of reaping: a schedule
+# '@every 1 second' gets a delivery per slot, each slot once, with no client firing.
+q -d reapdb -c "SELECT baton.schedule('$T1', 'tick', 'ticks', '@every 1 second')" >/dev/null
+if wait_for reapdb "SELECT count(*) >= 2 FROM baton.deliveries WHERE tenant = '$T1' AND target = 'ticks'" 15; then
+    ok "a schedule '@every 1 second' gets deliveries with no fire_schedules call"
+else
+    not_ok "a schedule '@every 1 second' gets deliveries with no fire_schedules call"
+fi
+check "each slot once, the last one recorded by the schedule" "t" \
+    "$(q -d reapdb -c "SELECT count(*) = count(DISTINCT d.dedup_key) AND bool_or(d.id = s.last_delivery_id)
+                        FROM baton.deliveries d, baton.schedules s
+                        WHERE d.tenant = '$T1' AND d.target = 'ticks' AND s.tenant = '$T1' AND s.name = 'tick'")"
+check "no error of fire_schedules in the log" "0" "$(grep -c 'fire_schedules' "$LOG")"
+q -d reapdb -c "SELECT baton.unschedule('$T1', 'tick')" >/dev/null
 
 # --- 3. an error inside a batch does not take the worker down -------------------------
 pid_before=$(worker_pid reapdb)

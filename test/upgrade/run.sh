@@ -158,6 +158,12 @@ check "baton.health answers on the upgraded database, one row per check" \
     "$(q -d $A -c "SELECT string_agg(name, ',') FROM baton.health")"
 check "oldest_pending warns under a threshold of 0, naming a delivery of an upgraded tenant" "warn true" \
     "$(q -d $A -c "SET baton.health_pending_warn = 0" -c "SELECT status || ' ' || (detail ~ ' of tenant ($T1|$T2|$T3) ') FROM baton.health WHERE name = 'oldest_pending'")"
+# 0.8.0: a schedule on the upgraded database, due at once (next_fire_at moved to the
+# past, as after a pause), fires one delivery with its slot's dedup key.
+q -d $A -c "SELECT baton.schedule('$T1', 'up_tick', 'ticks', '@every 1 hour')" \
+    -c "UPDATE baton.schedule_rows SET next_fire_at = now() - interval '3 hours'" >/dev/null
+check "fire_schedules fires the upgraded database's due schedule once" "1 1" \
+    "$(q -d $A -c "SELECT baton.fire_schedules()" -c "SELECT count(*) FROM baton.deliveries WHERE dedup_key LIKE 'schedule:up_tick:%'" | paste -sd' ')"
 
 # --- B: fresh 0.8.0, C: 0.1.0 ---------------------------------------------------------
 q -d $B -c "CREATE EXTENSION pg_baton"
@@ -195,7 +201,8 @@ else
     ok "a 0.1.0 schema (C) differs from 0.8.0 (B): the comparison can fail"
 fi
 for obj in 'FUNCTION baton.purge' 'VIEW baton.run_stats' 'INDEX deliveries_settled' 'INDEX runs_finished' \
-    'FUNCTION baton.health_checks' 'VIEW baton.health' 'INDEX deliveries_due'; do
+    'FUNCTION baton.health_checks' 'VIEW baton.health' 'INDEX deliveries_due' \
+    'FUNCTION baton.fire_schedules' 'VIEW baton.schedules' 'INDEX schedule_rows_due'; do
     if grep -q "$obj" "$WORK/a.sql" && ! grep -q "$obj" "$WORK/c.sql"; then
         ok "the update adds $obj"
     else
@@ -209,7 +216,7 @@ config() {
     q -d "$1" -c "SELECT string_agg(c::regclass::text, ',' ORDER BY c::regclass::text) FROM pg_extension e, unnest(e.extconfig) c WHERE e.extname = 'pg_baton'"
 }
 check "the update marks every table and sequence as configuration" \
-    "baton.deliveries,baton.deliveries_id_seq,baton.entry_id_seq,baton.markers,baton.runs,baton.stages,baton.step_entries,baton.target_bindings,baton.tenants,baton.workflows" \
+    "baton.deliveries,baton.deliveries_id_seq,baton.entry_id_seq,baton.markers,baton.runs,baton.schedule_rows,baton.stages,baton.step_entries,baton.target_bindings,baton.tenants,baton.workflows" \
     "$(config $A)"
 check "a fresh install marks the same" "$(config $A)" "$(config $B)"
 check "0.1.0 marks none (a dump of it holds no rows)" "" "$(config $C)"
