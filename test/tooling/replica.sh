@@ -265,6 +265,11 @@ reads=(
     "tenant_write_allowed|SELECT baton.tenant_write_allowed(t) FROM unnest(ARRAY['$TA', '$TOOLING_T_FENCED']::uuid[]) t"
     "delivery_stats|SELECT tenant, target, pending, claimed, finished, failed, expired_leases FROM baton.delivery_stats ORDER BY 1, 2"
     "run_stats|SELECT tenant, workflow, submitted, approved, running, completed, failed, cancelled FROM baton.run_stats ORDER BY 1, 2"
+    "wakeup_channel|SELECT baton.wakeup_channel('$TA', 'w')"
+    "new_wakeup_secret|SELECT length(baton.new_wakeup_secret())"
+    "health_checks|SELECT name FROM baton.health_checks()"
+    "health|SELECT name FROM baton.health"
+    "schedules|SELECT count(*), max(next_fire_at) FROM baton.schedules"
 )
 for r in "${reads[@]}"; do
     name=${r%%|*}
@@ -324,7 +329,7 @@ for r in "${reads[@]}" "${writes[@]}"; do classified[${r%%|*}]=1; done
 unclassified=$(P -c "SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
                      WHERE n.nspname = 'baton' AND p.prorettype <> 'trigger'::regtype ORDER BY 1" |
     while read -r f; do [[ -n ${classified[$f]:-} ]] || echo "$f"; done | tr '\n' ' ')
-check "every function of the extension is a tested read or write (${#reads[@]} reads incl. 2 views, ${#writes[@]} writes)" "" "$unclassified"
+check "every function of the extension is a tested read or write (${#reads[@]} reads incl. 4 views, ${#writes[@]} writes)" "" "$unclassified"
 
 slog_mark=$(stat -c %s "$SDIR/log")
 # The reaper: none on the standby (it waits for promotion) and nothing in its log.
