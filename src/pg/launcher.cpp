@@ -426,7 +426,7 @@ void tick() {
     hash_seq_init(&seq, g_dbs);
     while ((d = static_cast<Db*>(hash_seq_search(&seq))) != nullptr) {
         bool paused = false;
-        bool asked = false;
+        bool at_once = false;  // start the next worker without the retry delay
         bool absent = false;
         LWLockAcquire(g_lock, LW_EXCLUSIVE);
         Slot* s = find_slot(d->db, false);
@@ -440,7 +440,9 @@ void tick() {
         if (d->state == State::kRunning && stopped(d, s)) {
             if (s != nullptr) {
                 absent = s->absent && s->absent_announced == s->announced;
-                asked = s->stop_requested;
+                // A worker that found no pg_baton before a CREATE EXTENSION announced
+                // since: started again at once, not after the retry delay.
+                at_once = s->stop_requested || (s->absent && !absent);
                 s->absent = false;
                 s->stop_requested = false;
             }
@@ -448,7 +450,7 @@ void tick() {
                 d->state = State::kAbsent;
             } else {
                 d->state = State::kRetry;
-                d->retry_at = asked ? 0 : TimestampTzPlusMilliseconds(now, kRetrySeconds * 1000);
+                d->retry_at = at_once ? 0 : TimestampTzPlusMilliseconds(now, kRetrySeconds * 1000);
             }
         }
         // A database that costs nothing any more leaves shared memory (a later
