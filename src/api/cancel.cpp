@@ -19,25 +19,34 @@ namespace baton::api {
 
 namespace {
 
-// What cancel_delivery answers: 'cancelled', or throws DU007 / DU008.
+// What cancel_delivery answers: 'cancelled', or throws DU007 / DU008. The write checks
+// the generation it decided on (DeliveryStore::cancel); when the row changed under it
+// (on Citus, a claim on the other placement of a shard being moved), it reads and
+// decides again.
 void cancel_one(pg_uuid_t* tenant, std::int64_t id, text* reason) {
     pg::DeliveryStore store;
-    pg::FoundDelivery f = store.lock(tenant, id);
-    if (!f.found)
-        throw Error(SqlState::kNotFound,
-                    "delivery " + std::to_string(id) + " does not exist in tenant " + pg::uuid_text(tenant),
-                    "Deliveries are addressed by (tenant, id).");
-    switch (delivery::cancel_verdict(f.row.status)) {
-        case delivery::CancelVerdict::kApply:
-            store.cancel(tenant, id, delivery::cancelled(f.row).generation, reason);
-            return;
-        case delivery::CancelVerdict::kAlready: return;
-        case delivery::CancelVerdict::kSettled:
-            throw Error(SqlState::kInvalidState,
-                        "delivery " + std::to_string(id) + " is already " + delivery::status_name(f.row.status),
-                        "Only a pending or claimed delivery can be cancelled.",
-                        "A finished or failed delivery stays as it settled; baton.redrive sends failed ones back.");
+    for (int tries = 0; tries < 3; tries++) {
+        pg::FoundDelivery f = store.lock(tenant, id);
+        if (!f.found)
+            throw Error(SqlState::kNotFound,
+                        "delivery " + std::to_string(id) + " does not exist in tenant " + pg::uuid_text(tenant),
+                        "Deliveries are addressed by (tenant, id).");
+        switch (delivery::cancel_verdict(f.row.status)) {
+            case delivery::CancelVerdict::kApply:
+                if (store.cancel(tenant, id, delivery::cancelled(f.row).generation, reason)) return;
+                continue;
+            case delivery::CancelVerdict::kAlready: return;
+            case delivery::CancelVerdict::kSettled:
+                throw Error(SqlState::kInvalidState,
+                            "delivery " + std::to_string(id) + " is already " + delivery::status_name(f.row.status),
+                            "Only a pending or claimed delivery can be cancelled.",
+                            "A finished or failed delivery stays as it settled; baton.redrive sends failed ones back.");
+        }
     }
+    throw Error(SqlState::kInternal, "delivery " + std::to_string(id) + " of tenant " + pg::uuid_text(tenant) +
+                                         " changed under cancel_delivery three times in a row",
+                "Each time the row was read, another writer changed its generation before the cancel's write.",
+                "Call baton.cancel_delivery again.");
 }
 
 // baton.cancel_delivery(tenant, id, reason): a pending or claimed delivery becomes

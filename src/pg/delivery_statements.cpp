@@ -246,7 +246,8 @@ pg::KeptPlan g_reap = {
 // holder; a NULL reason keeps last_error.
 pg::KeptPlan g_cancel = {
     "UPDATE baton.deliveries d SET status = " CANCELLED ", generation = $3, lease_until = NULL, "
-    "settled_at = pg_catalog.now(), last_error = COALESCE($4, d.last_error) WHERE " KEY_OF_D,
+    "settled_at = pg_catalog.now(), last_error = COALESCE($4, d.last_error) WHERE " KEY_OF_D
+    " AND d.generation OPERATOR(pg_catalog.=) ($3 OPERATOR(pg_catalog.-) 1)",
     4, {UUIDOID, INT8OID, INT8OID, TEXTOID}, nullptr};
 
 // redrive's write, delivery::redriven() set-wise (the rows delivery::redrivable() admits:
@@ -483,12 +484,14 @@ std::int32_t DeliveryStore::reap(pg_uuid_t* tenant, std::int32_t max_rows) {
     return static_cast<std::int32_t>(spi().run(citus::pick(g_reap, g_reap_citus), values, nullptr));
 }
 
-// One UPDATE of the row lock() has locked.
-void DeliveryStore::cancel(pg_uuid_t* tenant, std::int64_t id, std::int64_t generation, text* reason) {
+// One UPDATE of the row lock() has locked, and only while it still has the generation
+// lock() read (generation - 1): a row lock does not follow a shard that Citus moves
+// while the call runs, so the write checks what it decided on. False when it has not.
+bool DeliveryStore::cancel(pg_uuid_t* tenant, std::int64_t id, std::int64_t generation, text* reason) {
     Datum values[4] = {UUIDPGetDatum(tenant), Int64GetDatum(id), Int64GetDatum(generation), PointerGetDatum(reason)};
     char nulls[5] = "    ";
     if (reason == nullptr) nulls[3] = 'n';
-    spi().run(g_cancel, values, nulls);
+    return spi().run(g_cancel, values, nulls) == 1;
 }
 
 // One UPDATE: the oldest settled rows of the target, or those of `ids`.

@@ -115,7 +115,7 @@ public:
     // cancel_delivery: the row locked (FOR UPDATE), as lock(); then the write
     // delivery::cancelled() chose: cancelled at generation `generation`, no lease,
     // settled now, last_error = reason (kept when reason is nullptr).
-    void cancel(pg_uuid_t* tenant, std::int64_t id, std::int64_t generation, text* reason);
+    bool cancel(pg_uuid_t* tenant, std::int64_t id, std::int64_t generation, text* reason);
     // redrive: the failed and cancelled deliveries of (tenant, target), oldest settled
     // first, at most max_rows (ids nullptr), or those of `ids`, sent back to pending as
     // delivery::redriven() says, due now. Rows locked by others are skipped. Returns how many.

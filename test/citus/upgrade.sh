@@ -118,9 +118,9 @@ check "the rows are unchanged" "$BEFORE" "$(rows)"
 q -c "CREATE DATABASE single" >/dev/null 2>&1
 q -d single -c "CREATE EXTENSION pg_baton" >/dev/null
 SINGLE=$(table_defs "$p0" single)
-check "a single-node install has the seven tenant tables, workflows and wakeup_key" "9" "$(grep -c . <<<"$SINGLE")"
+check "a single-node install has the eight tenant tables, workflows and wakeup_key" "10" "$(grep -c . <<<"$SINGLE")"
 check "every shard (and the reference tables' placements) has the indexes and constraints of a single-node $DEFAULT install" \
-    "34 shards, 0 differ" "$(shards_like "$SINGLE")"
+    "38 shards, 0 differ" "$(shards_like "$SINGLE")"
 check "cancel_delivery and redrive are distributed by their tenant" "2" "$(q -c "$DISTRIBUTED_FUNCTIONS")"
 check "... colocated with the tables: every function taking the tenant first is" "0" \
     "$(q -c "SELECT count(*) FROM pg_proc p WHERE p.pronamespace = 'baton'::regnamespace AND p.proargtypes[0] = 'uuid'::regtype AND p.proargnames[1] = 'tenant'
@@ -150,12 +150,12 @@ SQL
 check "an update adding an index and a constraint, through the coordinator" "ok" "$(code -c "ALTER EXTENSION pg_baton UPDATE TO '$PROBE'")"
 check "every node at $PROBE" "$PROBE $PROBE $PROBE" "$(versions)"
 SHELLS=$(table_defs "$p0" postgres)
-check "before distribute(): the deliveries shards lack them" "34 shards, 4 differ" "$(shards_like "$SHELLS")"
+check "before distribute(): the deliveries shards lack them" "38 shards, 4 differ" "$(shards_like "$SHELLS")"
 check "distribute() after the update" "ok" "$(code -c "SELECT baton.distribute()")"
-check "every shard has its table's indexes and constraints" "34 shards, 0 differ" "$(shards_like "$SHELLS")"
+check "every shard has its table's indexes and constraints" "38 shards, 0 differ" "$(shards_like "$SHELLS")"
 check "the new constraint refuses a row on its shard (23514)" "23514" \
     "$(code -p "$port" -c "INSERT INTO $shard (tenant, id, target, dedup_key, priority) VALUES ('$A', 900003, 'w', 'direct-low', -2000000)")"
-check "distribute() again changes nothing" "ok 34 shards, 0 differ" "$(code -c "SELECT baton.distribute()") $(shards_like "$SHELLS")"
+check "distribute() again changes nothing" "ok 38 shards, 0 differ" "$(code -c "SELECT baton.distribute()") $(shards_like "$SHELLS")"
 check "the rows are still there" "49" "$(q -c "SELECT count(*) FROM baton.deliveries")"
 
 # --- 4. removal ---------------------------------------------------------------------------
