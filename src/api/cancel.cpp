@@ -43,7 +43,7 @@ void cancel_one(pg_uuid_t* tenant, std::int64_t id, text* reason) {
                             "A finished or failed delivery stays as it settled; baton.redrive sends failed ones back.");
         }
     }
-    throw Error(SqlState::kInternal, "delivery " + std::to_string(id) + " of tenant " + pg::uuid_text(tenant) +
+    throw Error(SqlState::kSerializationFailure, "delivery " + std::to_string(id) + " of tenant " + pg::uuid_text(tenant) +
                                          " changed under cancel_delivery three times in a row",
                 "Each time the row was read, another writer changed its generation before the cancel's write.",
                 "Call baton.cancel_delivery again.");
