@@ -394,9 +394,12 @@ def main():
     print("items lost: %d, duplicates: %d" % (checker.lost, checker.dups))
     tally.test("items lost is 0", checker.lost == 0, str(checker.lost))
     tally.test("duplicates is 0", checker.dups == 0, str(checker.dups))
+    moved = [groups[p[0]][0] for p in plan]
     with open(os.path.join(base, "fault.json"), "w") as f:
-        json.dump({"moved": [groups[p[0]][0] for p in plan], "dest": [p[2] for p in plan],
-                   "other": min(survivors), "killed": dst, "log": victim_log,
+        # "other": a tenant that writes on while each moved one is fenced: never one of
+        # them (the second move's group is among the survivors of the kill).
+        json.dump({"moved": moved, "dest": [p[2] for p in plan],
+                   "other": min(survivors - set(moved)), "killed": dst, "log": victim_log,
                    "log_kill": log_at_kill, "log_start": log_at_start}, f)
     return driver.close_run(tally, logdir)
 
