@@ -71,7 +71,8 @@ FoundDelivery settle(Table* table, const pg_uuid_t* tenant, std::int64_t id, std
                      delivery::Status outcome, const Jsonb* result, bool keep_result);
 
 // The role bound to (tenant, target), InvalidOid when unbound: one probe of the
-// primary key of baton.target_bindings, under the active snapshot.
-Oid bound_role(const pg_uuid_t* tenant, const char* target, int target_len);
+// primary key of baton.target_bindings, under the latest snapshot (latest: for
+// pg/authz_cache, whose entry must be no older than its ticket) or the active one.
+Oid bound_role(const pg_uuid_t* tenant, const char* target, int target_len, bool latest);
 
 }  // namespace baton::pg::delivery_direct
