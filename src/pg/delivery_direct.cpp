@@ -521,8 +521,8 @@ Claimed claim(Table* t, const ClaimCall& call, ClaimRange range, claim_hint::Pos
 }
 
 // A probe of target_bindings' primary key (see the header).
-Oid bound_role(const pg_uuid_t* tenant, const char* target, int target_len, bool latest) {
-    return guard([tenant, target, target_len, latest] {
+Oid bound_role(const pg_uuid_t* tenant, const char* target, int target_len) {
+    return guard([tenant, target, target_len] {
         // The table locked first, then its index: see relations.hpp.
         Oid indexid = InvalidOid;
         Relation rel =
@@ -539,7 +539,7 @@ Oid bound_role(const pg_uuid_t* tenant, const char* target, int target_len, bool
         ScanKeyInit(&keys[1], target_col, BTEqualStrategyNumber, F_TEXTEQ,
                     PointerGetDatum(cstring_to_text_with_len(target, target_len)));
         keys[1].sk_collation = TupleDescAttr(desc, target_col - 1)->attcollation;
-        Snapshot snapshot = RegisterSnapshot(latest ? GetLatestSnapshot() : GetActiveSnapshot());
+        Snapshot snapshot = RegisterSnapshot(GetLatestSnapshot());
         SysScanDesc scan = systable_beginscan(rel, indexid, true, snapshot, 2, keys);
         HeapTuple tuple = systable_getnext(scan);
         Oid role = InvalidOid;

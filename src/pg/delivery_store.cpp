@@ -48,9 +48,8 @@ void DeliveryStore::close() {
 
 // Keeps the last answer: a batch mostly names one target. On a Citus install the binding
 // is read by a statement (g_bound_role, the role's name resolved here), else from
-// pg/authz_cache or by a probe of its primary key (with the latest snapshot when the
-// answer goes to the cache). The target's bytes (an argument, or a row's target copied
-// out) live as long as the call.
+// pg/authz_cache or by a probe of its primary key. The target's bytes (an argument, or a
+// row's target copied out) live as long as the call.
 Oid DeliveryStore::bound_role(const pg_uuid_t* tenant, const char* target, int target_len) {
     if (role_target_ != nullptr && role_target_len_ == target_len && std::memcmp(role_target_, target, target_len) == 0)
         return role_;
@@ -65,7 +64,7 @@ Oid DeliveryStore::bound_role(const pg_uuid_t* tenant, const char* target, int t
                            }))};
         role_ = s.run(g_bound_role, values, nullptr) == 0 ? InvalidOid : auth::role_named(s.cstring_at(0, 1));
     } else {
-        role_ = delivery_direct::bound_role(tenant, target, target_len, ticket.usable);
+        role_ = delivery_direct::bound_role(tenant, target, target_len);
         authz_cache::remember_bound_role(ticket, tenant, target, target_len, role_);
     }
     role_target_ = target;
