@@ -18,7 +18,8 @@
 #             rows; half of it bounds an unbatched claim + finish cycle, two commits); the
 #             plain SQL queue (plain_cycle.sql: claim with FOR UPDATE SKIP LOCKED on a
 #             partial index, commit; finish fenced by generation, commit); pg_baton
-#             unbatched (baton_cycle.sql: baton.claim then baton.finish, two commits) and
+#             unbatched (baton_cycle.sql: baton.claim then baton.finish, two commits; again
+#             with baton.authorization_cache off, docs/performance.md, gain 14.) and
 #             batched (baton_batch.sql: claim 50, commit; finish the 50 in one statement,
 #             commit), next to plain SQL batched the same way (plain_batch.sql). A batched
 #             round drains 8,000 of the 10,000 items (--quick 4,000), so it is short: it
@@ -303,6 +304,9 @@ if want scale; then
             measure scale "plain@$c" "$r" small count_plain "$c" -t "$(per_client "$u" "$c")" plain_cycle.sql
             setup_baton small "$SMALL"
             measure scale "baton@$c" "$r" small count_baton "$c" -t "$(per_client "$u" "$c")" baton_cycle.sql
+            setup_baton small "$SMALL"
+            PGOPTIONS="${PGOPTIONS:-} -c baton.authorization_cache=off" \
+                measure scale "batonnc@$c" "$r" small count_baton "$c" -t "$(per_client "$u" "$c")" baton_cycle.sql
             for ((k = 1; k <= BATCH_REPS; k++)); do
                 setup_plain small "$SMALL"
                 measure scale "plainb@$c" "$r" small count_plain "$c" -t "$(per_client "$BATCHED" $((c * BATCH)))" plain_batch.sql

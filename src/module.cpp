@@ -15,6 +15,7 @@ namespace baton::settings {
 int max_payload_bytes = limits::kDefaultMaxPayloadBytes;
 bool notify = true;
 bool direct_access = true;
+bool authorization_cache = true;
 int health_xmin_warn = 5 * 60;
 int health_xmin_critical = 30 * 60;
 double health_dead_rows_warn = 0.2;
@@ -80,6 +81,11 @@ void _PG_init(void) {
                              "Claims and finishes through direct heap and index access rather than SQL statements.",
                              "Off: the same calls run as SPI statements (slower; for comparison and diagnosis).",
                              &baton::settings::direct_access, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable("baton.authorization_cache",
+                             "Keeps the tenants found writable and the targets' bound roles across transactions.",
+                             "Off: every writing call reads baton.tenants and baton.target_bindings again (for "
+                             "measuring the cache; a change takes effect at the next call either way).",
+                             &baton::settings::authorization_cache, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
     baton::settings::define_health_settings();
     // The background reaper: its GUCs always, its launcher only when preloaded.
     baton::pg::reaper::define_settings();

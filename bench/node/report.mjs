@@ -80,7 +80,12 @@ for (const c of CLIENTS) {
   row(`scale/baton@${c}`, 'pg_baton cycle (claim; finish)', c, small, [
     [`scale/plain@${c}`, 'plain SQL'],
     [`scale/ceiling@${c}`, 'ceiling/2', 0.5],
+    [`scale/batonnc@${c}`, 'cache off'],
     ...at16,
+  ]);
+  row(`scale/batonnc@${c}`, 'pg_baton cycle, authorization cache off', c, small, [
+    [`scale/plain@${c}`, 'plain SQL'],
+    [`scale/ceiling@${c}`, 'ceiling/2', 0.5],
   ]);
   const b16 = c === 64 ? [[`scale/batonb@16`, '16 clients']] : [];
   row(`scale/plainb@${c}`, 'plain SQL batched (claim 50; finish 50)', c, small, [[`scale/plain@${c}`, 'plain SQL cycle']]);

@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/tenant.hpp"
 #include "pg/args.hpp"
+#include "pg/authz_cache.hpp"
 #include "pg/boundary.hpp"
 #include "pg/claim_hints.hpp"
 #include "pg/fence.hpp"
@@ -193,7 +194,8 @@ const char* logical_table(const TriggerData* td) {
 
 // BEFORE INSERT/UPDATE/DELETE FOR EACH ROW on every tenant-owned table: the row's tenant
 // (old and new, for an update) must be writable, but for the rows a restore loads. On
-// deliveries, the row must also keep the row rules, and the write is told to the claim hints.
+// deliveries, the row must also keep the row rules, and the write is told to the claim
+// hints; on target_bindings, to pg/authz_cache.
 Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     TriggerData* td = trigger_data(fcinfo);
     Relation rel = td->tg_relation;
@@ -209,6 +211,8 @@ Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     } else {
         pg::fence::require_writable(row_tenant(td->tg_trigtuple, rel));
     }
+    // A binding written: every backend forgets the bindings it knows, at this commit.
+    if (std::strcmp(logical_table(td), "target_bindings") == 0) pg::authz_cache::changed(rel);
     const DeliveryColumns c = delivery_columns(td->tg_relation, logical_table(td));
     if (c.is_deliveries) {
         if (!TRIGGER_FIRED_BY_DELETE(ev))
@@ -231,7 +235,8 @@ Datum refuse_truncate(FunctionCallInfo fcinfo, Oid) {
 const char* const kTenantColumnNames[] = {"state"};
 
 // BEFORE UPDATE/DELETE FOR EACH ROW and BEFORE TRUNCATE on baton.tenants: a change of
-// state takes the fence exclusively (so direct SQL is fenced like set_tenant_state);
+// state takes the fence exclusively (so direct SQL is fenced like set_tenant_state) and
+// makes every backend forget the tenants it found writable, at its commit (pg/authz_cache);
 // tenant ids never change, deleted is final, and tenants are never removed.
 Datum tenant_state_guard(FunctionCallInfo fcinfo, Oid) {
     TriggerData* td = trigger_data(fcinfo);
@@ -264,6 +269,7 @@ Datum tenant_state_guard(FunctionCallInfo fcinfo, Oid) {
         auto to = tenant::parse_state(new_state);
         if (from && to) tenant::check_move(*from, *to, pg::fence::tenant_text(before));
         pg::fence::lock_exclusive(before);
+        pg::authz_cache::changed(rel);
     }
     return PointerGetDatum(td->tg_newtuple);
 }

@@ -539,7 +539,8 @@ Oid bound_role(const pg_uuid_t* tenant, const char* target, int target_len) {
         ScanKeyInit(&keys[1], target_col, BTEqualStrategyNumber, F_TEXTEQ,
                     PointerGetDatum(cstring_to_text_with_len(target, target_len)));
         keys[1].sk_collation = TupleDescAttr(desc, target_col - 1)->attcollation;
-        SysScanDesc scan = systable_beginscan(rel, indexid, true, GetActiveSnapshot(), 2, keys);
+        Snapshot snapshot = RegisterSnapshot(GetLatestSnapshot());
+        SysScanDesc scan = systable_beginscan(rel, indexid, true, snapshot, 2, keys);
         HeapTuple tuple = systable_getnext(scan);
         Oid role = InvalidOid;
         if (HeapTupleIsValid(tuple) && role_col > 0) {
@@ -548,6 +549,7 @@ Oid bound_role(const pg_uuid_t* tenant, const char* target, int target_len) {
             if (!isnull) role = DatumGetObjectId(d);
         }
         systable_endscan(scan);
+        UnregisterSnapshot(snapshot);
         table_close(rel, AccessShareLock);
         return role;
     });

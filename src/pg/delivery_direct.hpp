@@ -71,7 +71,9 @@ FoundDelivery settle(Table* table, const pg_uuid_t* tenant, std::int64_t id, std
                      delivery::Status outcome, const Jsonb* result, bool keep_result);
 
 // The role bound to (tenant, target), InvalidOid when unbound: one probe of the
-// primary key of baton.target_bindings, under the active snapshot.
+// primary key of baton.target_bindings, under the latest snapshot (as the fence reads
+// the tenant: a binding committed before the call counts whatever the isolation level,
+// and pg/authz_cache's entry is no older than its ticket).
 Oid bound_role(const pg_uuid_t* tenant, const char* target, int target_len);
 
 }  // namespace baton::pg::delivery_direct

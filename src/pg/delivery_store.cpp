@@ -5,6 +5,7 @@
 #include "core/claim_hint.hpp"
 #include "core/delivery.hpp"
 #include "pg/auth.hpp"
+#include "pg/authz_cache.hpp"
 #include "pg/citus.hpp"
 #include "pg/delivery_direct.hpp"
 #include "pg/delivery_store.hpp"
@@ -46,13 +47,16 @@ void DeliveryStore::close() {
 }
 
 // Keeps the last answer: a batch mostly names one target. On a Citus install the binding
-// is read by a statement (g_bound_role, the role's name resolved here), else by a probe
-// of its primary key. The target's bytes (an argument, or a row's target copied out)
-// live as long as the call.
+// is read by a statement (g_bound_role, the role's name resolved here), else from
+// pg/authz_cache or by a probe of its primary key. The target's bytes (an argument, or a
+// row's target copied out) live as long as the call.
 Oid DeliveryStore::bound_role(const pg_uuid_t* tenant, const char* target, int target_len) {
     if (role_target_ != nullptr && role_target_len_ == target_len && std::memcmp(role_target_, target, target_len) == 0)
         return role_;
-    if (citus::distributed()) {
+    authz_cache::Ticket ticket = authz_cache::begin();
+    if (authz_cache::bound_role(ticket, tenant, target, target_len, &role_)) {
+        // known, and no binding changed since
+    } else if (citus::distributed()) {
         Spi& s = spi();
         Datum values[2] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)),
                            PointerGetDatum(guard([target, target_len] {
@@ -61,6 +65,7 @@ Oid DeliveryStore::bound_role(const pg_uuid_t* tenant, const char* target, int t
         role_ = s.run(g_bound_role, values, nullptr) == 0 ? InvalidOid : auth::role_named(s.cstring_at(0, 1));
     } else {
         role_ = delivery_direct::bound_role(tenant, target, target_len);
+        authz_cache::remember_bound_role(ticket, tenant, target, target_len, role_);
     }
     role_target_ = target;
     role_target_len_ = target_len;

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "pg/fence.hpp"
+#include "pg/authz_cache.hpp"
 #include "pg/citus.hpp"
 #include "pg/locks.hpp"
 #include "pg/restore_load.hpp"
@@ -90,10 +91,12 @@ Check read_state_by_statement(const pg_uuid_t* tenant, bool latest) {
 // this transaction's own writes (latest) or the statement's snapshot. A direct index
 // probe: the fence runs once per writing transaction, and an SPI statement costs
 // more (the count is in docs/performance.md, "What made each gain", 6.). On a Citus
-// install, a statement (read_state_by_statement).
-Check read_state(const pg_uuid_t* tenant, bool latest) {
+// install, a statement (read_state_by_statement). *mine (when not nullptr) tells
+// whether this transaction wrote the row read (a create_tenant not yet committed), which
+// pg/authz_cache must not keep.
+Check read_state(const pg_uuid_t* tenant, bool latest, bool* mine = nullptr) {
     if (citus::distributed()) return read_state_by_statement(tenant, latest);
-    char* stored = guard([tenant, latest] {
+    char* stored = guard([tenant, latest, mine] {
         // The table locked first, then its index: see relations.hpp.
         Oid indexid = InvalidOid;
         Relation rel = relations::open_with_index("tenants", "tenants_pkey", AccessShareLock, &indexid);
@@ -105,6 +108,7 @@ Check read_state(const pg_uuid_t* tenant, bool latest) {
         HeapTuple tuple = systable_getnext(scan);
         char* state = nullptr;
         if (HeapTupleIsValid(tuple)) {
+            if (mine) *mine = TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tuple->t_data));
             bool isnull = false;
             Datum d = heap_getattr(tuple, 2, RelationGetDescr(rel), &isnull);
             if (!isnull) state = TextDatumGetCString(d);
@@ -118,7 +122,9 @@ Check read_state(const pg_uuid_t* tenant, bool latest) {
 }
 
 // Share-locks the fence (waiting or not) and reads the state unless a read under the
-// same held lock is cached.
+// same held lock is cached, or pg/authz_cache knows the tenant writable: its ticket is
+// taken with the lock held, so a state change has either not committed (it waits for
+// this lock) or sent its invalidation, which the ticket accepted.
 Check share_lock_and_read(const pg_uuid_t* tenant, bool wait) {
     restore_load::mark_in_use();  // a write through the fence: no restore window any more
     LOCKTAG tag = fence_tag(tenant);
@@ -127,7 +133,13 @@ Check share_lock_and_read(const pg_uuid_t* tenant, bool wait) {
     if (r != LOCKACQUIRE_OK) {
         if (const Check* c = cached(tenant)) return *c;
     }
-    Check check = read_state(tenant, true);
+    authz_cache::Ticket ticket = authz_cache::begin();
+    Check check{Access::kAllowed, tenant::State::kActive};
+    if (!authz_cache::writable(ticket, tenant)) {
+        bool mine = false;
+        check = read_state(tenant, true, &mine);
+        if (check.access == Access::kAllowed && !mine) authz_cache::remember_writable(ticket, tenant);
+    }
     remember(tenant, check);
     return check;
 }

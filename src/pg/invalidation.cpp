@@ -1,6 +1,7 @@
 // pg_baton's one relcache and one schema callback (see invalidation.hpp).
 #include "pg/invalidation.hpp"
 
+#include "pg/authz_cache.hpp"
 #include "pg/citus.hpp"
 #include "pg/notify.hpp"
 #include "pg/owner.hpp"
@@ -12,8 +13,10 @@ namespace baton::pg::invalidation {
 namespace {
 
 // Relcache callback: relid changed (InvalidOid: a cache reset); each cache forgets what
-// depends on it, the owner always (DROP EXTENSION drops its tables).
+// depends on it, the owner and who may write always (DROP EXTENSION drops its tables;
+// a change of a tenant's state or of a binding invalidates its table, or its shard).
 void on_relcache(Datum, Oid relid) {
+    authz_cache::forget();
     relations::forget(relid);
     restore_load::forget(relid);
     citus::forget_relation(relid);
@@ -25,6 +28,7 @@ void on_relcache(Datum, Oid relid) {
 // names, and REASSIGN OWNED changes the schema's owner with the extension's.
 void on_schema(Datum, int, uint32) {
     relations::forget(InvalidOid);
+    authz_cache::forget();
     owner::forget();
 }
 

@@ -1,7 +1,7 @@
 // pg_baton's invalidation callbacks: one relcache callback and one syscache callback on
 // schemas, which forget every per-backend cache of pg_baton (the relations and column
 // numbers of pg/relations, the extension's owner, the in-use mark of pg/restore_load,
-// pg/citus' answer to "is this install distributed").
+// pg/citus' answer to "is this install distributed", who may write in pg/authz_cache).
 //
 // One callback of each, not one per cache: Postgres 15 has room for ten relcache
 // callbacks in a backend, for every preloaded library together, and a full table is a

@@ -6,6 +6,7 @@ namespace baton::settings {
 extern int max_payload_bytes;  // baton.max_payload_bytes: largest payload, binding or result
 extern bool notify;            // baton.notify: NOTIFY the wake-up channel of each inserted delivery
 extern bool direct_access;     // baton.direct_access: claim and finish without SPI (pg/delivery_store.hpp)
+extern bool authorization_cache;  // baton.authorization_cache: who may write kept across transactions (pg/authz_cache.hpp)
 
 // The thresholds of baton.health (core/health.hpp), any user may SET them: seconds, but
 // the dead rows' fraction and count.
