@@ -62,11 +62,14 @@
 # before), never from pgbench's transaction counts; the time of a pgbench round is
 # pgbench's own measured interval (transactions / tps, without connection set-up).
 # Then the goals, met or not, with the measured ratio; then bench/history.sh (transition
-# cost against history length) if it exists.
+# cost against history length) and bench/network.sh (the workflow step and the delivery
+# cycle with the client 0.2 ms and 1 ms of round trip away), each in a cluster of its own
+# (--quick passed on).
 #
 # Options:
 #   --quick          the ~3-minute smoke version (one round each, smaller counts)
-#   --only LIST      comma-separated groups: scale,backlog,peers,vacuum,workflow,memory,history
+#   --only LIST      comma-separated groups: scale,backlog,peers,vacuum,workflow,memory,history,
+#                    network
 #   --rounds N       rounds for scale, backlog and workflow (default 5; --quick 1)
 #   --keep           leave the cluster running at the end (prints how to reach it)
 # Environment: BATON_BENCH_PORT (first port to try, default 55470), BATON_BENCH_CACHE.
@@ -89,7 +92,7 @@ die() {
 say() { printf '%s\n' "$*" >&2; }
 
 QUICK=0
-ONLY="scale,backlog,peers,vacuum,workflow,memory,history"
+ONLY="scale,backlog,peers,vacuum,workflow,memory,history,network"
 ROUNDS=""
 KEEP=0
 while (($# > 0)); do
@@ -522,4 +525,15 @@ if want history; then
     else
         echo "-- bench/history.sh does not exist: history-length benchmark skipped"
     fi
+fi
+
+if want network; then
+    echo
+    # Its own throwaway cluster and proxies; ours is stopped first so that it runs alone.
+    if ((!KEEP)); then
+        cluster_stop "$CLUSTER" 2>/dev/null
+    fi
+    net_args=()
+    ((QUICK)) && net_args=(--quick)
+    BATON_BENCH_PORT=$((PORT + 2)) BATON_BENCH_CACHE=$CACHE bash "$BENCH/network.sh" "${net_args[@]}" || true
 fi
