@@ -10,9 +10,13 @@
  * direction), so a request and its answer together cost 2 x ONE_WAY_USEC more than on
  * the loopback: a round trip of a real network, without its bandwidth limit. A side's
  * end of stream is passed on (shutdown) after the same delay. One thread, ppoll() with a
- * nanosecond timeout and a timer slack of 1 ns, so that the delay is kept to within the
- * scheduler's wake-up latency. Prints "listening" on stdout once it accepts; runs until
- * killed. Build: cc -O2 -o delay_proxy delay_proxy.c
+ * nanosecond timeout and a timer slack of 1 ns; a timed wake-up still comes late on a
+ * loaded machine (about 0.1 ms was seen), so the loop learns how late (wake_late_ns) and
+ * wakes that much early: chunks leave on time on average. Prints "listening" on stdout
+ * once it accepts; runs until killed. When a connection ends it prints on stderr
+ * "turns N": how many times the client spoke after the server had (or first), that is
+ * the round trips the client waited for, counted whatever the machine's load.
+ * Build: cc -O2 -o delay_proxy delay_proxy.c
  *
  * Written in C, not in a scripting language: an event loop whose timeouts are rounded to
  * milliseconds (epoll_wait, Python's asyncio) cannot keep a 0.1 ms delay.
@@ -61,6 +65,8 @@ struct conn {
     int used;
     int client, server;
     struct pipe_dir dir[2];
+    int last_from;      /* the side read last: 0 client, 1 server, -1 none yet */
+    unsigned long turns; /* client reads that followed a server read (or came first) */
 };
 
 static struct conn conns[MAX_CONNS];
@@ -108,8 +114,9 @@ static void enqueue(struct pipe_dir *d, const char *buf, size_t len, int eof) {
     d->queued += len;
 }
 
-/* Frees everything of a connection and closes both sockets. */
+/* Frees everything of a connection, closes both sockets, and prints its turns. */
 static void drop(struct conn *c) {
+    fprintf(stderr, "turns %lu\n", c->turns);
     for (int i = 0; i < 2; i++) {
         struct chunk *k = c->dir[i].head;
         while (k) {
@@ -146,6 +153,8 @@ static void accept_one(int listener, int target_port) {
         c->server = sfd;
         c->dir[0] = (struct pipe_dir){.from = cfd, .to = sfd};
         c->dir[1] = (struct pipe_dir){.from = sfd, .to = cfd};
+        c->last_from = -1;
+        c->turns = 0;
         return;
     }
     fprintf(stderr, "delay_proxy: more than %d connections\n", MAX_CONNS);
@@ -153,12 +162,16 @@ static void accept_one(int listener, int target_port) {
     close(sfd);
 }
 
-/* Reads what the source has; returns -1 when the connection must be dropped. */
-static int pump_in(struct pipe_dir *d) {
+/* Reads what side `from` (0 client, 1 server) has; returns -1 when the connection must be
+ * dropped. */
+static int pump_in(struct conn *c, int from) {
     static char buf[READ_BYTES];
+    struct pipe_dir *d = &c->dir[from];
     for (;;) {
         ssize_t n = read(d->from, buf, sizeof buf);
         if (n > 0) {
+            if (from == 0 && c->last_from != 0) c->turns++;
+            c->last_from = from;
             enqueue(d, buf, (size_t)n, 0);
             if (d->queued >= MAX_QUEUED) return 0;
             continue;
@@ -265,8 +278,8 @@ int main(int argc, char **argv) {
             if (!(fds[f].revents & (POLLIN | POLLHUP | POLLERR))) continue;
             struct conn *c = &conns[owner[f]];
             if (!c->used) continue;
-            struct pipe_dir *in = fds[f].fd == c->client ? &c->dir[0] : &c->dir[1];
-            if (!in->read_done && pump_in(in) < 0) drop(c);
+            int from = fds[f].fd == c->client ? 0 : 1;
+            if (!c->dir[from].read_done && pump_in(c, from) < 0) drop(c);
         }
     }
 }

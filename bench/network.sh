@@ -6,8 +6,9 @@
 # and 1 ms of round trip away from the server and compares, at 0 (the Unix socket),
 # 0.2 ms and 1 ms:
 #
-#   workflow  8 clients, each owning its own run of the workflow of run.sh's workflow
-#             workload (one stage "step" that loops). One stage step is transition_stage +
+#   workflow  8 clients (as run.sh's workflow workload), then 1, each owning its own run
+#             of the workflow of run.sh's workflow workload (one stage "step" that loops):
+#             8 clients load the 2 cores, one client shows a step's latency alone. One stage step is transition_stage +
 #             start_stage + complete_stage in one transaction: for pg_baton in ONE
 #             statement, so one round trip (bench/sql/baton_wf_step1.sql: a SELECT that
 #             calls the three functions in turn), and as run.sh sends it, BEGIN, three
@@ -35,17 +36,21 @@
 # proxy; the difference between a proxy and TCP directly is the round trip it really adds
 # (on a loaded machine more than the nominal one: a process that sleeps while a reply
 # travels waits for a CPU again when it wakes, as it would behind a real network). Then
-# the round trips of each workflow script are measured: one client's latency per step
-# through the 1 ms proxy, divided by its `SELECT 1` latency there (pgbench -M prepared
-# sends each statement and waits for its result before the next).
+# the round trips of each workflow script are counted: the proxy counts, per connection,
+# the times the client spoke after the server had (its turns), whatever the load; one
+# client's turns in 220 steps less its turns in 20 (connection, first statements'
+# preparation), over 200 (pgbench -M prepared sends each statement and waits for its
+# result before the next).
 #
 # Every comparison alternates within a round (pg_baton one statement, pg_baton five,
-# plain SQL at 0, then at 0.2 ms, then at 1 ms; then the delivery cycle), because the
+# plain SQL at 0, then at 0.2 ms, then at 1 ms, with 8 clients, then with 1; then the
+# delivery cycle), because the
 # machine is shared and noisy; each ratio is the median of the per-round ratios. The load
 # average is printed at the start and the end.
 #
 # Options:
-#   --quick          one round of 3 s, a backlog of 12,000 for the cycle (about 2 minutes)
+#   --quick          one round of 3 s, a backlog of 10,000 for the cycle (about 3 minutes;
+#                    the full run: 3 rounds of 5 s, a backlog of 15,000, about 11)
 #   --rounds N       rounds (default 3)        --secs S     seconds per workflow round (5)
 # Environment: BATON_BENCH_PORT (first port to try, default 55570; the proxies take the
 # next free ports), BATON_BENCH_CACHE (default bench/.cache; Node.js 22 and the peers
@@ -68,10 +73,10 @@ die() {
 }
 say() { printf '%s\n' "$*" >&2; }
 
-ROUNDS=3 WF_SECS=5 CYCLE_BACKLOG=30000 CYCLE_MAX_SECS=5
+ROUNDS=3 WF_SECS=5 CYCLE_BACKLOG=15000 CYCLE_MAX_SECS=5
 while (($# > 0)); do
     case $1 in
-        --quick) ROUNDS=1 WF_SECS=3 CYCLE_BACKLOG=12000 CYCLE_MAX_SECS=3 ;;
+        --quick) ROUNDS=1 WF_SECS=3 CYCLE_BACKLOG=10000 CYCLE_MAX_SECS=3 ;;
         --rounds) ROUNDS=${2:?--rounds N}; shift ;;
         --secs) WF_SECS=${2:?--secs S}; shift ;;
         -h | --help)
@@ -85,7 +90,7 @@ done
 [[ $ROUNDS =~ ^[1-9][0-9]*$ && $WF_SECS =~ ^[1-9][0-9]*$ ]] || die "--rounds and --secs take positive integers"
 
 TENANT=b0000000-0000-4000-8000-00000000bec4
-WF_CLIENTS=8
+WF_CLIENTS=(8 1)
 WORKERS=16
 RTTS=(0 200 1000)     # microseconds; 0 is the Unix socket
 WF_KINDS=(baton1 baton5 plain)
@@ -126,6 +131,10 @@ cleanup() {
     trap - EXIT
     set +e
     for pid in "${PROXY_PIDS[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done
+    if ((rc != 0)) && [[ -f $CLUSTER/log ]]; then
+        say "network.sh: failed (exit status $rc); the server log ends with:"
+        tail -n 15 "$CLUSTER/log" >&2
+    fi
     cluster_stop "$CLUSTER" 2>/dev/null || say "network.sh: could not stop the cluster in $CLUSTER"
     rm -rf -- "$WORK"
     exit "$rc"
@@ -135,8 +144,10 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 PORT=$(cluster_free_port "${BATON_BENCH_PORT:-55570}") || die "no free port"
+# No background reaper: nothing here needs it, and its transactions would meet the
+# DROP EXTENSION of every fresh setup.
 cluster_start "$CLUSTER" "$PORT" "listen_addresses = '127.0.0.1'" "shared_buffers = 512MB" \
-    "max_connections = 200" "shared_preload_libraries = 'pg_baton'" \
+    "max_connections = 200" "shared_preload_libraries = 'pg_baton'" "baton.reaper_databases = ''" \
     "fsync = on" "synchronous_commit = on" 2>/dev/null || die "could not start a cluster"
 SOCK=$PGHOST
 
@@ -146,11 +157,11 @@ declare -A PROXY_PORT=()
 start_proxy() {
     local rtt=$1 port line
     port=$(cluster_free_port $((PORT + 1 + ${#PROXY_PIDS[@]}))) || die "no free port for a proxy"
-    exec 8< <("${RT[@]}" "$PROXY" "$port" "$PORT" $((rtt / 2)) 2>>"$WORK/proxy.log")
+    exec 8< <("${RT[@]}" "$PROXY" "$port" "$PORT" $((rtt / 2)) 2>>"$WORK/proxy-$rtt.log")
     PROXY_PIDS+=($!)
     read -r -t 10 line <&8 || true
     exec 8<&-
-    [[ $line == listening ]] || { cat "$WORK/proxy.log" >&2; die "the proxy for $rtt us did not start"; }
+    [[ $line == listening ]] || { cat "$WORK/proxy-$rtt.log" >&2; die "the proxy for $rtt us did not start"; }
     PROXY_PORT[$rtt]=$port
 }
 for rtt in "${RTTS[@]}"; do ((rtt > 0)) && start_proxy "$rtt"; done
@@ -169,6 +180,8 @@ conn() {
 
 q() { psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
 calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
+# median: the median of the numbers on stdin, one a line ("nan" for none).
+median() { sort -g | awk 'NF { v[++n] = $1 } END { if (n == 0) print "nan"; else if (n % 2) print v[(n + 1) / 2]; else print (v[n / 2] + v[n / 2 + 1]) / 2 }'; }
 # rtt_name RTT_USEC: "Unix socket", "0.2 ms RTT", ...
 rtt_name() { if (($1 == 0)); then echo "Unix socket"; else awk -v u="$1" 'BEGIN { printf "%g ms RTT\n", u / 1000 }'; fi; }
 record() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$RESULTS"; }
@@ -212,18 +225,23 @@ pgbench_lat() {
 # ---------------------------------------------------------------------------
 echo "SELECT 1;" >"$WORK/select1.sql"
 declare -A SELECT1=()
-# select1 PATH KEY: the mean latency in ms of SELECT 1 over that path (2 s), as SELECT1[KEY].
+# select1 PATH KEY: the mean latency in ms of SELECT 1 over that path (1 s), appended to
+# SELECT1[KEY] (one line per round).
 select1() {
     local lat
-    read -r _ lat _ <<<"$(pgbench_lat "$1" 1 2 "$WORK/select1.sql")"
-    SELECT1[$2]=$lat
+    read -r _ lat _ <<<"$(pgbench_lat "$1" 1 1 "$WORK/select1.sql")"
+    SELECT1[$2]+="$lat"$'\n'
 }
 echo
-echo "-- the round trip, measured: SELECT 1, one client, 2 s each (mean latency)"
-select1 0 socket
-select1 tcp tcp
-select1 "${PROXY_PORT[0]}" proxy0
-for rtt in "${RTTS[@]:1}"; do select1 "$rtt" "$rtt"; done
+echo "-- the round trip, measured: SELECT 1, one client, 1 s each, 5 rounds alternating paths"
+echo "   (median of the rounds' mean latencies)"
+for ((i = 0; i < 5; i++)); do
+    select1 0 socket
+    select1 tcp tcp
+    select1 "${PROXY_PORT[0]}" proxy0
+    for rtt in "${RTTS[@]:1}"; do select1 "$rtt" "$rtt"; done
+done
+for key in "${!SELECT1[@]}"; do SELECT1[$key]=$(median <<<"${SELECT1[$key]}"); done
 printf '   %-34s %8.3f ms\n' "Unix socket" "${SELECT1[socket]}" "TCP 127.0.0.1, no proxy" "${SELECT1[tcp]}" \
     "through the proxy, no delay" "${SELECT1[proxy0]}"
 for rtt in "${RTTS[@]:1}"; do
@@ -244,42 +262,56 @@ count_wf() {
 }
 # setup_wf KIND: fresh tables for KIND (plain, or a pg_baton kind), or none.
 setup_wf() {
-    q -d wf -c "DROP EXTENSION IF EXISTS pg_baton CASCADE" -c "DROP TABLE IF EXISTS bench_wf_clients" \
-        -c "DROP TABLE IF EXISTS wf_stages, wf_runs, wf_clients" 2>/dev/null
+    q -d wf -c "SET client_min_messages = warning" -c "DROP EXTENSION IF EXISTS pg_baton CASCADE" \
+        -c "DROP TABLE IF EXISTS bench_wf_clients, wf_stages, wf_runs, wf_clients" || die "could not drop the workflow tables"
     if [[ $1 == none ]]; then
         return 0
     elif [[ $1 == plain ]]; then
-        q -d wf -v clients="$WF_CLIENTS" -f "$SQL/plain_wf_setup.sql" >/dev/null 2>&1 || die "plain_wf_setup.sql failed"
+        q -d wf -v clients=8 -f "$SQL/plain_wf_setup.sql" >/dev/null 2>&1 || die "plain_wf_setup.sql failed"
     else
-        q -d wf -v tenant="$TENANT" -v clients="$WF_CLIENTS" -f "$SQL/baton_wf_setup.sql" >/dev/null 2>&1 \
+        q -d wf -v tenant="$TENANT" -v clients=8 -f "$SQL/baton_wf_setup.sql" >/dev/null 2>&1 \
             || die "baton_wf_setup.sql failed"
     fi
     q -d wf -c CHECKPOINT
 }
 
 echo
-echo "-- round trips per step: one client, 2 s each on the socket and through the 1 ms proxy;"
-echo "   (step latency there - on the socket) / (SELECT 1 latency there - on the socket)"
-for kind in "${WF_KINDS[@]}"; do
+# turns KIND N: the round trips one client waited for in N steps of KIND, counted by the
+# proxy without delay (its "turns" line when the connection ends), fresh tables first.
+turns() {
+    local kind=$1 n=$2 log=$WORK/proxy-0.log lines i far
     setup_wf "$kind"
-    read -r _ near _ <<<"$(pgbench_lat 0 1 2 "$SQL/${WF_SCRIPT[$kind]}")"
-    read -r _ far _ <<<"$(pgbench_lat 1000 1 2 "$SQL/${WF_SCRIPT[$kind]}")"
-    printf '   %-8s %-22s %7.3f ms per step on the socket, %7.3f ms at 1 ms RTT = %4.1f round trips\n' "$kind" \
-        "${WF_SCRIPT[$kind]}" "$near" "$far" "$(calc "($far - $near) / (${SELECT1[1000]} - ${SELECT1[socket]})")"
+    lines=$(grep -c '^turns' "$log" || true)
+    read -ra far <<<"$(conn "${PROXY_PORT[0]}")"
+    env "${far[@]}" PGUSER=postgres "$PGBENCH" -n -M prepared -c 1 -t "$n" -D tenant="$TENANT" -D loaded=0 \
+        -f "$SQL/${WF_SCRIPT[$kind]}" wf >"$WORK/pgbench.log" 2>&1 || { cat "$WORK/pgbench.log" >&2; die "pgbench failed ($kind)"; }
+    for ((i = 0; i < 100; i++)); do
+        (($(grep -c '^turns' "$log" || true) > lines)) && break
+        sleep 0.05
+    done
+    grep '^turns' "$log" | tail -n 1 | cut -d' ' -f2
+}
+echo "-- round trips per step, counted by the proxy: one client, (turns in 220 steps - in 20) / 200"
+for kind in "${WF_KINDS[@]}"; do
+    a=$(turns "$kind" 20)
+    b=$(turns "$kind" 220)
+    printf '   %-8s %-22s %5.2f round trips per step\n' "$kind" "${WF_SCRIPT[$kind]}" "$(calc "($b - $a) / 200")"
 done
 
 say
-say "-- workflow: $WF_CLIENTS clients, each on its own run, $WF_SECS s per round, $ROUNDS rounds (progress)"
+say "-- workflow: ${WF_CLIENTS[*]} clients, each on its own run, $WF_SECS s per round, $ROUNDS rounds (progress)"
 for ((r = 1; r <= ROUNDS; r++)); do
-    for rtt in "${RTTS[@]}"; do
-        for kind in "${WF_KINDS[@]}"; do
-            setup_wf "$kind"
-            before=$(count_wf "$kind")
-            read -r _ _ secs <<<"$(pgbench_lat "$rtt" "$WF_CLIENTS" "$WF_SECS" "$SQL/${WF_SCRIPT[$kind]}")"
-            after=$(count_wf "$kind")
-            record workflow "$rtt" "$kind" "$r" "$((after - before))" "$secs"
-            printf '   workflow %-5s us %-7s round %d: %6d steps in %5.2f s = %8.1f /s\n' "$rtt" "$kind" "$r" \
-                "$((after - before))" "$secs" "$(calc "($after - $before) / $secs")" >&2
+    for c in "${WF_CLIENTS[@]}"; do
+        for rtt in "${RTTS[@]}"; do
+            for kind in "${WF_KINDS[@]}"; do
+                setup_wf "$kind"
+                before=$(count_wf "$kind")
+                read -r _ _ secs <<<"$(pgbench_lat "$rtt" "$c" "$WF_SECS" "$SQL/${WF_SCRIPT[$kind]}")"
+                after=$(count_wf "$kind")
+                record workflow "$rtt" "$kind@$c" "$r" "$((after - before))" "$secs"
+                printf '   workflow %2d clients %-5s us %-7s round %d: %6d steps in %5.2f s = %8.1f /s\n' "$c" "$rtt" \
+                    "$kind" "$r" "$((after - before))" "$secs" "$(calc "($after - $before) / $secs")" >&2
+            done
         done
     done
 done
@@ -289,14 +321,15 @@ setup_wf none
 # cycle: the unbatched delivery cycle at 1 ms against the peers
 # ---------------------------------------------------------------------------
 # drain KEY ROUND SQL -- COMMAND...: one drain through the 1 ms proxy, measured by
-# drain.mjs on its own connection over the socket.
+# drain.mjs on its own connection over the socket. A drain that fails (a system that
+# never worked 10% of the backlog) is said and left out of the table.
 drain() {
     local key=$1 round=$2 sql=$3 out items secs FAR
     shift 4
     read -ra FAR <<<"$(conn 1000)"
     out=$(cd "$NODEDIR" && PGHOST=$SOCK PGPORT=$PORT PGUSER=postgres PGDATABASE=peers "$NODE" drain.mjs \
         --sql "$sql" --backlog "$CYCLE_BACKLOG" --max-secs "$CYCLE_MAX_SECS" --every-ms 200 \
-        -- env "${FAR[@]}" "$@") || die "drain failed ($key)"
+        -- env "${FAR[@]}" "$@") || { say "   cycle    1000  us $key round $round: FAILED (left out)"; return 0; }
     read -r items secs <<<"$out"
     record cycle 1000 "$key" "$round" "$items" "$secs"
     printf '   cycle    1000  us %-7s round %d: %6d items in %5.2f s = %8.1f /s\n' "$key" "$round" "$items" "$secs" \
@@ -338,30 +371,39 @@ done
 # ---------------------------------------------------------------------------
 echo "   load average at end = $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-# ratio_line GROUP RTT A B LABEL: A/B per round, and their median.
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# rate GROUP RTT KEY ROUND: items per second of that round; rates GROUP RTT KEY: of each.
 rate() { awk -F'\t' -v g="$1" -v t="$2" -v k="$3" -v r="$4" '$1 == g && $2 == t && $3 == k && $4 == r { printf "%.6f\n", $5 / $6 }' "$RESULTS"; }
 rates() { awk -F'\t' -v g="$1" -v t="$2" -v k="$3" '$1 == g && $2 == t && $3 == k { printf "%.6f\n", $5 / $6 }' "$RESULTS"; }
+# per_round GROUP RTT A B: A/B of each round that has both (a failed drain has none).
+per_round() {
+    local r x y
+    for ((r = 1; r <= ROUNDS; r++)); do
+        x=$(rate "$1" "$2" "$3" "$r") y=$(rate "$1" "$2" "$4" "$r")
+        [[ -n $x && -n $y ]] && calc "$x / $y" && echo
+    done
+    return 0
+}
+# ratio_line GROUP RTT A B LABEL: A/B per round, and their median.
 ratio_line() {
-    local group=$1 rtt=$2 a=$3 b=$4 label=$5 per=() r
-    for ((r = 1; r <= ROUNDS; r++)); do per+=("$(calc "$(rate "$group" "$rtt" "$a" "$r") / $(rate "$group" "$rtt" "$b" "$r")")"); done
-    printf '   %-44s %6.2fx   (rounds: %s)\n' "$label" "$(printf '%s\n' "${per[@]}" | median)" \
-        "$(printf '%.2f ' "${per[@]}")"
+    local per
+    per=$(per_round "$1" "$2" "$3" "$4")
+    printf '   %-44s %6.2fx   (rounds: %s)\n' "$5" "$(median <<<"$per")" "$(tr '\n' ' ' <<<"$per")"
 }
 
-echo "-- workflow: stage steps per second, $WF_CLIENTS clients (median of $ROUNDS rounds)"
-printf '   %-12s %14s %14s %14s\n' "" "pg_baton 1 rt" "pg_baton 5 rt" "plain SQL 8 rt"
-for rtt in "${RTTS[@]}"; do
-    printf '   %-12s %14.0f %14.0f %14.0f\n' "$(rtt_name "$rtt")" "$(rates workflow "$rtt" baton1 | median)" \
-        "$(rates workflow "$rtt" baton5 | median)" "$(rates workflow "$rtt" plain | median)"
+for c in "${WF_CLIENTS[@]}"; do
+    echo "-- workflow: stage steps per second, $c client(s) (median of $ROUNDS rounds)"
+    printf '   %-12s %14s %14s %14s\n' "" "pg_baton 1 rt" "pg_baton 5 rt" "plain SQL 8 rt"
+    for rtt in "${RTTS[@]}"; do
+        printf '   %-12s %14.0f %14.0f %14.0f\n' "$(rtt_name "$rtt")" "$(rates workflow "$rtt" "baton1@$c" | median)" \
+            "$(rates workflow "$rtt" "baton5@$c" | median)" "$(rates workflow "$rtt" "plain@$c" | median)"
+    done
+    echo "-- workflow ratios, $c client(s) (median of per-round ratios)"
+    for rtt in "${RTTS[@]}"; do
+        ratio_line workflow "$rtt" "baton1@$c" "plain@$c" "pg_baton one statement / plain SQL, $(rtt_name "$rtt")"
+        ratio_line workflow "$rtt" "baton5@$c" "plain@$c" "pg_baton BEGIN..COMMIT / plain SQL, $(rtt_name "$rtt")"
+    done
+    echo
 done
-echo
-echo "-- workflow ratios (median of per-round ratios)"
-for rtt in "${RTTS[@]}"; do
-    ratio_line workflow "$rtt" baton1 plain "pg_baton one statement / plain SQL, $(rtt_name "$rtt")"
-    ratio_line workflow "$rtt" baton5 plain "pg_baton BEGIN..COMMIT / plain SQL, $(rtt_name "$rtt")"
-done
-echo
 echo "-- unbatched delivery cycle at 1 ms RTT, $WORKERS workers: items per second (median of $ROUNDS rounds)"
 for kind in baton plain gw boss; do
     printf '   %-18s %10.0f\n' "$(case $kind in baton) echo pg_baton ;; plain) echo "plain SQL" ;;
@@ -373,10 +415,11 @@ ratio_line cycle 1000 baton boss "pg_baton / pg-boss"
 echo
 echo "-- goals"
 goal() { # goal LABEL GROUP RTT A B MIN
-    local per=() r m
-    for ((r = 1; r <= ROUNDS; r++)); do per+=("$(calc "$(rate "$2" "$3" "$4" "$r") / $(rate "$2" "$3" "$5" "$r")")"); done
-    m=$(printf '%s\n' "${per[@]}" | median)
-    printf '   %-58s %s (%.2fx)\n' "$1" "$(awk -v m="$m" -v g="$6" 'BEGIN { print (m >= g) ? "met" : "NOT met" }')" "$m"
+    local m
+    m=$(per_round "$2" "$3" "$4" "$5" | median)
+    printf '   %-66s %s (%.2fx)\n' "$1" "$(awk -v m="$m" -v g="$6" 'BEGIN { print (m >= g) ? "met" : "NOT met" }')" "$m"
 }
-goal "pg_baton step >= 2x the client-side protocol at 1 ms RTT" workflow 1000 baton1 plain 2
-goal "pg_baton step >= 1.0x the client-side protocol on the socket" workflow 0 baton1 plain 1
+for c in "${WF_CLIENTS[@]}"; do
+    goal "pg_baton step >= 2x the client-side protocol, 1 ms RTT, $c client(s)" workflow 1000 "baton1@$c" "plain@$c" 2
+    goal "pg_baton step >= 1.0x the client-side protocol, socket, $c client(s)" workflow 0 "baton1@$c" "plain@$c" 1
+done
