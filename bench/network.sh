@@ -387,7 +387,7 @@ per_round() {
 ratio_line() {
     local per
     per=$(per_round "$1" "$2" "$3" "$4")
-    printf '   %-44s %6.2fx   (rounds: %s)\n' "$5" "$(median <<<"$per")" "$(tr '\n' ' ' <<<"$per")"
+    printf '   %-44s %6.2fx   (rounds: %s)\n' "$5" "$(median <<<"$per")" "$(awk 'NF { printf "%.2f ", $1 }' <<<"$per")"
 }
 
 for c in "${WF_CLIENTS[@]}"; do
