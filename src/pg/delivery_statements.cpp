@@ -435,19 +435,24 @@ Datum column_array(const NewDelivery* items, int n, Oid type, Get get, Present p
     });
 }
 
+// The columns of the items that name and compare a key, as arrays: target, dedup_key,
+// payload and binding, into out[0..3].
+void key_arrays(const NewDelivery* items, int n, Datum* out) {
+    auto always = [](const NewDelivery&) { return true; };
+    out[0] = column_array(items, n, TEXTOID, [](const NewDelivery& d) { return PointerGetDatum(d.target); }, always);
+    out[1] = column_array(items, n, TEXTOID, [](const NewDelivery& d) { return PointerGetDatum(d.dedup_key); }, always);
+    out[2] = column_array(items, n, JSONBOID, [](const NewDelivery& d) { return JsonbPGetDatum(d.payload); }, always);
+    out[3] = column_array(items, n, JSONBOID, [](const NewDelivery& d) { return JsonbPGetDatum(d.binding); }, always);
+}
+
 }  // namespace
 
 // One SELECT over the items' keys (kTakenSql).
 void DeliveryStore::taken(pg_uuid_t* tenant, const NewDelivery* items, int n, Added* out) {
     for (int i = 0; i < n; i++) out[i] = {Added::kNeither, 0, false};
     if (n == 0) return;
-    auto always = [](const NewDelivery&) { return true; };
-    Datum values[5] = {
-        UUIDPGetDatum(tenant),
-        column_array(items, n, TEXTOID, [](const NewDelivery& d) { return PointerGetDatum(d.target); }, always),
-        column_array(items, n, TEXTOID, [](const NewDelivery& d) { return PointerGetDatum(d.dedup_key); }, always),
-        column_array(items, n, JSONBOID, [](const NewDelivery& d) { return JsonbPGetDatum(d.payload); }, always),
-        column_array(items, n, JSONBOID, [](const NewDelivery& d) { return JsonbPGetDatum(d.binding); }, always)};
+    Datum values[5] = {UUIDPGetDatum(tenant), 0, 0, 0, 0};
+    key_arrays(items, n, values + 1);
     Spi& s = spi();
     std::uint64_t rows = s.run_once(kTakenSql, 5, kTakenTypes, values);
     for (std::uint64_t row = 0; row < rows; row++) {
@@ -485,11 +490,7 @@ void DeliveryStore::add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, 
     }
     auto always = [](const NewDelivery&) { return true; };
     Datum values[10] = {
-        UUIDPGetDatum(tenant),
-        column_array(chosen, m, TEXTOID, [](const NewDelivery& d) { return PointerGetDatum(d.target); }, always),
-        column_array(chosen, m, TEXTOID, [](const NewDelivery& d) { return PointerGetDatum(d.dedup_key); }, always),
-        column_array(chosen, m, JSONBOID, [](const NewDelivery& d) { return JsonbPGetDatum(d.payload); }, always),
-        column_array(chosen, m, JSONBOID, [](const NewDelivery& d) { return JsonbPGetDatum(d.binding); }, always),
+        UUIDPGetDatum(tenant), 0, 0, 0, 0,
         column_array(chosen, m, TIMESTAMPTZOID, [](const NewDelivery& d) { return TimestampTzGetDatum(d.run_after); },
                      [](const NewDelivery& d) { return d.has_run_after; }),
         column_array(chosen, m, INT4OID, [](const NewDelivery& d) { return Int32GetDatum(d.priority); }, always),
@@ -500,6 +501,7 @@ void DeliveryStore::add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, 
             return PointerGetDatum(
                 construct_array(chosen_ids, m, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
         })};
+    key_arrays(chosen, m, values + 1);
     Spi& s = spi();
     SPIPlanPtr plain = g_insert_all_new.get();
     ErrorData* e = attempt([plain, &values] {
