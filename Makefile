@@ -30,6 +30,8 @@ REGRESS     += schedules
 REGRESS     += read_only
 # baton.health (0.8.0; recreates the extension).
 REGRESS     += health
+# enqueue_batch's set-based insert against a call per item (ten thousand ids, so last).
+REGRESS     += enqueue_batch
 REGRESS_OPTS = --inputdir=$(srcdir)
 # Isolation specs: test/isolation/specs/NAME.spec against test/isolation/expected/NAME.out.
 ISOLATION      = $(sort $(basename $(notdir $(wildcard $(srcdir)/test/isolation/specs/*.spec))))

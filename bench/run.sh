@@ -38,8 +38,18 @@
 #             batched modes, settings documented there), no-op handlers. Rate = items
 #             worked between 10% and 90% of the backlog (or 6 s after 10%; --quick 3 s),
 #             sampled from the tables every 200 ms (bench/node/drain.mjs): finished rows,
-#             completed or deleted jobs. The bulk enqueue rates are
-#             reported too.
+#             completed or deleted jobs.
+#   enqueue   one backlog (200,000; --quick 50,000) enqueued afresh by each system's bulk
+#             API, 10,000 items a call, one call per transaction, 5 rounds (--quick 3):
+#             pg_baton's enqueue_batch (bench/sql/baton_enqueue.sql, the JSON built by
+#             the statement), pg_baton's path for millions (the backlog \copy'd into a
+#             staging table, then one statement feeding it to enqueue_batch in slices:
+#             baton_enqueue_staged.sql; the copy is timed), graphile-worker's addJobs,
+#             pg-boss' insert (bench/node/peer.mjs setup, the calls timed), and the floor:
+#             plain INSERT ... SELECT into a table with baton.deliveries' columns and
+#             indexes, no triggers (floor_setup.sql, floor_enqueue.sql). WAL bytes per
+#             item of pg_baton's paths and the floor (pg_current_wal_lsn before and after,
+#             a CHECKPOINT before each).
 #   vacuum    16 clients, plain SQL and pg_baton unbatched on fresh big tables (3,000,000
 #             pending each, --quick 600,000, so that neither runs dry): normally
 #             (10 s warm-up, then 30 s measured), then while another session holds a
@@ -69,8 +79,8 @@
 #
 # Options:
 #   --quick          the ~3-minute smoke version (one round each, smaller counts)
-#   --only LIST      comma-separated groups: scale,backlog,peers,vacuum,workflow,memory,history,
-#                    network
+#   --only LIST      comma-separated groups: scale,backlog,peers,enqueue,vacuum,workflow,memory,
+#                    history,network
 #   --rounds N       rounds for scale, backlog and workflow (default 5; --quick 1)
 #   --keep           leave the cluster running at the end (prints how to reach it)
 # Environment: BATON_BENCH_PORT (first port to try, default 55470), BATON_BENCH_CACHE.
@@ -93,7 +103,7 @@ die() {
 say() { printf '%s\n' "$*" >&2; }
 
 QUICK=0
-ONLY="scale,backlog,peers,vacuum,workflow,memory,history,network"
+ONLY="scale,backlog,peers,enqueue,vacuum,workflow,memory,history,network"
 ROUNDS=""
 KEEP=0
 while (($# > 0)); do
@@ -119,6 +129,7 @@ TENANT=b0000000-0000-4000-8000-00000000bec4
 SMALL=10000
 CLIENTS_LIST=(1 4 16 64)
 BATCH=50
+ENQ_BATCH=10000
 WORKERS=16
 WF_CLIENTS=8
 MEM_READS=1000000 MEM_FAILS=100000 MEM_CYCLES=10000
@@ -129,6 +140,7 @@ if ((QUICK)); then
     declare -A UNBATCHED=([1]=400 [4]=800 [16]=1600 [64]=1920)
     BATCHED=4000 BATCH_REPS=2
     PEER_BACKLOG=50000 PEER_MAX_SECS=3
+    ENQ_BACKLOG=50000 ENQ_ROUNDS=3
     VAC_NORMAL=(5 10) VAC_HELD=(20 10) VAC_BIG=600000
     WF_SECS=3
 else
@@ -138,6 +150,7 @@ else
     declare -A UNBATCHED=([1]=1500 [4]=3000 [16]=6000 [64]=6400)
     BATCHED=8000 BATCH_REPS=3
     PEER_BACKLOG=200000 PEER_MAX_SECS=6
+    ENQ_BACKLOG=200000 ENQ_ROUNDS=5
     VAC_NORMAL=(10 30) VAC_HELD=(90 30) VAC_BIG=3000000
     WF_SECS=5
 fi
@@ -206,7 +219,7 @@ q -F ' = ' -c "SELECT name, current_setting(name) FROM pg_settings
                                'max_wal_size', 'checkpoint_timeout', 'work_mem', 'jit')
                 ORDER BY name" | sed 's/^/   /'
 echo "   cpus = $(nproc 2>/dev/null || echo '?'), load average at start = $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
-for db in small big peers wf mem; do q -c "CREATE DATABASE $db"; done
+for db in small big peers enq wf mem; do q -c "CREATE DATABASE $db"; done
 q -d mem -c "CREATE EXTENSION pg_baton"
 echo "   pg_baton $(q -d mem -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'"), $("$PGBENCH" --version), node $("$NODE" --version)," \
     "graphile-worker $("$NODE" -p "require('$NODEDIR/node_modules/graphile-worker/package.json').version")," \
@@ -356,7 +369,12 @@ drain() {
     printf '   %-8s %-22s round %d: %7d items in %6.2f s = %9.1f /s\n' "$group" "$key" "$round" \
         "$items" "$secs" "$(calc "$items / $secs")" >&2
 }
-peer_setup() { (cd "$NODEDIR" && PGDATABASE=peers "$NODE" peer.mjs setup "$1" "$PEER_BACKLOG" | awk '{ print $3 }'); }
+# peer_setup SYSTEM [DB BACKLOG CHUNK]: SYSTEM's schema afresh and its backlog enqueued;
+# prints the seconds its bulk calls took.
+peer_setup() {
+    (cd "$NODEDIR" && PGDATABASE=${2:-peers} "$NODE" peer.mjs setup "$1" "${3:-$PEER_BACKLOG}" ${4:+"$4"} \
+        | awk '{ print $3 }')
+}
 if want peers; then
     meta peer_backlog "$PEER_BACKLOG"
     say
@@ -370,22 +388,19 @@ if want peers; then
         for mode in unbatched batched; do
             suffix="" script_b=baton_cycle.sql script_p=plain_cycle.sql
             [[ $mode == batched ]] && suffix=b script_b=baton_batch.sql script_p=plain_batch.sql
-            # pg_baton: its bulk API, enqueue_batch (10,000 items a call), timed alone.
+            # pg_baton: its bulk API, enqueue_batch (10,000 items a call; timed by "enqueue").
             q -d peers -v tenant="$TENANT" -c "DROP EXTENSION IF EXISTS pg_baton CASCADE" \
                 -c "CREATE EXTENSION pg_baton" -c "SELECT baton.create_tenant('$TENANT')" >/dev/null 2>&1
-            t0=$EPOCHREALTIME
-            q -d peers -v tenant="$TENANT" -v rows="$PEER_BACKLOG" -f "$SQL/baton_enqueue.sql" >/dev/null \
-                || die "pg_baton enqueue failed"
-            t1=$EPOCHREALTIME
-            [[ $mode == unbatched ]] && record enqueue baton "$r" "$PEER_BACKLOG" "$(calc "$t1 - $t0")"
+            q -d peers -v tenant="$TENANT" -v rows="$PEER_BACKLOG" -v batch="$ENQ_BATCH" -f "$SQL/baton_enqueue.sql" \
+                >/dev/null || die "pg_baton enqueue failed"
             q -d peers -c "VACUUM ANALYZE" -c CHECKPOINT
             drain peers "baton$suffix" "$r" "$BATON_SQL" -- "${PGB[@]}" -f "$SQL/$script_b"
             if [[ $mode == batched ]]; then
                 # pg_baton again at graphile-worker's local queue size: claim 500, finish 500.
                 q -d peers -c "DROP EXTENSION IF EXISTS pg_baton CASCADE" -c "CREATE EXTENSION pg_baton" \
                     -c "SELECT baton.create_tenant('$TENANT')" >/dev/null 2>&1
-                q -d peers -v tenant="$TENANT" -v rows="$PEER_BACKLOG" -f "$SQL/baton_enqueue.sql" >/dev/null \
-                    || die "pg_baton enqueue failed"
+                q -d peers -v tenant="$TENANT" -v rows="$PEER_BACKLOG" -v batch="$ENQ_BATCH" \
+                    -f "$SQL/baton_enqueue.sql" >/dev/null || die "pg_baton enqueue failed"
                 q -d peers -c "VACUUM ANALYZE" -c CHECKPOINT
                 drain peers batonb500 "$r" "$BATON_SQL" -- "$PGBENCH" -n -M prepared -c "$WORKERS" -j 2 -T 600 \
                     -D tenant="$TENANT" -D batch=500 -f "$SQL/baton_batch.sql"
@@ -395,18 +410,75 @@ if want peers; then
             drain peers "plain$suffix" "$r" "$PLAIN_SQL" -- "${PGB[@]}" -f "$SQL/$script_p"
             q -d peers -c "DROP EXTENSION IF EXISTS pg_baton CASCADE" -c "DROP TABLE IF EXISTS q" 2>/dev/null
             # graphile-worker: addJobs.
-            secs=$(peer_setup graphile) || die "graphile-worker setup failed"
-            [[ $mode == unbatched ]] && record enqueue graphile "$r" "$PEER_BACKLOG" "$secs"
+            peer_setup graphile >/dev/null || die "graphile-worker setup failed"
             q -d peers -c "VACUUM ANALYZE" -c CHECKPOINT
             drain peers "gw$suffix" "$r" "$GW_SQL" -- "$NODE" peer.mjs work graphile "$mode" "$WORKERS"
             q -d peers -c "DROP SCHEMA graphile_worker CASCADE" 2>/dev/null
             # pg-boss: insert.
-            secs=$(peer_setup pgboss) || die "pg-boss setup failed"
-            [[ $mode == unbatched ]] && record enqueue pgboss "$r" "$PEER_BACKLOG" "$secs"
+            peer_setup pgboss >/dev/null || die "pg-boss setup failed"
             q -d peers -c "VACUUM ANALYZE" -c CHECKPOINT
             drain peers "boss$suffix" "$r" "$BOSS_SQL" -- "$NODE" peer.mjs work pgboss "$mode" "$WORKERS"
             q -d peers -c "DROP SCHEMA pgboss CASCADE" 2>/dev/null
         done
+    done
+fi
+
+# ---------------------------------------------------------------------------
+# enqueue: one backlog through each system's bulk API, and the floor
+# ---------------------------------------------------------------------------
+# enq_timed KEY ROUND COMMAND...: runs COMMAND after a CHECKPOINT, records its seconds as
+# the rate of KEY and its WAL as bytes per item (group "wal": bytes, items).
+enq_timed() {
+    local key=$1 round=$2 t0 t1 lsn0 lsn1 bytes
+    shift 2
+    q -d enq -c CHECKPOINT
+    lsn0=$(q -d enq -c "SELECT pg_current_wal_insert_lsn()")
+    t0=$EPOCHREALTIME
+    "$@" >/dev/null || die "enqueue failed ($key)"
+    t1=$EPOCHREALTIME
+    lsn1=$(q -d enq -c "SELECT pg_current_wal_insert_lsn()")
+    bytes=$(q -d enq -c "SELECT pg_wal_lsn_diff('$lsn1', '$lsn0')::bigint")
+    record enqueue "$key" "$round" "$ENQ_BACKLOG" "$(calc "$t1 - $t0")"
+    record wal "$key" "$round" "$bytes" "$ENQ_BACKLOG"
+    printf '   %-8s %-22s round %d: %7d items in %6.2f s = %9.1f /s, %5.0f WAL bytes an item\n' enqueue "$key" \
+        "$round" "$ENQ_BACKLOG" "$(calc "$t1 - $t0")" "$(calc "$ENQ_BACKLOG / ($t1 - $t0)")" \
+        "$(calc "$bytes / $ENQ_BACKLOG")" >&2
+}
+fresh_baton_enq() {
+    q -d enq -c "DROP EXTENSION IF EXISTS pg_baton CASCADE" -c "DROP TABLE IF EXISTS bench_staging, bench_floor" \
+        -c "CREATE EXTENSION pg_baton" -c "SELECT baton.create_tenant('$TENANT')" >/dev/null 2>&1
+}
+# The path for millions, timed whole: the staging table, the \copy, the one statement.
+enq_staged() {
+    q -d enq -c "CREATE UNLOGGED TABLE bench_staging (n bigint GENERATED ALWAYS AS IDENTITY, target text,
+                                                      dedup_key text, payload jsonb DEFAULT '{}')" \
+        && q -d enq -c "\\copy bench_staging (target, dedup_key) FROM '$WORK/enqueue.csv' (FORMAT csv)" \
+        && q -d enq -v tenant="$TENANT" -v batch="$ENQ_BATCH" -f "$SQL/baton_enqueue_staged.sql"
+}
+if want enqueue; then
+    meta enq_backlog "$ENQ_BACKLOG"
+    say
+    say "-- enqueue: backlog $ENQ_BACKLOG, $ENQ_BATCH items a call, $ENQ_ROUNDS rounds"
+    q -d enq -c "COPY (SELECT 'bench', 'k' || g FROM generate_series(1, $ENQ_BACKLOG) AS g) TO STDOUT (FORMAT csv)" \
+        >"$WORK/enqueue.csv"
+    for ((r = 1; r <= ENQ_ROUNDS; r++)); do
+        fresh_baton_enq
+        enq_timed baton "$r" q -d enq -v tenant="$TENANT" -v rows="$ENQ_BACKLOG" -v batch="$ENQ_BATCH" \
+            -f "$SQL/baton_enqueue.sql"
+        fresh_baton_enq
+        enq_timed staged "$r" enq_staged
+        q -d enq -f "$SQL/floor_setup.sql" >/dev/null 2>&1
+        enq_timed floor "$r" q -d enq -v tenant="$TENANT" -v rows="$ENQ_BACKLOG" -v batch="$ENQ_BATCH" \
+            -f "$SQL/floor_enqueue.sql"
+        q -d enq -c "DROP EXTENSION pg_baton CASCADE" -c "DROP TABLE IF EXISTS bench_staging, bench_floor" 2>/dev/null
+        for system in graphile pgboss; do
+            q -d enq -c CHECKPOINT
+            secs=$(peer_setup "$system" enq "$ENQ_BACKLOG" "$ENQ_BATCH") || die "$system setup failed"
+            record enqueue "$system" "$r" "$ENQ_BACKLOG" "$secs"
+            printf '   %-8s %-22s round %d: %7d items in %6.2f s = %9.1f /s\n' enqueue "$system" "$r" \
+                "$ENQ_BACKLOG" "$secs" "$(calc "$ENQ_BACKLOG / $secs")" >&2
+        done
+        q -d enq -c "DROP SCHEMA graphile_worker CASCADE" -c "DROP SCHEMA pgboss CASCADE" 2>/dev/null
     done
 fi
 

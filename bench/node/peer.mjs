@@ -1,9 +1,10 @@
 // The peer queues of bench/run.sh, run on Node.js 22: graphile-worker and pg-boss.
 //
-//   node peer.mjs setup SYSTEM BACKLOG
+//   node peer.mjs setup SYSTEM BACKLOG [CHUNK]
 //       installs SYSTEM's schema afresh (DROP SCHEMA ... CASCADE, then its own migrations)
-//       and enqueues BACKLOG no-op jobs with its own bulk API; prints "enqueued N S" (S in
-//       seconds). Nothing is worked.
+//       and enqueues BACKLOG no-op jobs with its own bulk API, CHUNK jobs a call (default
+//       5,000); prints "enqueued N S" (S in seconds: the calls only, not the migrations).
+//       Nothing is worked.
 //   node peer.mjs work SYSTEM MODE WORKERS
 //       works the jobs with no-op handlers until SIGTERM or SIGINT; prints "working".
 //       MODE is "unbatched" (one job at a time per worker) or "batched".
@@ -30,7 +31,7 @@
 import pg from 'pg';
 
 const QUEUE = 'bench';
-const CHUNK = 5000;
+const DEFAULT_CHUNK = 5000;
 
 const [, , command, system, ...rest] = process.argv;
 
@@ -72,7 +73,7 @@ const silentLogger = async () => {
 // ---------------------------------------------------------------------------
 
 const graphile = {
-  async setup(backlog) {
+  async setup(backlog, chunk) {
     const { runMigrations, makeWorkerUtils } = await import('graphile-worker');
     await withClient((c) => c.query('DROP SCHEMA IF EXISTS graphile_worker CASCADE'));
     const pgPool = newPool(4);
@@ -80,8 +81,8 @@ const graphile = {
     await runMigrations({ pgPool, logger });
     const utils = await makeWorkerUtils({ pgPool, logger });
     const t0 = performance.now();
-    for (let done = 0; done < backlog; done += CHUNK) {
-      const n = Math.min(CHUNK, backlog - done);
+    for (let done = 0; done < backlog; done += chunk) {
+      const n = Math.min(chunk, backlog - done);
       const specs = Array.from({ length: n }, (_, i) => ({ identifier: QUEUE, payload: { n: done + i } }));
       await utils.addJobs(specs);
     }
@@ -143,13 +144,13 @@ async function makeBoss(extra) {
 }
 
 const pgboss = {
-  async setup(backlog) {
+  async setup(backlog, chunk) {
     await withClient((c) => c.query('DROP SCHEMA IF EXISTS pgboss CASCADE'));
     const boss = await makeBoss({ max: 4 });
     await boss.createQueue(QUEUE);
     const t0 = performance.now();
-    for (let done = 0; done < backlog; done += CHUNK) {
-      const n = Math.min(CHUNK, backlog - done);
+    for (let done = 0; done < backlog; done += chunk) {
+      const n = Math.min(chunk, backlog - done);
       await boss.insert(QUEUE, Array.from({ length: n }, (_, i) => ({ data: { n: done + i } })));
     }
     const secs = (performance.now() - t0) / 1000;
@@ -190,8 +191,10 @@ const impl = systems[system] ?? die(`unknown system '${system}' (graphile or pgb
 switch (command) {
   case 'setup': {
     const backlog = Number(rest[0]);
-    if (!Number.isInteger(backlog) || backlog < 1) die('setup SYSTEM BACKLOG');
-    const secs = await impl.setup(backlog);
+    const chunk = Number(rest[1] ?? DEFAULT_CHUNK);
+    if (!Number.isInteger(backlog) || backlog < 1 || !Number.isInteger(chunk) || chunk < 1)
+      die('setup SYSTEM BACKLOG [CHUNK]');
+    const secs = await impl.setup(backlog, chunk);
     console.log(`enqueued ${backlog} ${secs.toFixed(3)}`);
     break;
   }

@@ -130,13 +130,25 @@ row('peers/plainb', 'plain SQL batched (50)', 16, peerBacklog);
 row('peers/gwb', 'graphile-worker, localQueue 500, batched completion', 16, peerBacklog);
 row('peers/bossb', 'pg-boss, batchSize 50', 16, peerBacklog);
 
-section('enqueue: the same backlog through each system\'s bulk API (items/s)');
-row('enqueue/baton', 'pg_baton enqueue_batch (10,000 a call)', 1, peerBacklog, [
+const enqBacklog = meta.enq_backlog ?? 200000;
+section('enqueue: the same backlog afresh through each system\'s bulk API, 10,000 items a call (items/s)');
+row('enqueue/baton', 'pg_baton enqueue_batch', 1, enqBacklog, [
   ['enqueue/graphile', 'graphile-worker addJobs'],
   ['enqueue/pgboss', 'pg-boss insert'],
+  ['enqueue/floor', 'the floor'],
 ]);
-row('enqueue/graphile', 'graphile-worker addJobs (5,000 a call)', 1, peerBacklog);
-row('enqueue/pgboss', 'pg-boss insert (5,000 a call)', 1, peerBacklog);
+row('enqueue/staged', 'pg_baton for millions: \\copy, one statement', 1, enqBacklog, [
+  ['enqueue/graphile', 'graphile-worker addJobs'],
+  ['enqueue/floor', 'the floor'],
+  ['enqueue/baton', 'enqueue_batch'],
+]);
+row('enqueue/graphile', 'graphile-worker addJobs', 1, enqBacklog);
+row('enqueue/pgboss', 'pg-boss insert', 1, enqBacklog);
+row('enqueue/floor', 'floor: plain INSERT ... SELECT, same indexes', 1, enqBacklog);
+// Group "wal": bytes written and items, so a "rate" is WAL bytes per item.
+row('wal/baton', 'WAL bytes an item: pg_baton enqueue_batch', 1, enqBacklog, [['wal/floor', 'the floor']]);
+row('wal/staged', 'WAL bytes an item: pg_baton for millions', 1, enqBacklog, [['wal/floor', 'the floor']]);
+row('wal/floor', 'WAL bytes an item: the floor', 1, enqBacklog);
 
 section('vacuum: 16 clients on fresh big tables; normal, then with a REPEATABLE READ snapshot held open (last window)');
 row('vacuum/plain:normal', 'plain SQL cycle, normal', 16, vacBig);
@@ -213,6 +225,10 @@ const s64b = ratio('scale/batonb@64', 'scale/batonb@16');
 goal('pg_baton batched, 64 clients / 16 clients (>= 1)', s64b, s64b >= 1);
 const vac = ratio('vacuum/baton:held', 'vacuum/baton:normal');
 goal('pg_baton cycle with vacuum held back / normal (>= 0.8)', vac, vac >= 0.8);
+const enq = ratio('enqueue/baton', 'enqueue/graphile');
+goal('bulk enqueue, pg_baton enqueue_batch / graphile-worker addJobs (>= 1.5)', enq, enq >= 1.5);
+const enqFast = ratio('enqueue/staged', 'enqueue/graphile');
+goal('  pg_baton\'s path for millions / graphile-worker addJobs (>= 1.5)', enqFast, enqFast >= 1.5);
 const wf = ratio('workflow/baton', 'workflow/plain');
 goal('workflow stage steps, pg_baton / client-side plain SQL (>= 3)', wf, wf >= 3);
 if (memory.thousand && memory.million) {

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "core/claim_hint.hpp"
 #include "core/delivery.hpp"
@@ -11,6 +12,7 @@
 #include "core/limits.hpp"
 #include "core/tenant.hpp"
 #include "pg/args.hpp"
+#include "pg/citus.hpp"
 #include "pg/delivery_batch.hpp"
 #include "pg/delivery_store.hpp"
 #include "pg/fence.hpp"
@@ -38,9 +40,23 @@ struct Enqueued {
     bool inserted;
 };
 
-// Inserts the item, or finds the delivery its key already names: the same payload and
-// binding return that id (nothing changes); different ones are DU009; a run_id that
-// names no run of the tenant is DU008. The fence has been checked by the caller.
+// What an enqueue of the item returns once its insert attempt met `added`: the new id,
+// or the id of the delivery that holds the key when it carries the same payload and
+// binding (nothing changes); different ones are DU009. nullopt when the key's row vanished.
+std::optional<Enqueued> enqueued(pg_uuid_t* tenant, const pg::NewDelivery& item, const pg::Added& added) {
+    if (added.outcome == pg::Added::kInserted) return Enqueued{added.id, true};
+    if (added.outcome == pg::Added::kNeither) return std::nullopt;
+    if (!added.same)
+        throw Error(SqlState::kDedupConflict,
+                    "dedup key " + pg::quoted(item.dedup_key) + " of target " + pg::quoted(item.target) +
+                        " is already used with another payload or binding in tenant " + pg::uuid_text(tenant),
+                    "An enqueue repeated with the same key must carry the same payload and binding.",
+                    "Use a new dedup key for different work.");
+    return Enqueued{added.id, false};
+}
+
+// Inserts the item, or finds the delivery its key already names (enqueued()); a run_id
+// that names no run of the tenant is DU008. The fence has been checked by the caller.
 Enqueued enqueue_item(pg::DeliveryStore& store, pg_uuid_t* tenant, const pg::NewDelivery& item) {
     if (item.run_id != nullptr && !store.run_exists(tenant, item.run_id))
         throw Error(SqlState::kNotFound,
@@ -50,18 +66,8 @@ Enqueued enqueue_item(pg::DeliveryStore& store, pg_uuid_t* tenant, const pg::New
     // it is removed at that moment; then the insert is tried once more.
     for (int tries = 0; tries < 3; tries++) {
         pg::Added added = store.add(tenant, item);
-        if (added.outcome == pg::Added::kInserted) {
-            pg::notify::enqueued(tenant, item.target);
-            return {added.id, true};
-        }
-        if (added.outcome == pg::Added::kNeither) continue;
-        if (!added.same)
-            throw Error(SqlState::kDedupConflict,
-                        "dedup key " + pg::quoted(item.dedup_key) + " of target " + pg::quoted(item.target) +
-                            " is already used with another payload or binding in tenant " + pg::uuid_text(tenant),
-                        "An enqueue repeated with the same key must carry the same payload and binding.",
-                        "Use a new dedup key for different work.");
-        return {added.id, false};
+        if (added.outcome == pg::Added::kInserted) pg::notify::enqueued(tenant, item.target);
+        if (std::optional<Enqueued> e = enqueued(tenant, item, added)) return *e;
     }
     throw Error(SqlState::kInternal, "enqueue could neither insert nor find its delivery with dedup key " +
                                          pg::quoted(item.dedup_key) + " of target " + pg::quoted(item.target));
@@ -89,8 +95,54 @@ Datum enqueue(FunctionCallInfo fcinfo, Oid) {
     PG_RETURN_INT64(enqueue_item(store, tenant, item).id);
 }
 
+// enqueue_item() for every item, in order, each with its number in an error's detail,
+// into the result: a statement per item. For Citus, and for a batch that fails with DU009.
+void enqueue_each(pg::DeliveryStore& store, pg_uuid_t* tenant, const pg::NewDelivery* items, int n,
+                  ReturnSetInfo* rsinfo) {
+    for (int i = 0; i < n; i++) {
+        Enqueued e;
+        try {
+            e = enqueue_item(store, tenant, items[i]);
+        } catch (const Error& err) {
+            throw Error(err.state(), err.message(), "Item " + std::to_string(i) + ": " + err.detail(), err.hint());
+        }
+        Datum values[2] = {Int64GetDatum(e.id), BoolGetDatum(e.inserted)};
+        bool nulls[2] = {false, false};
+        pg::put_row(rsinfo, values, nulls);
+    }
+}
+
+// The items [0, n) whose keys an earlier item of the batch uses: repeat[j] is that
+// earlier item's index, -1 for the first use of a key.
+int* repeats(const pg::NewDelivery* items, int n) {
+    int* repeat = pg::guard([n] { return static_cast<int*>(palloc(sizeof(int) * (n + 1))); });
+    std::unordered_map<std::string, int> first;
+    first.reserve(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; i++) {
+        std::string key(pg::text_view(items[i].target));
+        key.push_back('\0');
+        key.append(pg::text_view(items[i].dedup_key));
+        auto [at, fresh] = first.emplace(std::move(key), i);
+        repeat[i] = fresh ? -1 : at->second;
+    }
+    return repeat;
+}
+
+// True when two jsonb values are equal (jsonb's =).
+bool same_json(Jsonb* a, Jsonb* b) {
+    return pg::guard([a, b] { return DatumGetBool(DirectFunctionCall2(jsonb_eq, JsonbPGetDatum(a), JsonbPGetDatum(b))); });
+}
+
 // baton.enqueue_batch(tenant, items): enqueues every item of a JSON array, all or
-// nothing; returns (id, inserted) per item in order.
+// nothing; returns (id, inserted) per item in order, as a call per item would.
+//
+// On one node, set-based: the items before the first whose run_id names no run
+// (DU008, raised at that item by enqueue_item()) are looked up by key in one statement;
+// an item whose key is taken returns that row's id, one whose key an earlier item uses
+// returns that item's id. If any of them carries another payload or binding (DU009),
+// the batch goes item by item (enqueue_each) and fails where a call per item would; else
+// the rest are inserted by one statement (DeliveryStore::add_all), each item having used
+// one id of the table's sequence as a call per item did.
 Datum enqueue_batch(FunctionCallInfo fcinfo, Oid) {
     pg::require_read_write("baton.enqueue_batch");
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
@@ -113,12 +165,52 @@ Datum enqueue_batch(FunctionCallInfo fcinfo, Oid) {
     pg::fence::require_writable(tenant);
     ReturnSetInfo* rsinfo = pg::materialize(fcinfo);
     pg::DeliveryStore store;
+    if (pg::citus::distributed()) {
+        enqueue_each(store, tenant, parsed, n, rsinfo);
+        return static_cast<Datum>(0);
+    }
+    int with_runs = store.first_missing_run(tenant, parsed, n);
+    pg::Added* found = pg::guard([n] { return static_cast<pg::Added*>(palloc(sizeof(pg::Added) * (n + 1))); });
+    store.taken(tenant, parsed, with_runs, found);
+    int* repeat = repeats(parsed, with_runs);
+    bool* insert = pg::guard([n] { return static_cast<bool*>(palloc(sizeof(bool) * (n + 1))); });
+    for (int i = 0; i < with_runs; i++) {
+        bool conflict = found[i].outcome == pg::Added::kExisting
+                            ? !found[i].same
+                            : repeat[i] >= 0 && !(same_json(parsed[i].payload, parsed[repeat[i]].payload) &&
+                                                  same_json(parsed[i].binding, parsed[repeat[i]].binding));
+        if (conflict) {
+            enqueue_each(store, tenant, parsed, n, rsinfo);
+            return static_cast<Datum>(0);
+        }
+        insert[i] = found[i].outcome != pg::Added::kExisting && repeat[i] < 0;
+    }
+    std::int64_t* ids = pg::guard([n] { return static_cast<std::int64_t*>(palloc(sizeof(std::int64_t) * (n + 1))); });
+    store.add_all(tenant, parsed, with_runs, insert, ids);
+    const text* notified = nullptr;  // the target of the last wake-up queued for the inserted items
     for (int i = 0; i < n; i++) {
-        Enqueued e;
-        try {
-            e = enqueue_item(store, tenant, parsed[i]);
-        } catch (const Error& err) {
-            throw Error(err.state(), err.message(), "Item " + std::to_string(i) + ": " + err.detail(), err.hint());
+        Enqueued e{0, false};
+        if (i < with_runs && found[i].outcome == pg::Added::kExisting) {
+            e = {found[i].id, false};
+        } else if (i < with_runs && repeat[i] >= 0 && ids[repeat[i]] != 0) {
+            e = {ids[repeat[i]], false};
+        } else if (i < with_runs && ids[i] != 0) {
+            e = {ids[i], true};
+            // NOTIFY sends one wake-up per channel and transaction: one call per run of a target.
+            if (notified == nullptr || pg::text_view(notified) != pg::text_view(parsed[i].target)) {
+                pg::notify::enqueued(tenant, parsed[i].target);
+                notified = parsed[i].target;
+            }
+        } else {
+            // Its key was taken since the look-up (or its first user's was), or its run is missing.
+            try {
+                std::optional<Enqueued> now;
+                if (i < with_runs) now = enqueued(tenant, parsed[i], store.existing(tenant, parsed[i]));
+                e = now ? *now : enqueue_item(store, tenant, parsed[i]);
+            } catch (const Error& err) {
+                throw Error(err.state(), err.message(), "Item " + std::to_string(i) + ": " + err.detail(),
+                            err.hint());
+            }
         }
         Datum values[2] = {Int64GetDatum(e.id), BoolGetDatum(e.inserted)};
         bool nulls[2] = {false, false};

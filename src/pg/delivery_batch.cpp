@@ -32,6 +32,20 @@ Field item_field(JsonbContainer* obj, const char* key) {
     });
 }
 
+// The empty object, an absent payload's or binding's value: built once per backend, in
+// TopMemoryContext, and never written to (an item read per call once parsed '{}' twice).
+Jsonb* empty_object() {
+    static Jsonb* empty = nullptr;
+    if (empty == nullptr)
+        empty = guard([] {
+            MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+            Jsonb* j = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum("{}")));
+            MemoryContextSwitchTo(old);
+            return j;
+        });
+    return empty;
+}
+
 // Reads one element (an object) into a NewDelivery, refusing (22023) unknown keys and
 // values of the wrong kind.
 NewDelivery read_item(JsonbValue* element) {
@@ -78,7 +92,7 @@ NewDelivery read_item(JsonbValue* element) {
     };
     auto json_field = [obj](const char* key) -> Jsonb* {
         Field f = item_field(obj, key);
-        if (!f.present) return guard([] { return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum("{}"))); });
+        if (!f.present) return empty_object();
         JsonbValue v = f.value;
         return guard([v]() mutable { return JsonbValueToJsonb(&v); });
     };

@@ -17,6 +17,7 @@
 #include "pg/auth.hpp"
 #include "pg/citus.hpp"
 #include "pg/delivery_store.hpp"
+#include "pg/relations.hpp"
 
 namespace baton::pg {
 
@@ -77,6 +78,52 @@ pg::KeptPlan g_insert = {
     "VALUES ($1, $2, $3, $4, $5, COALESCE($6, pg_catalog.now()), $7, $8, $9) "
     "ON CONFLICT (tenant, target, dedup_key) DO NOTHING RETURNING d.id",
     9, {UUIDOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, TIMESTAMPTZOID, INT4OID, INT4OID, UUIDOID}, nullptr};
+
+// enqueue_batch's items in one statement: one array per column ($2..$9, element i of
+// each is item i) and their ids ($10, taken from the table's sequence by the caller),
+// inserted in item order; RETURNING gives the ids inserted. Without ON CONFLICT
+// (g_insert_all_new) for items whose keys were free when looked up: a plain insert
+// checks each key as it writes its index entry, where ON CONFLICT first probes the index
+// and inserts speculatively, one WAL record more; with it (g_insert_all) once a
+// concurrent producer has taken one of those keys.
+#define INSERT_ALL_SQL(CONFLICT)                                                                          \
+    "INSERT INTO baton.deliveries AS d "                                                                   \
+    "(id, tenant, target, dedup_key, payload, binding, run_after, priority, max_attempts, run_id) "        \
+    "SELECT i.id, $1, i.target, i.dedup_key, i.payload, i.binding, "                                       \
+    "COALESCE(i.run_after, pg_catalog.now()), i.priority, i.max_attempts, i.run_id FROM ROWS FROM ("       \
+    "pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "         \
+    "pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($8), pg_catalog.unnest($9), "         \
+    "pg_catalog.unnest($10)) "                                                                             \
+    "AS i (target, dedup_key, payload, binding, run_after, priority, max_attempts, run_id, id) " CONFLICT   \
+    "RETURNING d.id"
+#define INSERT_ALL_TYPES                                                                                 \
+    UUIDOID, TEXTARRAYOID, TEXTARRAYOID, JSONBARRAYOID, JSONBARRAYOID, TIMESTAMPTZARRAYOID, INT4ARRAYOID, \
+        INT4ARRAYOID, UUIDARRAYOID, INT8ARRAYOID
+pg::KeptPlan g_insert_all_new = {INSERT_ALL_SQL(""), 10, {INSERT_ALL_TYPES}, nullptr};
+pg::KeptPlan g_insert_all = {INSERT_ALL_SQL("ON CONFLICT (tenant, target, dedup_key) DO NOTHING "), 10,
+                             {INSERT_ALL_TYPES}, nullptr};
+
+// The items ($2..$5: targets, keys, payloads, bindings) whose keys are taken: the item's
+// number (from 1), the id, and whether the row carries the same payload and binding. An
+// index probe per item (the LIMIT keeps the subquery from being pulled up into a join).
+// Planned for each call (Spi::run_once), with the arrays' lengths and the table's size
+// as they are: a plan kept from while the table was small probed the primary key by
+// tenant alone, and read the whole tenant for every item once it had grown.
+const char* const kTakenSql =
+    "SELECT i.n, t.id, t.same "
+    "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5)) "
+    "WITH ORDINALITY AS i (target, dedup_key, payload, binding, n), "
+    "LATERAL (SELECT d.id, (d.payload OPERATOR(pg_catalog.=) i.payload) "
+    "AND (d.binding OPERATOR(pg_catalog.=) i.binding) AS same FROM baton.deliveries d "
+    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.target OPERATOR(pg_catalog.=) i.target "
+    "AND d.dedup_key OPERATOR(pg_catalog.=) i.dedup_key LIMIT 1) AS t";
+const Oid kTakenTypes[5] = {UUIDOID, TEXTARRAYOID, TEXTARRAYOID, JSONBARRAYOID, JSONBARRAYOID};
+
+// The runs among $2 that the tenant has.
+pg::KeptPlan g_runs_existing = {
+    "SELECT r.id FROM baton.runs r WHERE r.tenant OPERATOR(pg_catalog.=) $1 "
+    "AND r.id OPERATOR(pg_catalog.=) ANY ($2)",
+    2, {UUIDOID, UUIDARRAYOID}, nullptr};
 
 pg::KeptPlan g_existing = {
     "SELECT d.id, (d.payload OPERATOR(pg_catalog.=) $4) AND (d.binding OPERATOR(pg_catalog.=) $5) "
@@ -338,6 +385,141 @@ bool DeliveryStore::run_exists(pg_uuid_t* tenant, pg_uuid_t* run_id) {
     return spi().run(g_run_exists, values, nullptr, 1) > 0;
 }
 
+// One SELECT of the tenant's runs among the items' run ids.
+int DeliveryStore::first_missing_run(pg_uuid_t* tenant, const NewDelivery* items, int n) {
+    int with_run = 0;
+    for (int i = 0; i < n; i++)
+        if (items[i].run_id != nullptr) with_run++;
+    if (with_run == 0) return n;
+    Datum* runs = guard([with_run] { return static_cast<Datum*>(palloc(sizeof(Datum) * with_run)); });
+    for (int i = 0, k = 0; i < n; i++)
+        if (items[i].run_id != nullptr) runs[k++] = UUIDPGetDatum(items[i].run_id);
+    Datum values[2] = {UUIDPGetDatum(tenant), guard([runs, with_run] {
+                           return PointerGetDatum(construct_array(runs, with_run, UUIDOID, UUID_LEN, false,
+                                                                  TYPALIGN_CHAR));
+                       })};
+    Spi& s = spi();
+    std::uint64_t found = s.run(g_runs_existing, values, nullptr);
+    std::vector<pg_uuid_t> known(found);
+    for (std::uint64_t row = 0; row < found; row++) {
+        bool isnull = false;
+        known[row] = *DatumGetUUIDP(s.value(row, 1, &isnull));
+    }
+    auto before = [](const pg_uuid_t& a, const pg_uuid_t& b) { return std::memcmp(a.data, b.data, UUID_LEN) < 0; };
+    std::sort(known.begin(), known.end(), before);
+    for (int i = 0; i < n; i++)
+        if (items[i].run_id != nullptr && !std::binary_search(known.begin(), known.end(), *items[i].run_id, before))
+            return i;
+    return n;
+}
+
+namespace {
+
+// The items' column `get` as an array of `type` (NULL elements where `present` says so).
+template <typename Get, typename Present>
+Datum column_array(const NewDelivery* items, int n, Oid type, Get get, Present present) {
+    Datum* values = guard([n] { return static_cast<Datum*>(palloc(sizeof(Datum) * (n + 1))); });
+    bool* nulls = guard([n] { return static_cast<bool*>(palloc(sizeof(bool) * (n + 1))); });
+    for (int i = 0; i < n; i++) {
+        nulls[i] = !present(items[i]);
+        values[i] = nulls[i] ? static_cast<Datum>(0) : get(items[i]);
+    }
+    return guard([values, nulls, n, type] {
+        int16 len;
+        bool byval;
+        char align;
+        get_typlenbyvalalign(type, &len, &byval, &align);
+        int dims[1] = {n};
+        int lbs[1] = {1};
+        return PointerGetDatum(construct_md_array(values, nulls, 1, dims, lbs, type, len, byval, align));
+    });
+}
+
+// The columns of the items that name and compare a key, as arrays: target, dedup_key,
+// payload and binding, into out[0..3].
+void key_arrays(const NewDelivery* items, int n, Datum* out) {
+    auto always = [](const NewDelivery&) { return true; };
+    out[0] = column_array(items, n, TEXTOID, [](const NewDelivery& d) { return PointerGetDatum(d.target); }, always);
+    out[1] = column_array(items, n, TEXTOID, [](const NewDelivery& d) { return PointerGetDatum(d.dedup_key); }, always);
+    out[2] = column_array(items, n, JSONBOID, [](const NewDelivery& d) { return JsonbPGetDatum(d.payload); }, always);
+    out[3] = column_array(items, n, JSONBOID, [](const NewDelivery& d) { return JsonbPGetDatum(d.binding); }, always);
+}
+
+}  // namespace
+
+// One SELECT over the items' keys (kTakenSql).
+void DeliveryStore::taken(pg_uuid_t* tenant, const NewDelivery* items, int n, Added* out) {
+    for (int i = 0; i < n; i++) out[i] = {Added::kNeither, 0, false};
+    if (n == 0) return;
+    Datum values[5] = {UUIDPGetDatum(tenant), 0, 0, 0, 0};
+    key_arrays(items, n, values + 1);
+    Spi& s = spi();
+    std::uint64_t rows = s.run_once(kTakenSql, 5, kTakenTypes, values);
+    for (std::uint64_t row = 0; row < rows; row++) {
+        std::int64_t i = s.int64_at(row, 1) - 1;
+        if (i >= 0 && i < n) out[i] = {Added::kExisting, s.int64_at(row, 2), s.bool_at(row, 3)};
+    }
+}
+
+// The ids first, one per item in item order, from the table's sequence (nextval, as the
+// column's default takes them: a statement per item used one each). Then the plain
+// insert of the items to insert, in a subtransaction; a unique violation (a concurrent
+// producer took a key since it was looked up) rolls it back, and they go again with
+// ON CONFLICT DO NOTHING and the same ids.
+void DeliveryStore::add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, const bool* insert,
+                            std::int64_t* ids) {
+    if (n == 0) return;
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (insert[i]) m++;
+    NewDelivery* chosen = guard([m] { return static_cast<NewDelivery*>(palloc(sizeof(NewDelivery) * (m + 1))); });
+    Datum* chosen_ids = guard([m] { return static_cast<Datum*>(palloc(sizeof(Datum) * (m + 1))); });
+    guard([n, ids] {
+        Oid table = relations::relid("deliveries");
+        Oid sequence = getIdentitySequence(table, get_attnum(table, "id"), false);
+        for (int i = 0; i < n; i++) ids[i] = nextval_internal(sequence, false);
+    });
+    for (int i = 0, k = 0; i < n; i++)
+        if (insert[i]) {
+            chosen[k] = items[i];
+            chosen_ids[k++] = Int64GetDatum(ids[i]);
+        }
+    if (m == 0) {
+        for (int i = 0; i < n; i++) ids[i] = 0;
+        return;
+    }
+    auto always = [](const NewDelivery&) { return true; };
+    Datum values[10] = {
+        UUIDPGetDatum(tenant), 0, 0, 0, 0,
+        column_array(chosen, m, TIMESTAMPTZOID, [](const NewDelivery& d) { return TimestampTzGetDatum(d.run_after); },
+                     [](const NewDelivery& d) { return d.has_run_after; }),
+        column_array(chosen, m, INT4OID, [](const NewDelivery& d) { return Int32GetDatum(d.priority); }, always),
+        column_array(chosen, m, INT4OID, [](const NewDelivery& d) { return Int32GetDatum(d.max_attempts); }, always),
+        column_array(chosen, m, UUIDOID, [](const NewDelivery& d) { return UUIDPGetDatum(d.run_id); },
+                     [](const NewDelivery& d) { return d.run_id != nullptr; }),
+        guard([chosen_ids, m] {
+            return PointerGetDatum(
+                construct_array(chosen_ids, m, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+        })};
+    key_arrays(chosen, m, values + 1);
+    Spi& s = spi();
+    SPIPlanPtr plain = g_insert_all_new.get();
+    ErrorData* e = attempt([plain, &values] {
+        if (SPI_execute_plan(plain, values, nullptr, false, 0) != SPI_OK_INSERT_RETURNING)
+            elog(ERROR, "pg_baton could not insert a batch of deliveries");
+    });
+    if (e != nullptr && e->sqlerrcode != ERRCODE_UNIQUE_VIOLATION) throw PgError(e);
+    std::uint64_t rows = e == nullptr ? SPI_processed : s.run(g_insert_all, values, nullptr);
+    // The rows come back in item order: an item whose id is not the next one was not inserted.
+    std::uint64_t row = 0;
+    for (int i = 0; i < n; i++) {
+        bool inserted = insert[i] && row < rows && s.int64_at(row, 1) == ids[i];
+        if (inserted) row++;
+        if (!inserted) ids[i] = 0;
+    }
+    if (row != rows) throw Error(SqlState::kInternal, "enqueue_batch could not match the deliveries it inserted");
+}
+
 // INSERT ... ON CONFLICT DO NOTHING, then, when the key is taken, the row that holds it.
 Added DeliveryStore::add(pg_uuid_t* tenant, const NewDelivery& d) {
     Datum values[9] = {UUIDPGetDatum(tenant),       PointerGetDatum(d.target),   PointerGetDatum(d.dedup_key),
@@ -346,8 +528,15 @@ Added DeliveryStore::add(pg_uuid_t* tenant, const NewDelivery& d) {
     char nulls[10] = "         ";
     if (!d.has_run_after) nulls[5] = 'n';
     if (d.run_id == nullptr) nulls[8] = 'n';
+    if (spi().run(g_insert, values, nulls) == 1) return {Added::kInserted, spi().int64_at(0, 1), true};
+    return existing(tenant, d);
+}
+
+// One SELECT by the dedup key.
+Added DeliveryStore::existing(pg_uuid_t* tenant, const NewDelivery& d) {
+    Datum values[5] = {UUIDPGetDatum(tenant), PointerGetDatum(d.target), PointerGetDatum(d.dedup_key),
+                       JsonbPGetDatum(d.payload), JsonbPGetDatum(d.binding)};
     Spi& s = spi();
-    if (s.run(g_insert, values, nulls) == 1) return {Added::kInserted, s.int64_at(0, 1), true};
     if (s.run(g_existing, values, nullptr) == 1) return {Added::kExisting, s.int64_at(0, 1), s.bool_at(0, 2)};
     return {Added::kNeither, 0, false};
 }

@@ -90,6 +90,18 @@ public:
     // enqueue: whether run_id names a run of the tenant; one insert attempt.
     bool run_exists(pg_uuid_t* tenant, pg_uuid_t* run_id);
     Added add(pg_uuid_t* tenant, const NewDelivery& d);
+    // What holds d's key: kExisting (the same payload and binding or not), or kNeither.
+    Added existing(pg_uuid_t* tenant, const NewDelivery& d);
+    // enqueue_batch: the first of items[0..n) whose run_id names no run of the tenant, or n.
+    int first_missing_run(pg_uuid_t* tenant, const NewDelivery* items, int n);
+    // enqueue_batch: what holds each item's key (kExisting: id and whether the row
+    // carries the same payload and binding; kNeither: the key is free), in one statement.
+    void taken(pg_uuid_t* tenant, const NewDelivery* items, int n, Added* out);
+    // enqueue_batch: takes one id of the table's sequence per item of items[0..n), in
+    // item order (a statement per item took one each), then inserts those items with
+    // insert[i] in one statement; ids[i] is item i's new id, or 0 when it was not inserted
+    // (not chosen, or a concurrent producer took its key: existing() tells which row).
+    void add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, const bool* insert, std::int64_t* ids);
 
     // Claims up to n rows of one range, appending them to call.rsinfo.
     Claimed claim(const ClaimCall& call, ClaimRange range, claim_hint::Position from, std::int64_t n);
