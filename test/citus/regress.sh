@@ -143,6 +143,7 @@ done
 # CREATE DATABASE by default, so the database is the one the cluster was made with.
 # It runs the files and writes their results; the verdict is this script's, on the
 # normalized files.
+# shellcheck disable=SC2086  # $tests: one word per file
 (cd "$WORK" && "$PG_REGRESS" --inputdir="$WORK" --outputdir="$WORK" --bindir="$BINDIR" \
     --host="$PGHOST" --port="$PGPORT" --user=postgres --use-existing --dbname=postgres $tests) >"$WORK/regress.log" 2>&1
 : >"$WORK/regression.diffs"
