@@ -29,7 +29,10 @@ constexpr const char* kGlobalTables[] = {"workflows", "wakeup_key"};
 }
 
 // Checks what distributing needs: the caller acts for the extension's owner, Citus is
-// installed, this node is the coordinator and at least one worker is active.
+// installed, this node is the coordinator, at least one worker is active, and pg_baton
+// was not created or updated in this transaction: distribute() reaches the workers'
+// copies of pg_baton over connections of their own (run_command_on_workers), which
+// would wait for this transaction's locks on them, and Citus sees no deadlock there.
 void check_prerequisites(pg::Spi& spi, Oid caller) {
     Oid owner = pg::guard([] { return pg::owner::of_extension(); });
     if (!pg::guard([caller, owner] { return has_privs_of_role(caller, owner); }))
@@ -48,6 +51,11 @@ void check_prerequisites(pg::Spi& spi, Oid caller) {
     if (spi.int64_at(0, 1) == 0)
         refuse("no citus worker node is added", "Tenant tables are distributed over the worker nodes.",
                "Add workers on the coordinator with citus_add_node(host, port), then call baton.distribute() again.");
+    if (pg::guard([] { return pg::owner::changed_in_this_transaction(); }))
+        refuse("extension \"pg_baton\" was created or updated in this transaction",
+               "baton.distribute() sets up the workers over connections of their own, which would wait for this "
+               "transaction's locks on the workers' copies of pg_baton.",
+               "Commit, then call baton.distribute() in a later transaction.");
 }
 
 // create_distributed_table (colocated with baton.tenants) or create_reference_table for

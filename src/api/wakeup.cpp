@@ -20,11 +20,16 @@ Datum wakeup_channel(FunctionCallInfo fcinfo, Oid caller) {
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     text* target = pg::text_arg(fcinfo, 1, "target");
     delivery::check_target_chars(pg::text_chars(target));
-    pg::DeliveryStore store;
-    pg::auth::require_member(caller,
-                             store.bound_role(tenant, VARDATA_ANY(target), static_cast<int>(VARSIZE_ANY_EXHDR(target))),
-                             pg::text_view(target));
-    store.close();
+    {
+        // The store's SPI connection (a distributed install reads the binding by a
+        // statement) ends here, before the name is allocated: memory allocated while it
+        // is open belongs to it and is gone when it finishes.
+        pg::DeliveryStore store;
+        pg::auth::require_member(
+            caller, store.bound_role(tenant, VARDATA_ANY(target), static_cast<int>(VARSIZE_ANY_EXHDR(target))),
+            pg::text_view(target));
+        store.close();
+    }
     char name[pg::notify::kChannelBytes];
     pg::notify::channel(tenant, target, name);
     return pg::text_datum(name);

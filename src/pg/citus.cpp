@@ -44,29 +44,44 @@ bool distributed_unguarded() {
 
 planner_hook_type g_previous_planner = nullptr;
 
-// The null uuid constant that is the first argument of expr, when expr is a function
-// call (through implicit casts, which Citus strips too); nullptr otherwise.
-Const* null_first_argument(Node* expr) {
+// The call of expr when it calls one of pg_baton's functions whose first argument is a
+// uuid (the tenant, by which Citus delegates it), through implicit casts, which Citus
+// strips too; nullptr otherwise. A user's function keeps its argument as written.
+FuncExpr* tenant_call(Node* expr) {
     if (expr == nullptr || !IsA(expr, FuncExpr)) return nullptr;
-    List* args = reinterpret_cast<FuncExpr*>(expr)->args;
-    if (args == NIL) return nullptr;
-    Node* first = strip_implicit_coercions(static_cast<Node*>(linitial(args)));
-    if (!IsA(first, Const)) return nullptr;
-    Const* value = reinterpret_cast<Const*>(first);
-    if (!value->constisnull || value->consttype != UUIDOID) return nullptr;
-    // Only pg_baton's own functions: a user's function keeps its argument as written.
+    FuncExpr* call = reinterpret_cast<FuncExpr*>(expr);
+    if (call->args == NIL || exprType(static_cast<Node*>(linitial(call->args))) != UUIDOID) return nullptr;
     Oid nsp = get_namespace_oid("baton", true);
-    Oid fn = reinterpret_cast<FuncExpr*>(expr)->funcid;
-    return OidIsValid(nsp) && get_func_namespace(fn) == nsp ? value : nullptr;
+    return OidIsValid(nsp) && get_func_namespace(call->funcid) == nsp ? call : nullptr;
 }
 
-// Replaces expr's null first argument by `CASE WHEN random() < 0 THEN NULL::uuid END`,
-// which is NULL too but volatile: the planner cannot fold it back into a constant
-// (Citus plans the query before it tries to delegate), and Citus delegates no call
-// with a volatile argument, so the call runs here.
-void hide_null_first_argument(Node* expr) {
-    FuncExpr* call = reinterpret_cast<FuncExpr*>(expr);
-    Const* null_uuid = makeNullConst(UUIDOID, -1, InvalidOid);
+// Whether expr is a call of pg_baton's whose first argument is the null uuid constant.
+bool null_first_argument(Node* expr) {
+    FuncExpr* call = tenant_call(expr);
+    if (call == nullptr) return false;
+    Node* first = strip_implicit_coercions(static_cast<Node*>(linitial(call->args)));
+    return IsA(first, Const) && reinterpret_cast<Const*>(first)->constisnull;
+}
+
+// Whether one of pg_baton's settings has a value of this session's own (SET,
+// set_config, a function's SET clause, the client's connection options). Citus passes
+// none of them to the worker it delegates a call to, which would apply its own value;
+// ALTER ROLE and ALTER DATABASE values Citus sets on every node, and ALTER SYSTEM is
+// each node's own.
+bool session_settings() {
+    config_generic** settings = get_guc_variables();
+    int count = GetNumConfigOptions();
+    for (int i = 0; i < count; i++) {
+        if (strncmp(settings[i]->name, "baton.", 6) == 0 && settings[i]->source >= PGC_S_CLIENT) return true;
+    }
+    return false;
+}
+
+// Replaces the first argument a of call by `CASE WHEN random() < 0 THEN NULL::uuid
+// ELSE a END`, which is a too but volatile: the planner cannot fold it back into a
+// constant (Citus plans the query before it tries to delegate), and Citus delegates no
+// call with a volatile argument, so the call runs here.
+void hide_first_argument(FuncExpr* call) {
     Expr* random = reinterpret_cast<Expr*>(
         makeFuncExpr(F_RANDOM, FLOAT8OID, NIL, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
     Expr* zero = reinterpret_cast<Expr*>(makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
@@ -74,16 +89,29 @@ void hide_null_first_argument(Node* expr) {
     Expr* test = make_opclause(Float8LessOperator, BOOLOID, false, random, zero, InvalidOid, InvalidOid);
     CaseWhen* when = makeNode(CaseWhen);
     when->expr = test;
-    when->result = reinterpret_cast<Expr*>(null_uuid);
+    when->result = reinterpret_cast<Expr*>(makeNullConst(UUIDOID, -1, InvalidOid));
     when->location = -1;
     CaseExpr* hidden = makeNode(CaseExpr);
     hidden->casetype = UUIDOID;
     hidden->casecollid = InvalidOid;
     hidden->arg = nullptr;
     hidden->args = list_make1(when);
-    hidden->defresult = reinterpret_cast<Expr*>(makeNullConst(UUIDOID, -1, InvalidOid));
+    hidden->defresult = static_cast<Expr*>(linitial(call->args));
     hidden->location = -1;
     linitial(call->args) = hidden;
+}
+
+// Calls visit with each expression of a SELECT's target list and each function call of
+// its FROM: the calls Citus may delegate.
+template <typename Visit>
+void each_top_level_call(Query* parse, Visit visit) {
+    ListCell* cell;
+    foreach (cell, parse->targetList) visit(reinterpret_cast<Node*>(lfirst_node(TargetEntry, cell)->expr));
+    foreach (cell, parse->rtable) {
+        RangeTblEntry* rte = lfirst_node(RangeTblEntry, cell);
+        if (rte->rtekind == RTE_FUNCTION && list_length(rte->functions) == 1)
+            visit(linitial_node(RangeTblFunction, rte->functions)->funcexpr);
+    }
 }
 
 // Refuses (0A000) a write whose query reads or writes a table of schema baton that has
@@ -114,41 +142,28 @@ void refuse_rules(Query* parse) {
     }
 }
 
-// The planner hook: a SELECT whose target list or FROM calls a function with a NULL
-// uuid first argument, on a distributed install, gets that argument hidden (see
-// install_hooks()); a write that touches a pg_baton table with rules is refused there
-// (refuse_rules()); every other statement goes to the next planner untouched.
-// The cheap test of the query's shape comes before the catalog's. Postgres calls only.
+// The planner hook: on a distributed install, a SELECT whose target list or FROM calls
+// pg_baton's functions with the tenant first gets those first arguments hidden from
+// Citus' delegation (see install_hooks()) when one of them is a NULL literal or when
+// the session has a pg_baton setting of its own; a write that touches a pg_baton table
+// with rules is refused there (refuse_rules()); every other statement goes to the next
+// planner untouched. The cheap tests of the query's shape come before the catalog's.
+// Postgres calls only.
 PlannedStmt* plan(Query* parse, const char* query_string, int cursor_options, ParamListInfo params) {
     if (parse->commandType != CMD_SELECT && parse->commandType != CMD_UTILITY && parse->rtable != NIL &&
         distributed_unguarded())
         refuse_rules(parse);
     if (parse->commandType == CMD_SELECT) {
-        bool found = false;
-        ListCell* cell;
-        {
-            foreach (cell, parse->targetList) {
-                if (null_first_argument(reinterpret_cast<Node*>(lfirst_node(TargetEntry, cell)->expr)) != nullptr)
-                    found = true;
-            }
-            foreach (cell, parse->rtable) {
-                RangeTblEntry* rte = lfirst_node(RangeTblEntry, cell);
-                if (rte->rtekind != RTE_FUNCTION || list_length(rte->functions) != 1) continue;
-                if (null_first_argument(linitial_node(RangeTblFunction, rte->functions)->funcexpr) != nullptr)
-                    found = true;
-            }
-        }
-        if (found && distributed_unguarded()) {
-            foreach (cell, parse->targetList) {
-                Node* expr = reinterpret_cast<Node*>(lfirst_node(TargetEntry, cell)->expr);
-                if (null_first_argument(expr) != nullptr) hide_null_first_argument(expr);
-            }
-            foreach (cell, parse->rtable) {
-                RangeTblEntry* rte = lfirst_node(RangeTblEntry, cell);
-                if (rte->rtekind != RTE_FUNCTION || list_length(rte->functions) != 1) continue;
-                Node* expr = linitial_node(RangeTblFunction, rte->functions)->funcexpr;
-                if (null_first_argument(expr) != nullptr) hide_null_first_argument(expr);
-            }
+        bool null_tenant = false;
+        bool tenant_calls = false;
+        each_top_level_call(parse, [&](Node* expr) {
+            if (tenant_call(expr) != nullptr) tenant_calls = true;
+            if (null_first_argument(expr)) null_tenant = true;
+        });
+        if (tenant_calls && (null_tenant || session_settings()) && distributed_unguarded()) {
+            each_top_level_call(parse, [](Node* expr) {
+                if (FuncExpr* call = tenant_call(expr)) hide_first_argument(call);
+            });
         }
     }
     if (g_previous_planner != nullptr) return g_previous_planner(parse, query_string, cursor_options, params);

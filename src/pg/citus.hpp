@@ -35,7 +35,11 @@ bool installed();
 // The planner hook: on a distributed install it hides a NULL tenant literal of a
 // top-level call from Citus' function delegation, which hashes the null datum and
 // crashes the backend (Citus 13.2: `SELECT baton.create_tenant(NULL)`); the call then
-// runs where it was made and refuses the NULL (22004) as on a single node.
+// runs where it was made and refuses the NULL (22004) as on a single node. It hides the
+// tenant of such calls the same way while the session has a pg_baton setting of its own
+// (SET baton.max_payload_bytes = ..., and the like): Citus does not pass it to the
+// worker a call is delegated to, so the call runs where it was made, with the session's
+// settings, its statements routed to the tenant's shards.
 //
 // The utility hook: every statement of pg_baton's own install and update scripts runs
 // with citus.enable_ddl_propagation off (for that statement only). Citus runs CREATE and

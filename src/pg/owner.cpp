@@ -7,18 +7,26 @@ namespace {
 
 Oid g_owner = InvalidOid;  // InvalidOid: not known (yet, or since an invalidation)
 
-// pg_extension.extowner of pg_baton, by the catalog's name index (pg_extension has no
-// syscache); InvalidOid when it is not installed.
-Oid lookup() {
+// What read makes of pg_baton's pg_extension row (nullptr when it is not installed),
+// found by the catalog's name index (pg_extension has no syscache).
+template <typename Read>
+auto read_row(Read read) {
     Relation rel = table_open(ExtensionRelationId, AccessShareLock);
     ScanKeyData key;
     ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ, CStringGetDatum("pg_baton"));
     SysScanDesc scan = systable_beginscan(rel, ExtensionNameIndexId, true, nullptr, 1, &key);
     HeapTuple tup = systable_getnext(scan);
-    Oid owner = HeapTupleIsValid(tup) ? reinterpret_cast<Form_pg_extension>(GETSTRUCT(tup))->extowner : InvalidOid;
+    auto answer = read(HeapTupleIsValid(tup) ? tup : nullptr);
     systable_endscan(scan);
     table_close(rel, AccessShareLock);
-    return owner;
+    return answer;
+}
+
+// pg_extension.extowner of pg_baton; InvalidOid when it is not installed.
+Oid lookup() {
+    return read_row([](HeapTuple tup) {
+        return tup ? reinterpret_cast<Form_pg_extension>(GETSTRUCT(tup))->extowner : InvalidOid;
+    });
 }
 
 }  // namespace
@@ -32,6 +40,13 @@ Oid of_extension(bool missing_ok) {
                         errhint("Run CREATE EXTENSION pg_baton in this database.")));
     g_owner = owner;
     return owner;
+}
+
+// Whether this transaction (or one of its subtransactions) wrote pg_baton's
+// pg_extension row: CREATE EXTENSION, ALTER EXTENSION UPDATE or OWNER ran in it.
+bool changed_in_this_transaction() {
+    return read_row(
+        [](HeapTuple tup) { return tup && TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup->t_data)); });
 }
 
 // Any invalidation forgets the owner (see owner.hpp).

@@ -20,6 +20,10 @@ namespace baton::pg::owner {
 // guard() from C++ that holds destructors.
 Oid of_extension(bool missing_ok = false);
 
+// Whether this transaction (or a subtransaction of it) created, updated or changed the
+// owner of pg_baton (wrote its pg_extension row). Postgres calls only: wrap in guard().
+bool changed_in_this_transaction();
+
 // Forgets the cached owner: from pg/invalidation's callbacks, on every relcache and
 // schema invalidation.
 void forget();

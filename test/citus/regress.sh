@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
-# The contract's own regression files (the Makefile's REGRESS list, sql/*.sql against
-# expected/*.out) run through the coordinator of a three-node Citus cluster
-# (test/citus/cluster.sh) on which pg_baton is distributed: setup.sql runs with
-# "SELECT baton.distribute()" right after its CREATE EXTENSION, and so do the files that
-# drop and create the extension again. An expected file in test/citus/expected/, when
-# there is one, replaces the file's own. The differences are left in
-# /tmp/pg_baton-citus-regress.diffs; docs/scale-out.md lists those found and what was
-# done about each. Not part of test/run-all.sh: it finds differences, it is not a gate.
+# The contract's own regression files (the Makefile's REGRESS list but four, see below;
+# sql/*.sql) run through the coordinator of a three-node Citus cluster (test/citus/cluster.sh) on
+# which pg_baton is distributed, and compared with their expected output: a gate, part
+# of test/run-all.sh (citus-regress). setup.sql runs with "SELECT baton.distribute()"
+# right after its CREATE EXTENSION, and so do the files that drop and create the
+# extension again (dropping it the way docs/scale-out.md says a distributed install is
+# removed). The expected output is test/citus/expected/FILE.out when there is one (each
+# of its differences from expected/FILE.out is one docs/scale-out.md explains), else
+# the file's own. Run ids, random on Citus, are compared by the order they first appear
+# in, and a few names of the run's own are masked (normalize below). The differences are left in /tmp/pg_baton-citus-regress.diffs.
 #
 #   bash test/citus/regress.sh      (PG_CONFIG, BATON_CITUS_PORT as for run.sh; the first
 #                                    port tried defaults to 56660; BATON_KEEP_LOGS=1
 #                                    keeps the work directory; BATON_CITUS_REGRESS_TESTS
-#                                    names the files to run, default all: boundary's
-#                                    loops of 3000 calls take many minutes there)
+#                                    names the files to run)
 #
-# Without Citus it prints one line saying so and exits 0. The last line is
-# "N passed, N failed" (one per regression file).
+# Without Citus it prints one line saying so and exits 0. One line per file, "ok" or
+# "FAIL" with pg_regress' time for it; the last line is "N passed, N failed".
 set -uo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -51,39 +52,112 @@ if ! citus_cluster_start "$BASE/c" "$p0" >"$BASE/start.log" 2>&1; then
 fi
 echo "citus-regress: coordinator $PGHOST:$PGPORT"
 
-# The input directory: the regression files, with baton.distribute() after every
-# CREATE EXTENSION pg_baton of the regression database (not of hostile_json's own
-# databases, which have no Citus), in the files and in their expected output.
-mkdir -p "$WORK/sql" "$WORK/expected" "$WORK/results"
+# The input directory: the regression files as they run on Citus (citus_sql), and the
+# expected output: test/citus/expected/FILE.out when there is one (reviewed; every
+# difference from the file's own is explained in docs/scale-out.md), else the file's own
+# with the same changes (citus_expected).
+mkdir -p "$WORK/sql" "$WORK/expected" "$WORK/results" "$WORK/compared"
 tests=$(make -s -C "$ROOT" -f - print-regress <<'MK'
 include Makefile
 print-regress:
 	@echo $(REGRESS)
 MK
 )
-tests=${BATON_CITUS_REGRESS_TESTS:-$tests}
+# Left out: boundary, whose trap (a trigger of the test's own on baton.deliveries, which
+# makes enqueue fail below pg_baton's C++ code) cannot be created on a distributed
+# table (Citus refuses triggers there unless citus.enable_unsafe_triggers is on), and
+# whose loops of 3000 calls, each a distributed statement there, would take the gate's
+# whole time; hostile_arguments, whose 1009 cases each digest every pg_baton table
+# before and after the call (over 2000 queries over every shard): many minutes on
+# Citus, for argument checks that are the same C++ code on both; markers and
+# direct_access, which take leases inside a transaction and print what follows from
+# now() being the same for the whole transaction: on Citus each node's transaction has
+# its own now(), so a 10 ms lease taken there, and the intervals the files print, vary
+# with the machine's speed (direct_access also compares the heap path with the SPI one,
+# and a distributed install has only the SPI one) (docs/scale-out.md).
+tests=${BATON_CITUS_REGRESS_TESTS:-$(tr ' ' '\n' <<<"$tests" | grep -vxE 'boundary|hostile_arguments|markers|direct_access' | tr '\n' ' ')}
+
+# The changes a file needs on Citus: baton.distribute() after every CREATE EXTENSION
+# pg_baton of the regression database (not of hostile_json's own databases, which have
+# no Citus); DROP EXTENSION pg_baton CASCADE replaced by the removal procedure of
+# docs/scale-out.md (shards first, then the extension and the schema); setup's numbered
+# run-id default left out (Citus cannot install it; the comparison numbers run ids
+# itself, see normalize); the files' roles created with LOGIN (CREATE ROLE name;
+# alone makes a role that may not log in, and a call delegated to a worker connects
+# there as the calling role: docs/scale-out.md).
+citus_sql() {
+    sed -e '/^\\c hj_/,/^\\c :hj_home/!s/^CREATE EXTENSION pg_baton;$/CREATE EXTENSION pg_baton;\nSELECT baton.distribute();/' \
+        -e 's/^DROP EXTENSION pg_baton CASCADE;$/SELECT count(pg_catalog.citus_drop_all_shards(p.logicalrelid, '"'baton'"', c.relname, false)) > 0 AS shards_dropped FROM pg_catalog.pg_dist_partition p JOIN pg_catalog.pg_class c ON c.oid = p.logicalrelid WHERE c.relnamespace = '"'baton'"'::pg_catalog.regnamespace;\nDROP EXTENSION pg_baton CASCADE;\nDROP SCHEMA baton;/' \
+        -e '/^CREATE SEQUENCE regress_run_ids;$/,/SET DEFAULT/d' \
+        -e 's/^CREATE ROLE \([a-z_0-9]*\);$/CREATE ROLE \1 LOGIN;/'
+}
+citus_expected() {
+    awk 'BEGIN { skip = 0 }
+         /^\\c hj_/ { skip = 1 } /^\\c :hj_home/ { skip = 0 }
+         /^CREATE SEQUENCE regress_run_ids;$/ { drop = 1 }
+         /^CREATE ROLE [a-z_0-9]*;$/ { sub(/;$/, " LOGIN;") }
+         !drop { print }
+         drop && /SET DEFAULT/ { drop = 0 }
+         !skip && $0 == "CREATE EXTENSION pg_baton;" { print "SELECT baton.distribute();"; print " distribute "; print "------------"; print " "; print "(1 row)"; print "" }'
+}
+
+# Run ids are random on Citus: every UUID of version 4's form (the numbered run ids of
+# setup.sql, 00000000-0000-4000-8000-000000000001 ..., have it too) is replaced by
+# <run N>, N counting the distinct ones in the order they first appear in the file, in
+# the expected output and in the results alike. A file still has to name the same run
+# wherever it named the same run. Tenant ids (00000000-0000-0000-...) are not of that
+# form. Names of this run's own are masked too: a node's address in Citus' errors
+# (<node>: the socket directory and port), the session's temporary schema (pg_temp_N)
+# in Citus' warnings, a shard's id in a shard's name (deliveries_<shard>: which shard
+# of a multi-shard statement refuses first varies) and a role's oid on a worker, which
+# a bound role read through the coordinator is shown as (a number from 16384 to 19999
+# that ends a row: <role oid>).
+normalize() {
+    sed -e "s|$PGHOST:[0-9]*|<node>|g" -e 's/pg_temp_[0-9][0-9]*/pg_temp_N/g' \
+        -e 's/\([a-z]\)_10[0-9][0-9][0-9][0-9]\b/\1_<shard>/g' -e 's/| 1[6-9][0-9][0-9][0-9]$/| <role oid>/' | awk 'BEGIN {
+        h = "[0-9a-f]"; h4 = h h h h
+        uuid = h4 h4 "-" h4 "-4" h h h "-[89ab]" h h h "-" h4 h4 h4
+    }
+    {
+        out = ""; line = $0
+        while (match(line, uuid)) {
+            id = substr(line, RSTART, RLENGTH)
+            if (!(id in label)) label[id] = "<run " (++n) ">"
+            out = out substr(line, 1, RSTART - 1) label[id]
+            line = substr(line, RSTART + RLENGTH)
+        }
+        print out line
+    }'
+}
+
 for t in $tests; do
-    sed '/^\\c hj_/,/^\\c :hj_home/!s/^CREATE EXTENSION pg_baton;$/CREATE EXTENSION pg_baton;\nSELECT baton.distribute();/' \
-        "$ROOT/sql/$t.sql" >"$WORK/sql/$t.sql"
+    citus_sql <"$ROOT/sql/$t.sql" >"$WORK/sql/$t.sql"
     if [[ -f $ROOT/test/citus/expected/$t.out ]]; then
         cp "$ROOT/test/citus/expected/$t.out" "$WORK/expected/$t.out"
     else
-        awk 'BEGIN { skip = 0 }
-             /^\\c hj_/ { skip = 1 } /^\\c :hj_home/ { skip = 0 }
-             { print }
-             !skip && $0 == "CREATE EXTENSION pg_baton;" { print "SELECT baton.distribute();"; print " distribute "; print "------------"; print " "; print "(1 row)"; print "" }' \
-            "$ROOT/expected/$t.out" >"$WORK/expected/$t.out"
+        citus_expected <"$ROOT/expected/$t.out" >"$WORK/expected/$t.out"
     fi
 done
 
 # pg_regress against the coordinator's existing database: Citus does not propagate
 # CREATE DATABASE by default, so the database is the one the cluster was made with.
+# It runs the files and writes their results; the verdict is this script's, on the
+# normalized files.
 # shellcheck disable=SC2086  # $tests: one word per file
 (cd "$WORK" && "$PG_REGRESS" --inputdir="$WORK" --outputdir="$WORK" --bindir="$BINDIR" \
     --host="$PGHOST" --port="$PGPORT" --user=postgres --use-existing --dbname=postgres $tests) >"$WORK/regress.log" 2>&1
-grep -E '^(ok|not ok|test )' "$WORK/regress.log" | sed 's/ *[0-9]* ms$//'
-pass=$(grep -cE '^(ok|     ok|test .* \.\.\. ok)' "$WORK/regress.log")
-fail=$(grep -cE '(FAILED|failed \(ignored\)|^not ok)' "$WORK/regress.log")
-[[ -f $WORK/regression.diffs ]] && cp "$WORK/regression.diffs" /tmp/pg_baton-citus-regress.diffs
+: >"$WORK/regression.diffs"
+pass=0 fail=0
+for t in $tests; do
+    normalize <"$WORK/expected/$t.out" >"$WORK/compared/$t.expected"
+    normalize <"$WORK/results/$t.out" >"$WORK/compared/$t.out" 2>/dev/null
+    ms=$(sed -n "s/^\(not \)\{0,1\}ok .* $t  *\([0-9]*\) ms$/\2/p; s/^test $t  *\.\.\. .* \([0-9]*\) ms$/\1/p" "$WORK/regress.log" | head -n 1)
+    if diff -u "$WORK/compared/$t.expected" "$WORK/compared/$t.out" >>"$WORK/regression.diffs"; then
+        pass=$((pass + 1)); echo "ok   - $t (${ms:-?} ms)"
+    else
+        fail=$((fail + 1)); echo "FAIL - $t (${ms:-?} ms)"
+    fi
+done
+((fail > 0)) && cp "$WORK/regression.diffs" /tmp/pg_baton-citus-regress.diffs && echo "citus-regress: differences in /tmp/pg_baton-citus-regress.diffs"
 echo "$pass passed, $fail failed"
 ((fail == 0))
