@@ -114,6 +114,11 @@ export PGHOST=$SOCK PGPORT=$C
 
 # --- distribute() -----------------------------------------------------------------------
 q -c "CREATE ROLE baton_citus_admin" >/dev/null
+# In the transaction that created pg_baton, the workers' connections would wait for its
+# locks, a wait Citus sees no deadlock in: refused instead of hanging.
+check "distribute() in the transaction that created pg_baton: 55000, at once" "55000" \
+    "$(timeout 120 psql -X -q -At -v ON_ERROR_STOP=1 -v VERBOSITY=verbose -c "BEGIN" -c "CREATE EXTENSION pg_baton" \
+        -c "SELECT baton.distribute()" 2>&1 >/dev/null | sed -n 's/^ERROR: *\([0-9A-Z]\{5\}\):.*/\1/p' | head -n 1)"
 q -c "CREATE EXTENSION pg_baton" >/dev/null
 q -c "SELECT baton.grant_admin('baton_citus_admin')" >/dev/null
 check "an admin who is not the owner may not distribute: 42501" "42501" \
