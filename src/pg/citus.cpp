@@ -33,10 +33,15 @@ bool in_dist_partition(Oid relid) {
 bool distributed_unguarded() {
     if (g_distributed >= 0) return g_distributed == 1;
     // The table first, so that its invalidation forgets a "no" as well as a "yes".
+    // Without the table (pg_baton not installed, or being dropped or created) the "no"
+    // is not kept: no invalidation names the table created later, so a kept "no" would
+    // outlive its install, distribute() and all (a session that created pg_baton, or
+    // a worker's connection that Citus keeps across the coordinator's statements).
     Oid relid = InvalidOid;
     Oid nsp = get_namespace_oid("baton", true);
     if (OidIsValid(nsp)) relid = get_relname_relid("deliveries", nsp);
-    bool answer = OidIsValid(relid) && OidIsValid(get_extension_oid("citus", true)) && in_dist_partition(relid);
+    if (!OidIsValid(relid)) return false;
+    bool answer = OidIsValid(get_extension_oid("citus", true)) && in_dist_partition(relid);
     g_deliveries = relid;
     g_distributed = answer ? 1 : 0;
     return answer;

@@ -14,8 +14,9 @@ namespace baton::pg::citus {
 // its tables (pg_dist_partition), on the coordinator and, once Citus has synced its
 // metadata, on every worker. The answer is cached per backend and forgotten when
 // baton.deliveries' relation cache entry is invalidated (create_distributed_table and
-// undistribute_table invalidate it) or the whole cache is reset. The first call after
-// that reads the catalog: it must run inside a transaction.
+// undistribute_table invalidate it) or the whole cache is reset; while baton.deliveries
+// does not exist the answer (false) is not cached. The first call after that reads the
+// catalog: it must run inside a transaction.
 bool distributed();
 
 // The statement to run: `single` on a single node, `on_citus` on a Citus install, where

@@ -100,6 +100,10 @@ citus_expected() {
          /^\\c hj_/ { skip = 1 } /^\\c :hj_home/ { skip = 0 }
          /^CREATE SEQUENCE regress_run_ids;$/ { drop = 1 }
          /^CREATE ROLE [a-z_0-9]*;$/ { sub(/;$/, " LOGIN;") }
+         !skip && $0 == "DROP EXTENSION pg_baton CASCADE;" {
+             print "SELECT count(pg_catalog.citus_drop_all_shards(p.logicalrelid, \x27baton\x27, c.relname, false)) > 0 AS shards_dropped FROM pg_catalog.pg_dist_partition p JOIN pg_catalog.pg_class c ON c.oid = p.logicalrelid WHERE c.relnamespace = \x27baton\x27::pg_catalog.regnamespace;"
+             print " shards_dropped "; print "----------------"; print " t"; print "(1 row)"; print ""
+             print; print "DROP SCHEMA baton;"; next }
          !drop { print }
          drop && /SET DEFAULT/ { drop = 0 }
          !skip && $0 == "CREATE EXTENSION pg_baton;" { print "SELECT baton.distribute();"; print " distribute "; print "------------"; print " "; print "(1 row)"; print "" }'
