@@ -33,6 +33,12 @@ CREATE EXTENSION pg_baton;
 SELECT baton.distribute();
 SELECT baton.create_tenant('00000000-0000-0000-0201-000000000001');
 SELECT baton.create_tenant('00000000-0000-0000-0202-000000000001');
+SELECT baton.create_tenant('00000000-0000-0000-0203-000000000001');
+SELECT baton.create_tenant('00000000-0000-0000-0204-000000000001');
+-- The isolation tester asks pg_isolation_test_session_is_blocked whether a step waits;
+-- Postgres' own sees only the coordinator's locks. Citus' replacement sees a wait on a
+-- worker too (a delegated call, or a statement routed there), as Citus' own tests do.
+SELECT citus_internal.replace_isolation_tester_func();
 SQL
 
 specs=$(find "$ROOT/test/citus/isolation/specs" -name '*.spec' -printf '%f\n' | sed 's/\.spec$//' | sort)
@@ -43,6 +49,13 @@ mkdir -p "$BASE/out"
 grep -E '^(ok|not ok|test )' "$BASE/out/log" | sed 's/ *[0-9]* ms$//'
 [[ -f $BASE/out/regression.diffs ]] && cp "$BASE/out/regression.diffs" /tmp/pg_baton-citus-isolation.diffs
 pass=$(grep -cE '^(ok|test .* \.\.\. ok)' "$BASE/out/log")
-fail=$(grep -cE '(FAILED|^not ok)' "$BASE/out/log")
+# A spec that did not pass failed, whatever pg_isolation_regress said of it (a missing
+# expected file is neither "ok" nor "FAILED"); its output is kept for a look.
+fail=$(($(wc -w <<<"$specs") - pass))
+if ((fail > 0)); then
+    rm -rf /tmp/pg_baton-citus-isolation.results
+    cp -r "$BASE/out/results" /tmp/pg_baton-citus-isolation.results 2>/dev/null
+    echo "citus-isolation: output in /tmp/pg_baton-citus-isolation.results, differences in /tmp/pg_baton-citus-isolation.diffs"
+fi
 echo "$pass passed, $fail failed"
 ((fail == 0 && pass > 0))
