@@ -342,6 +342,7 @@ run_suite citus-isolation test/citus/isolation.sh
 run_suite citus-reaper test/citus/reaper.sh
 run_suite citus-fault test/citus/fault.sh
 run_suite citus-upgrade test/citus/upgrade.sh
+run_suite citus-grow test/citus/grow.sh
 run_suite citus-regress test/citus/regress.sh
 
 exit 0

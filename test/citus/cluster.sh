@@ -12,6 +12,9 @@
 #       CREATE EXTENSION citus on every node, the coordinator registered and both workers
 #       added. Exports PGHOST=BASE/sock, PGPORT=PORT (the coordinator), PGUSER,
 #       PGDATABASE, and CITUS_PORTS (the three ports).
+#   citus_node_start BASE I PORT [postgresql.conf lines...]
+#       one more node like those (data in BASE/nI, on PORT), with Citus created in its
+#       database; adding it to the cluster is the caller's (citus_add_node).
 #   citus_cluster_stop BASE
 #       stops the three servers by their data directories and removes BASE.
 #   citus_suite_start NAME PORT
@@ -36,25 +39,10 @@ citus_cluster_start() {
         chown postgres:postgres "$base/sock" || return 1
     fi
     for i in 0 1 2; do
-        # The later unix_socket_directories line wins over the one cluster_start writes.
-        # No background reaper: on a distributed install it is not yet made per node
-        # (docs/scale-out.md), and the checks reap when they mean to.
-        cluster_start "$base/n$i" $((port + i)) \
-            "unix_socket_directories = '$base/sock'" \
-            "citus.local_hostname = '$base/sock'" \
-            "shared_preload_libraries = 'citus,pg_baton'" \
-            "max_prepared_transactions = 50" \
-            "shared_buffers = 64MB" \
-            "max_connections = 100" \
-            "citus.shard_count = 4" \
-            "baton.reaper_databases = ''" \
-            "log_min_messages = warning" "$@" || return 1
+        citus_node_start "$base" "$i" $((port + i)) "$@" || return 1
     done
     export PGHOST="$base/sock" PGPORT=$port PGUSER=postgres PGDATABASE=postgres
     export CITUS_PORTS="$port $((port + 1)) $((port + 2))"
-    for i in 0 1 2; do
-        psql -X -q -v ON_ERROR_STOP=1 -p $((port + i)) -c 'CREATE EXTENSION citus' >/dev/null || return 1
-    done
     psql -X -q -At -v ON_ERROR_STOP=1 -p "$port" >/dev/null <<SQL || return 1
 SELECT pg_catalog.citus_set_coordinator_host('$base/sock', $port);
 SELECT pg_catalog.citus_add_node('$base/sock', $((port + 1)));
@@ -62,10 +50,34 @@ SELECT pg_catalog.citus_add_node('$base/sock', $((port + 2)));
 SQL
 }
 
+citus_node_start() {
+    local base=${1%/} i=$2 port=$3 host=${PGHOST:-} pgport=${PGPORT:-}
+    shift 3
+    # The later unix_socket_directories line wins over the one cluster_start writes.
+    # No background reaper: on a distributed install it is not yet made per node
+    # (docs/scale-out.md), and the checks reap when they mean to.
+    cluster_start "$base/n$i" "$port" \
+        "unix_socket_directories = '$base/sock'" \
+        "citus.local_hostname = '$base/sock'" \
+        "shared_preload_libraries = 'citus,pg_baton'" \
+        "max_prepared_transactions = 50" \
+        "shared_buffers = 64MB" \
+        "max_connections = 100" \
+        "citus.shard_count = 4" \
+        "baton.reaper_databases = ''" \
+        "log_min_messages = warning" "$@" || return 1
+    # cluster_start exported its own socket and port: the caller's come back.
+    export PGHOST=$host PGPORT=$pgport
+    [[ -n $host ]] || unset PGHOST
+    [[ -n $pgport ]] || unset PGPORT
+    psql -X -q -v ON_ERROR_STOP=1 -h "$base/sock" -p "$port" -U postgres -d postgres \
+        -c 'CREATE EXTENSION citus' >/dev/null
+}
+
 citus_cluster_stop() {
     local base=${1%/} i rc=0
     [[ -d $base ]] || return 0
-    for i in 0 1 2; do
+    for i in 0 1 2 3; do
         [[ -d $base/n$i ]] && { cluster_stop "$base/n$i" || rc=1; }
     done
     ((rc == 0)) && rm -rf -- "$base"
