@@ -96,7 +96,8 @@ Datum enqueue(FunctionCallInfo fcinfo, Oid) {
 }
 
 // enqueue_item() for every item, in order, each with its number in an error's detail,
-// into the result: a statement per item. For Citus, and for a batch that fails with DU009.
+// into the result: a statement per item. For a batch that fails with DU009, and on
+// Citus for one whose key a concurrent producer took.
 void enqueue_each(pg::DeliveryStore& store, pg_uuid_t* tenant, const pg::NewDelivery* items, int n,
                   ReturnSetInfo* rsinfo) {
     for (int i = 0; i < n; i++) {
@@ -136,13 +137,14 @@ bool same_json(Jsonb* a, Jsonb* b) {
 // baton.enqueue_batch(tenant, items): enqueues every item of a JSON array, all or
 // nothing; returns (id, inserted) per item in order, as a call per item would.
 //
-// On one node, set-based: the items before the first whose run_id names no run
+// Set-based, on one node and on Citus alike: the items before the first whose run_id names no run
 // (DU008, raised at that item by enqueue_item()) are looked up by key in one statement;
 // an item whose key is taken returns that row's id, one whose key an earlier item uses
 // returns that item's id. If any of them carries another payload or binding (DU009),
 // the batch goes item by item (enqueue_each) and fails where a call per item would; else
 // the rest are inserted by one statement (DeliveryStore::add_all), each item having used
-// one id of the table's sequence as a call per item did.
+// one id of the table's sequence as a call per item did. On Citus a key taken meanwhile
+// by a concurrent producer sends the batch item by item too.
 Datum enqueue_batch(FunctionCallInfo fcinfo, Oid) {
     pg::require_read_write("baton.enqueue_batch");
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
@@ -165,10 +167,6 @@ Datum enqueue_batch(FunctionCallInfo fcinfo, Oid) {
     pg::fence::require_writable(tenant);
     ReturnSetInfo* rsinfo = pg::materialize(fcinfo);
     pg::DeliveryStore store;
-    if (pg::citus::distributed()) {
-        enqueue_each(store, tenant, parsed, n, rsinfo);
-        return static_cast<Datum>(0);
-    }
     int with_runs = store.first_missing_run(tenant, parsed, n);
     pg::Added* found = pg::guard([n] { return static_cast<pg::Added*>(palloc(sizeof(pg::Added) * (n + 1))); });
     store.taken(tenant, parsed, with_runs, found);
@@ -186,7 +184,10 @@ Datum enqueue_batch(FunctionCallInfo fcinfo, Oid) {
         insert[i] = found[i].outcome != pg::Added::kExisting && repeat[i] < 0;
     }
     std::int64_t* ids = pg::guard([n] { return static_cast<std::int64_t*>(palloc(sizeof(std::int64_t) * (n + 1))); });
-    store.add_all(tenant, parsed, with_runs, insert, ids);
+    if (!store.add_all(tenant, parsed, with_runs, insert, ids)) {
+        enqueue_each(store, tenant, parsed, n, rsinfo);
+        return static_cast<Datum>(0);
+    }
     const text* notified = nullptr;  // the target of the last wake-up queued for the inserted items
     for (int i = 0; i < n; i++) {
         Enqueued e{0, false};

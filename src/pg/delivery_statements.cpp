@@ -465,10 +465,10 @@ void DeliveryStore::taken(pg_uuid_t* tenant, const NewDelivery* items, int n, Ad
 // column's default takes them: a statement per item used one each). Then the plain
 // insert of the items to insert, in a subtransaction; a unique violation (a concurrent
 // producer took a key since it was looked up) rolls it back, and they go again with
-// ON CONFLICT DO NOTHING and the same ids.
-void DeliveryStore::add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, const bool* insert,
+// ON CONFLICT DO NOTHING and the same ids (on Citus, the caller goes item by item).
+bool DeliveryStore::add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, const bool* insert,
                             std::int64_t* ids) {
-    if (n == 0) return;
+    if (n == 0) return true;
     int m = 0;
     for (int i = 0; i < n; i++)
         if (insert[i]) m++;
@@ -486,7 +486,7 @@ void DeliveryStore::add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, 
         }
     if (m == 0) {
         for (int i = 0; i < n; i++) ids[i] = 0;
-        return;
+        return true;
     }
     auto always = [](const NewDelivery&) { return true; };
     Datum values[10] = {
@@ -509,6 +509,7 @@ void DeliveryStore::add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, 
             elog(ERROR, "pg_baton could not insert a batch of deliveries");
     });
     if (e != nullptr && e->sqlerrcode != ERRCODE_UNIQUE_VIOLATION) throw PgError(e);
+    if (e != nullptr && citus::distributed()) return false;
     std::uint64_t rows = e == nullptr ? SPI_processed : s.run(g_insert_all, values, nullptr);
     // The rows come back in item order: an item whose id is not the next one was not inserted.
     std::uint64_t row = 0;
@@ -518,6 +519,7 @@ void DeliveryStore::add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, 
         if (!inserted) ids[i] = 0;
     }
     if (row != rows) throw Error(SqlState::kInternal, "enqueue_batch could not match the deliveries it inserted");
+    return true;
 }
 
 // INSERT ... ON CONFLICT DO NOTHING, then, when the key is taken, the row that holds it.

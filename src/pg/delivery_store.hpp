@@ -101,7 +101,10 @@ public:
     // item order (a statement per item took one each), then inserts those items with
     // insert[i] in one statement; ids[i] is item i's new id, or 0 when it was not inserted
     // (not chosen, or a concurrent producer took its key: existing() tells which row).
-    void add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, const bool* insert, std::int64_t* ids);
+    // False, with nothing inserted, when a concurrent producer took a key on a Citus
+    // install, where the statement that inserts around taken keys cannot run (Citus
+    // fails its RETURNING rows inside SPI): the caller goes item by item.
+    bool add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, const bool* insert, std::int64_t* ids);
 
     // Claims up to n rows of one range, appending them to call.rsinfo.
     Claimed claim(const ClaimCall& call, ClaimRange range, claim_hint::Position from, std::int64_t n);

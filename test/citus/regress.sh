@@ -76,8 +76,8 @@ MK
 # with the machine's speed (direct_access also compares the heap path with the SPI one,
 # and a distributed install has only the SPI one); and enqueue_batch, whose
 # id arithmetic assumes the ids of one sequence, where on Citus a call inside a
-# statement takes the coordinator's range and a delegated one its worker's (its
-# set-based path is one node's only; test/citus/run.sh calls it on Citus)
+# statement takes the coordinator's range and a delegated one its worker's
+# (test/citus/run.sh checks its answers on Citus)
 # (docs/scale-out.md).
 tests=${BATON_CITUS_REGRESS_TESTS:-$(tr ' ' '\n' <<<"$tests" | grep -vxE 'boundary|hostile_arguments|markers|direct_access|enqueue_batch' | tr '\n' ' ')}
 

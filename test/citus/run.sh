@@ -180,6 +180,13 @@ flow() {
     check "[$mode] enqueue again: the same id" "$id" "$(s "SELECT baton.enqueue('$t', 'w', 'k1', '{\"a\": 1}')")"
     check "[$mode] enqueue with another payload: DU009" "DU009" "$(sc "SELECT baton.enqueue('$t', 'w', 'k1', '{\"a\": 2}')")"
     check "[$mode] enqueue_batch" "2" "$(s "SELECT count(*) FROM baton.enqueue_batch('$t', '[{\"target\": \"w\", \"dedup_key\": \"k2\"}, {\"target\": \"w\", \"dedup_key\": \"k3\"}]')")"
+    # Set-based on Citus too: a taken key returns its row, a key used twice in the batch
+    # its first item's id, a new one is inserted; DU009 inserts nothing.
+    check "[$mode] enqueue_batch: taken, new, repeated, new" "false true false true|$id|true" \
+        "$(s "SELECT string_agg(r.inserted::text, ' ' ORDER BY r.ord) || '|' || min(r.id) FILTER (WHERE r.ord = 1) || '|' || (min(r.id) FILTER (WHERE r.ord = 2) = min(r.id) FILTER (WHERE r.ord = 3)) FROM baton.enqueue_batch('$t', '[{\"target\": \"w\", \"dedup_key\": \"k1\", \"payload\": {\"a\": 1}}, {\"target\": \"w\", \"dedup_key\": \"b1\"}, {\"target\": \"w\", \"dedup_key\": \"b1\"}, {\"target\": \"w\", \"dedup_key\": \"b2\"}]') WITH ORDINALITY AS r(id, inserted, ord)")"
+    check "[$mode] enqueue_batch with a taken key's other payload: DU009, nothing inserted" "DU009 0" \
+        "$(sc "SELECT count(*) FROM baton.enqueue_batch('$t', '[{\"target\": \"w\", \"dedup_key\": \"b3\"}, {\"target\": \"w\", \"dedup_key\": \"k1\", \"payload\": {\"a\": 2}}]')") $(s "SELECT count(*) FROM baton.deliveries WHERE tenant = '$t' AND dedup_key = 'b3'")"
+    q -c "DELETE FROM baton.deliveries WHERE tenant = '$t' AND dedup_key IN ('b1', 'b2')" >/dev/null
     out=$(s "SELECT id || ' ' || generation FROM baton.claim('$t', 'w', '1 hour')")
     id=${out% *} gen=${out#* }
     check "[$mode] claim takes the oldest, generation 1" "1" "$gen"
@@ -227,6 +234,26 @@ flow() {
 q -c "SELECT baton.define_workflow('wf', '{\"start\": \"a\", \"requires_approval\": true, \"stages\": {\"a\": {\"next\": [\"b\"]}, \"b\": {\"next\": [\"@finish\"]}}}')" >/dev/null
 flow alone "$A"
 flow txn "$B"
+
+# Producers racing on the same keys with enqueue_batch (delegated, and run on the
+# coordinator inside transactions): a key taken since the look-up sends the batch item
+# by item on Citus; every batch answers for each of its items, each key is stored once.
+race_batch() {
+    local w=$1 r b
+    for r in 0 1 2 3 4 5; do
+        b=$(for ((k = r * 20; k < r * 20 + 40; k++)); do printf '{"target": "race", "dedup_key": "r%d"}\n' "$k"; done | paste -sd, -)
+        if ((w % 2)); then
+            q -c "SELECT count(*) FROM baton.enqueue_batch('$A', '[$b]')" 2>&1
+        else
+            q -c "BEGIN" -c "SELECT count(*) FROM baton.enqueue_batch('$A', '[$b]')" -c "COMMIT" 2>&1 | grep -v '^\(BEGIN\|COMMIT\)$'
+        fi
+    done
+}
+for w in 1 2 3 4; do race_batch "$w" >"$BASE/race$w.out" & done
+wait
+check "racing enqueue_batch: every batch answered for its 40 items" "24" "$(cat "$BASE"/race*.out | grep -cx 40)"
+check "racing enqueue_batch: 140 keys stored once each" "140 140" \
+    "$(q -c "SELECT count(*) || ' ' || count(DISTINCT dedup_key) FROM baton.deliveries WHERE tenant = '$A' AND target = 'race'")"
 
 # --- role-bound targets (DU005), alone and inside a transaction --------------------------
 # target_bindings.role holds the oid of the role on the shard's node; run on the
