@@ -90,7 +90,7 @@ if ! citus_cluster_start "$BASE" "$p0" 2>"$BASE.start.log"; then
     exit 1
 fi
 rm -f "$BASE.start.log"
-C=$p0 W1=$W1 W2=$((p0 + 2))
+C=$p0 W1=$((p0 + 1)) W2=$((p0 + 2))
 SOCK=$BASE/sock
 echo "citus: coordinator $SOCK:$C, workers :$W1 and :$W2"
 
@@ -383,7 +383,8 @@ q -c "SELECT baton.reap()" >/dev/null
 # coordinator, the rows the owner reads (one transaction: one now()), and still has no
 # right on the tables. On the workers the views keep the scripts' bodies: each function's
 # rows are those of that body, run on the coordinator in the same transaction.
-q -c "CREATE ROLE views_admin LOGIN" -c "SELECT baton.grant_admin('views_admin')" >/dev/null
+q -c "CREATE ROLE views_admin LOGIN" -c "SELECT baton.grant_admin('views_admin')" \
+  -c "SELECT baton.schedule('$A', 'views', 'vt', '*/5 * * * *')" >/dev/null
 view_rows() { # view_rows VIEW: "rows|md5" as the owner, then as views_admin, in one transaction
     q -c "BEGIN" -c "SELECT count(*) || '|' || md5(string_agg(v::text, '|' ORDER BY v::text)) FROM baton.$1 v" \
       -c "SET LOCAL ROLE views_admin" \
