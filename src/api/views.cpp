@@ -124,6 +124,16 @@ bool served(pg::Spi& spi, const ServedView& v) {
     return spi.bool_at(0, 1);
 }
 
+// What a served view's body joins its function's rows with: pg_baton's row of the
+// catalog pg_extension, a local table to Citus. A query that reads the view and a
+// distributed table with a filter on one tenant would otherwise be sent whole to the
+// tenant's worker (Citus' router planner takes a table function for rows every node
+// computes alike), where the function does not exist; with a local table in it Citus
+// computes the view's rows on the coordinator first, as it does for a query over every
+// shard. One row, so the join keeps the function's rows as they are.
+constexpr const char* kOnCoordinator =
+    "(SELECT e.extname FROM pg_catalog.pg_extension e WHERE e.extname OPERATOR(pg_catalog.=) 'pg_baton') coordinator";
+
 // Gives the view a body that reads its function, declared (again) with the view's
 // columns: a function left from an earlier version of the view is dropped first. The
 // function is a member of the extension, so that DROP EXTENSION drops it with the view.
@@ -136,7 +146,8 @@ void serve(pg::Spi& spi, const ServedView& v) {
     }
     spi.exec(("SELECT pg_catalog.string_agg(pg_catalog.format('%I %s', a.attname, "
               "pg_catalog.format_type(a.atttypid, a.atttypmod)), ', ' ORDER BY a.attnum), "
-              "pg_catalog.string_agg(pg_catalog.quote_ident(a.attname), ', ' ORDER BY a.attnum) "
+              "pg_catalog.string_agg('r.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(a.attname), ', ' "
+              "ORDER BY a.attnum) "
               "FROM pg_catalog.pg_attribute a WHERE a.attrelid" EQ + view_literal(v) +
               " AND a.attnum" GT "0 AND NOT a.attisdropped")
                  .c_str());
@@ -148,7 +159,7 @@ void serve(pg::Spi& spi, const ServedView& v) {
     spi.exec(("ALTER EXTENSION pg_baton ADD FUNCTION " + function).c_str());
     spi.exec(("REVOKE ALL ON FUNCTION " + function + " FROM PUBLIC").c_str());
     spi.exec(("CREATE OR REPLACE VIEW baton." + std::string(v.view) + " AS SELECT " + columns + " FROM " +
-              function)
+              function + " r, " + kOnCoordinator)
                  .c_str());
 }
 
