@@ -75,12 +75,14 @@ INSERT INTO writes VALUES
   ('claim_marker',     format('SELECT baton.claim_marker(%L, %s, "position" => 1, kind => ''db'')', :'t', :sid)),
   ('complete_marker',  format('SELECT baton.complete_marker(%L, %s, "position" => 0, state => ''done'')', :'t', :sid)),
   ('resolve_marker',   format('SELECT baton.resolve_marker(%L, %s, 0, %s, ''done'')', :'t', :sid, :gen));
--- Every function of the extension is either one of these writes or a read below.
+-- Every function of the extension is either one of these writes or a read below (the
+-- *_rows functions exist on a distributed install: what its views read, below).
 SELECT p.proname AS unclassified FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
  WHERE n.nspname = 'baton' AND p.prorettype <> 'trigger'::regtype
    AND p.proname NOT IN (SELECT fn FROM writes)
    AND p.proname NOT IN ('delivery', 'run', 'run_history', 'inputs_digest', 'marker', 'markers_in_doubt',
-                         'tenant_write_allowed', 'wakeup_channel', 'new_wakeup_secret', 'health_checks')
+                         'tenant_write_allowed', 'wakeup_channel', 'new_wakeup_secret', 'health_checks',
+                         'delivery_stats_rows', 'run_stats_rows', 'schedules_rows')
  ORDER BY 1;
 
 -- ---------------------------------------------------------------------------

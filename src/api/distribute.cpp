@@ -8,6 +8,7 @@
 #include "pg/owner.hpp"
 #include "pg/read_only.hpp"
 #include "pg/spi.hpp"
+#include "api/views.hpp"
 
 namespace baton::api {
 
@@ -187,7 +188,8 @@ void separate_id_ranges(pg::Spi& spi) {
 // what Citus has already is left as it is. After ALTER EXTENSION pg_baton UPDATE it
 // finishes the update: the shards get the indexes and constraints the update added to
 // their tables (complete_shards) and the new tenant functions are distributed. Each
-// worker's id sequences get a range of their own (separate_id_ranges). Triggers on
+// worker's id sequences get a range of their own (separate_id_ranges). The views granted
+// to roles read through functions that run as the owner (serve_views_by_functions). Triggers on
 // distributed tables need citus.enable_unsafe_triggers, which is set for this call only.
 Datum distribute(FunctionCallInfo fcinfo, Oid caller) {
     pg::require_read_write("baton.distribute");
@@ -200,6 +202,7 @@ Datum distribute(FunctionCallInfo fcinfo, Oid caller) {
     for (const char* table : kGlobalTables) distribute_table(spi, table, false);
     complete_shards(spi);
     distribute_functions(spi);
+    serve_views_by_functions(spi);
     separate_id_ranges(spi);
     pg::guard([level] { pg::citus::restore(level); });
     PG_RETURN_VOID();

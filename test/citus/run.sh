@@ -28,6 +28,11 @@
 #     workers).
 #   - baton.health on the coordinator: its eight rows, expired leases and pending
 #     deliveries on the workers seen.
+#   - the views granted to roles (delivery_stats, run_stats, schedules, health): a role
+#     granted them by grant_admin (or the exporter's grants) reads the owner's rows
+#     through the coordinator, the same columns as on a worker, the rows of the scripts'
+#     bodies; its direct SELECT on the tables is refused (42501); a second distribute()
+#     keeps them.
 #   - no statement reaches the Citus 13.2 planner crashes: retry and resolve_marker on
 #     every path (crash_shapes.sql), a write touching a pg_baton table with a rule
 #     (refused), and no backend of any node died.
@@ -397,6 +402,49 @@ check "... oldest_pending names a delivery on a worker" "warn true" \
 check "... and in an explicit transaction" "8" \
     "$(q -c "BEGIN" -c "SELECT count(*) FROM baton.health" -c "COMMIT" 2>&1)"
 q -c "SELECT baton.reap()" >/dev/null
+
+# --- the views granted to roles, through the coordinator --------------------------------
+# distribute() gave delivery_stats, run_stats and schedules bodies that read functions of
+# their own, which run the one-node query as the extension's owner (health reads
+# health_checks() already): a role granted them by grant_admin reads, through the
+# coordinator, the rows the owner reads (one transaction: one now()), and still has no
+# right on the tables. On the workers the views keep the scripts' bodies: each function's
+# rows are those of that body, run on the coordinator in the same transaction.
+q -c "CREATE ROLE views_admin LOGIN" -c "SELECT baton.grant_admin('views_admin')" \
+  -c "SELECT baton.schedule('$A', 'views', 'vt', '*/5 * * * *')" >/dev/null
+view_rows() { # view_rows VIEW: "rows|md5" as the owner, then as views_admin, in one transaction
+    q -c "BEGIN" -c "SELECT count(*) || '|' || md5(string_agg(v::text, '|' ORDER BY v::text)) FROM baton.$1 v" \
+      -c "SET LOCAL ROLE views_admin" \
+      -c "SELECT count(*) || '|' || md5(string_agg(v::text, '|' ORDER BY v::text)) FROM baton.$1 v" -c "COMMIT" 2>&1 | paste -sd' '
+}
+for v in delivery_stats run_stats schedules; do
+    rows=$(view_rows "$v")
+    check "baton.$v: a role granted it by grant_admin reads the owner's rows through the coordinator" \
+        "$(cut -d' ' -f1 <<<"$rows") $(cut -d' ' -f1 <<<"$rows")" "$rows"
+    check "... which are not none" "t" "$(q -c "SELECT count(*) > 0 FROM baton.$v")"
+    check "... in its own session too" "ok" "$(code -U views_admin -c "SELECT * FROM baton.$v")"
+    check "... with the columns it has on a worker" \
+        "$(q -p "$W1" -c "SELECT string_agg(attname || ' ' || format_type(atttypid, atttypmod), ', ' ORDER BY attnum) FROM pg_attribute WHERE attrelid = 'baton.$v'::regclass AND attnum > 0")" \
+        "$(q -c "SELECT string_agg(attname || ' ' || format_type(atttypid, atttypmod), ', ' ORDER BY attnum) FROM pg_attribute WHERE attrelid = 'baton.$v'::regclass AND attnum > 0")"
+    def=$(q -p "$W1" -c "SELECT rtrim(replace(pg_get_viewdef('baton.$v'), E'\n', ' '), ';')")
+    check "... and the rows of the scripts' body (a worker's view), run on the coordinator" "0" \
+        "$(q -c "SELECT count(*) FROM ((TABLE baton.$v EXCEPT ALL ($def)) UNION ALL (($def) EXCEPT ALL TABLE baton.$v)) x" 2>&1)"
+done
+check "baton.health: the same role reads the owner's checks through the coordinator" \
+    "$(q -c "SELECT string_agg(name || ' ' || status, ',') FROM baton.health")" \
+    "$(q -U views_admin -c "SELECT string_agg(name || ' ' || status, ',') FROM baton.health" 2>&1)"
+check "the same role's direct SQL on the tables is refused (42501), through the coordinator and on a worker" \
+    "42501 42501 42501 42501" \
+    "$(code -U views_admin -c "SELECT * FROM baton.deliveries") $(code -U views_admin -c "SELECT * FROM baton.runs") $(code -U views_admin -c "SELECT * FROM baton.schedule_rows") $(code -U views_admin -p "$W1" -c "SELECT * FROM baton.deliveries")"
+before=$(view_rows schedules | cut -d' ' -f1)
+check "a second distribute() keeps the views' bodies and their readers" "ok $before" \
+    "$(code -c "SELECT baton.distribute()") $(view_rows schedules | cut -d' ' -f2)"
+q -c "CREATE ROLE views_exporter LOGIN" -c "GRANT USAGE ON SCHEMA baton TO views_exporter" \
+  -c "GRANT SELECT ON baton.delivery_stats, baton.run_stats, baton.health TO views_exporter" \
+  -c "GRANT EXECUTE ON FUNCTION baton.health_checks() TO views_exporter" -c "SELECT baton.distribute()" >/dev/null
+check "a role granted the exporter's views (docs/operations.md), then distribute(), reads them; not schedules" \
+    "ok ok ok 42501 42501" \
+    "$(for s in "SELECT * FROM baton.delivery_stats" "SELECT * FROM baton.run_stats" "SELECT * FROM baton.health" "SELECT * FROM baton.schedules" "SELECT * FROM baton.schedules_rows()"; do code -U views_exporter -c "$s"; done | paste -sd' ')"
 
 # --- the statement shapes that crash Citus 13.2 ------------------------------------------
 check "crash_shapes.sql: retry and resolve_marker on every path" "ok" \

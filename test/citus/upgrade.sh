@@ -8,13 +8,15 @@
 #
 #   1. CREATE EXTENSION pg_baton VERSION '0.6.0' through the coordinator (Citus creates
 #      it on the workers in the same version), distribute(), tenants on both workers
-#      with deliveries in several statuses.
+#      with deliveries in several statuses; a role granted by grant_admin reads
+#      delivery_stats through the coordinator.
 #   2. ALTER EXTENSION pg_baton UPDATE through the coordinator, then SELECT
 #      baton.distribute(): every node at the default version; the rows unchanged; the
 #      indexes and constraints of every shard those of a single-node install of the
 #      default version; cancel_delivery and redrive distributed by their tenant (on
 #      every node's metadata) and delegated; the row rules of the new version on a shard
-#      by direct SQL ('cancelled' accepted, 'bogus' refused).
+#      by direct SQL ('cancelled' accepted, 'bogus' refused); the same role reads
+#      delivery_stats with the column 0.7.0 appended.
 #   3. An update that adds an index and a CHECK constraint to baton.deliveries (a
 #      throwaway update script, written into the server's extension directory for this
 #      run and removed after): ALTER EXTENSION succeeds through the coordinator, the
@@ -108,6 +110,12 @@ check "tenants on both workers" "2" "$(q -c "SELECT count(DISTINCT nodeport) FRO
 check "deliveries in four statuses" "claimed 12 failed 12 finished 12 pending 12" \
     "$(q -c "SELECT string_agg(status || ' ' || n, ' ' ORDER BY status) FROM (SELECT status, count(*) n FROM baton.deliveries GROUP BY status) s")"
 BEFORE=$(rows)
+# A role granted by grant_admin reads delivery_stats through the coordinator, whose body
+# distribute() made read delivery_stats_rows() (the 0.6.0 columns; docs/scale-out.md).
+q -c "CREATE ROLE up_admin LOGIN" -c "SELECT baton.grant_admin('up_admin')" >/dev/null
+STATS="SELECT concat_ws(' ', sum(pending), sum(claimed), sum(finished), sum(failed)) FROM baton.delivery_stats"
+check "0.6.0: a role granted by grant_admin reads delivery_stats through the coordinator" "12 12 12 12 11" \
+    "$(q -U up_admin -c "$STATS" 2>&1) $(q -c "SELECT count(*) FROM pg_attribute WHERE attrelid = 'baton.delivery_stats'::regclass AND attnum > 0")"
 
 # --- 2. ALTER EXTENSION pg_baton UPDATE; SELECT baton.distribute() ------------------------
 check "ALTER EXTENSION pg_baton UPDATE through the coordinator" "ok" "$(code -c "ALTER EXTENSION pg_baton UPDATE")"
@@ -115,6 +123,8 @@ check "every node at $DEFAULT" "$DEFAULT $DEFAULT $DEFAULT" "$(versions)"
 check "before distribute(): cancel_delivery and redrive are not distributed yet" "0" "$(q -c "$DISTRIBUTED_FUNCTIONS")"
 check "distribute() after the update" "ok" "$(code -c "SELECT baton.distribute()")"
 check "the rows are unchanged" "$BEFORE" "$(rows)"
+check "... the same role reads delivery_stats with 0.7.0's column cancelled appended" "12 12 12 12 0 12" \
+    "$(q -U up_admin -c "SELECT concat_ws(' ', sum(pending), sum(claimed), sum(finished), sum(failed), sum(cancelled)) FROM baton.delivery_stats" 2>&1) $(q -c "SELECT count(*) FROM pg_attribute WHERE attrelid = 'baton.delivery_stats'::regclass AND attnum > 0")"
 q -c "CREATE DATABASE single" >/dev/null 2>&1
 q -d single -c "CREATE EXTENSION pg_baton" >/dev/null
 SINGLE=$(table_defs "$p0" single)
@@ -177,7 +187,7 @@ for p in $NODES; do
             (SELECT count(*) FROM pg_extension WHERE extname = 'pg_baton'),
             (SELECT count(*) FROM pg_namespace WHERE nspname = 'baton'),
             (SELECT count(*) FROM pg_class WHERE relname ~ '^(tenants|runs|target_bindings|stages|step_entries|markers|deliveries|workflows|in_use|delivery_stats)(_|$)'),
-            (SELECT count(*) FROM pg_proc WHERE proname IN ('enqueue', 'claim', 'fence_row', 'distribute', 'cancel_delivery')),
+            (SELECT count(*) FROM pg_proc WHERE proname IN ('enqueue', 'claim', 'fence_row', 'distribute', 'cancel_delivery', 'delivery_stats_rows')),
             (SELECT count(*) FROM pg_dist_partition p WHERE NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = p.logicalrelid)),
             (SELECT count(*) FROM pg_dist_shard s WHERE NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = s.logicalrelid)),
             (SELECT count(*) FROM pg_dist_object o WHERE (pg_identify_object(o.classid, o.objid, o.objsubid)).identity IS NULL
