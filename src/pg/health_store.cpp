@@ -6,8 +6,10 @@
 #include "core/health.hpp"
 // (core headers before Postgres headers)
 #include "pg/args.hpp"
+#include "pg/citus.hpp"
 #include "pg/health_store.hpp"
 #include "pg/launcher.hpp"
+#include "pg/local_shards.hpp"
 #include "pg/reaper.hpp"
 
 namespace baton::pg::health_store {
@@ -19,12 +21,16 @@ namespace {
 #define NOW "pg_catalog.now()"
 // Seconds from a timestamptz column to now(), as float8.
 #define SECONDS_SINCE(COL) "pg_catalog.date_part('epoch', " NOW " OPERATOR(pg_catalog.-) " COL ")"
-// A count of at most $1 rows of FROM_WHERE (its other parameters following).
-#define CAPPED_COUNT(FROM_WHERE) "SELECT pg_catalog.count(*) FROM (SELECT 1 " FROM_WHERE " LIMIT $1) c"
+// A count of at most $1 rows of FROM_WHERE (its other parameters following), in two
+// parts around FROM_WHERE.
+#define CAPPED_COUNT_OF "SELECT pg_catalog.count(*) FROM (SELECT 1 "
+#define CAPPED_COUNT_END " LIMIT $1) c"
+#define CAPPED_COUNT(FROM_WHERE) CAPPED_COUNT_OF FROM_WHERE CAPPED_COUNT_END
 
-// Claimed deliveries whose lease expired, on index deliveries_leases.
-#define EXPIRED_FROM \
-    "FROM baton.deliveries d WHERE d.status" EQ "'" BATON_STATUS_CLAIMED "' AND d.lease_until" LT NOW
+// Claimed deliveries whose lease expired, on index deliveries_leases; EXPIRED_WHERE
+// follows the deliveries' relation.
+#define EXPIRED_WHERE " d WHERE d.status" EQ "'" BATON_STATUS_CLAIMED "' AND d.lease_until" LT NOW
+#define EXPIRED_FROM "FROM baton.deliveries" EXPIRED_WHERE
 KeptPlan g_expired_count = {CAPPED_COUNT(EXPIRED_FROM), 1, {INT8OID}, nullptr};
 KeptPlan g_expired_oldest = {
     "SELECT d.tenant::pg_catalog.text, d.target, d.id, " SECONDS_SINCE("d.lease_until") " " EXPIRED_FROM
@@ -80,10 +86,23 @@ KeptPlan g_oldest_pending = {
     0, {}, nullptr};
 
 // This node's counts of the tables of schema baton.
-KeptPlan g_tables = {
-    "SELECT pg_catalog.format('%I.%I', s.schemaname, s.relname), s.n_live_tup, s.n_dead_tup, "
-    "pg_catalog.date_trunc('second', GREATEST(s.last_vacuum, s.last_autovacuum))::pg_catalog.text "
-    "FROM pg_catalog.pg_stat_user_tables s WHERE s.schemaname" EQ "'baton' ORDER BY s.relname",
+#define TABLES                                                                                           \
+    "SELECT pg_catalog.format('%I.%I', s.schemaname, s.relname), s.n_live_tup, s.n_dead_tup, "           \
+    "pg_catalog.date_trunc('second', GREATEST(s.last_vacuum, s.last_autovacuum))::pg_catalog.text "      \
+    "FROM pg_catalog.pg_stat_user_tables s WHERE s.schemaname" EQ "'baton'"
+KeptPlan g_tables = {TABLES " ORDER BY 1", 0, {}, nullptr};
+// On a distributed install: this node's tables of schema baton that are not Citus'
+// (the shells of the distributed tables hold no row on any node) and this node's
+// placements of Citus' tables, the shards holding the rows (hidden from
+// pg_stat_user_tables, which reads pg_class), their counts by relation id. A placement
+// dropped meanwhile (a shard moved away) is left out.
+KeptPlan g_tables_citus = {
+    TABLES " AND NOT EXISTS (SELECT FROM pg_catalog.pg_dist_partition d WHERE d.logicalrelid" EQ "s.relid) "
+    "UNION ALL SELECT lp.shard, pg_catalog.pg_stat_get_live_tuples(r.id), pg_catalog.pg_stat_get_dead_tuples(r.id), "
+    "pg_catalog.date_trunc('second', GREATEST(pg_catalog.pg_stat_get_last_vacuum_time(r.id), "
+    "pg_catalog.pg_stat_get_last_autovacuum_time(r.id)))::pg_catalog.text "
+    "FROM " BATON_LOCAL_PLACEMENTS ", LATERAL (SELECT pg_catalog.to_regclass(lp.shard)) r(id) "
+    "WHERE r.id IS NOT NULL ORDER BY 1",
     0, {}, nullptr};
 
 // The prepared transactions and the replication slots holding an xmin.
@@ -172,7 +191,7 @@ std::vector<health::Holder> xmin_holders(Spi& spi) {
 
 std::vector<health::TableRows> baton_tables(Spi& spi) {
     std::vector<health::TableRows> tables;
-    std::uint64_t rows = spi.run(g_tables, nullptr, nullptr);
+    std::uint64_t rows = spi.run(citus::pick(g_tables, g_tables_citus), nullptr, nullptr);
     for (std::uint64_t r = 0; r < rows; r++)
         tables.push_back({string_at(spi, r, 1), spi.int64_at(r, 2), spi.int64_at(r, 3), string_at(spi, r, 4)});
     return tables;
@@ -187,6 +206,21 @@ health::ExpiredLeases expired_leases(Spi& spi) {
         e.expired_seconds = double_at(spi, 0, 4);
     }
     return e;
+}
+
+// On a worker the count over its own shards of baton.deliveries (its reaper's; see
+// pg/local_shards), planned for this call.
+std::int64_t expired_here(Spi& spi, std::int64_t counted) {
+    if (!citus::distributed()) return counted;
+    local_shards::Placements here = local_shards::read(spi);
+    if (!here.worker) return counted;
+    std::string deliveries = here.relation("deliveries");
+    if (deliveries.empty()) return 0;
+    std::string sql = CAPPED_COUNT_OF "FROM " + deliveries + EXPIRED_WHERE CAPPED_COUNT_END;
+    Oid types[1] = {INT8OID};
+    Datum values[1] = {Int64GetDatum(health::kCountCap)};
+    spi.run_once(sql.c_str(), 1, types, values);
+    return spi.int64_at(0, 1);
 }
 
 health::StuckRuns stuck_runs(Spi& spi, double stuck_after_seconds) {
