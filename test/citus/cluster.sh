@@ -37,8 +37,8 @@ citus_cluster_start() {
     fi
     for i in 0 1 2; do
         # The later unix_socket_directories line wins over the one cluster_start writes.
-        # No background reaper: on a distributed install it is not yet made per node
-        # (docs/scale-out.md), and the checks reap when they mean to.
+        # No background reaper (test/citus/reaper.sh starts the workers'): the checks
+        # reap and fire schedules when they mean to.
         cluster_start "$base/n$i" $((port + i)) \
             "unix_socket_directories = '$base/sock'" \
             "citus.local_hostname = '$base/sock'" \
