@@ -246,17 +246,14 @@ pg::KeptPlan g_give_back_settled_citus = {
     6, {UUIDOID, INT8OID, TEXTOID, INT8OID, TIMESTAMPTZOID, TEXTOID}, nullptr};
 
 // The tenants among the oldest expired leases, active ones only (a fenced tenant's
-// leases must not hide everyone else's), the tenant with the oldest first; the
-// deliveries and the tenants read from REAP_FROM_DELIVERIES ... d JOIN ... t.
-#define REAP_FROM_DELIVERIES "SELECT e.tenant FROM (SELECT d.tenant, d.lease_until FROM "
-#define REAP_JOIN_TENANTS " d JOIN "
-#define REAP_CANDIDATES                                                                                   \
-    " t ON t.tenant OPERATOR(pg_catalog.=) d.tenant "                                                     \
-    "WHERE t.state OPERATOR(pg_catalog.=) 'active' AND d.status OPERATOR(pg_catalog.=) " CLAIMED " "      \
-    "AND d.lease_until OPERATOR(pg_catalog.<) pg_catalog.now() "                                          \
-    "ORDER BY d.lease_until LIMIT $1) e GROUP BY e.tenant ORDER BY pg_catalog.min(e.lease_until) LIMIT 256"
+// leases must not hide everyone else's), the tenant with the oldest first.
 pg::KeptPlan g_reap_tenants = {
-    REAP_FROM_DELIVERIES "baton.deliveries" REAP_JOIN_TENANTS "baton.tenants" REAP_CANDIDATES, 1, {INT4OID}, nullptr};
+    "SELECT e.tenant FROM (SELECT d.tenant, d.lease_until FROM baton.deliveries d JOIN baton.tenants t "
+    "ON t.tenant OPERATOR(pg_catalog.=) d.tenant "
+    "WHERE t.state OPERATOR(pg_catalog.=) 'active' AND d.status OPERATOR(pg_catalog.=) " CLAIMED " "
+    "AND d.lease_until OPERATOR(pg_catalog.<) pg_catalog.now() "
+    "ORDER BY d.lease_until LIMIT $1) e GROUP BY e.tenant ORDER BY pg_catalog.min(e.lease_until) LIMIT 256",
+    1, {INT4OID}, nullptr};
 
 // Returns up to $2 expired leases of one tenant, oldest expiry first, skipping rows
 // others hold. The CASE is delivery::give_back_status(), set-wise (docs/architecture.md,
@@ -630,16 +627,8 @@ pg_uuid_t** DeliveryStore::reap_tenants(std::int32_t max_rows, std::uint64_t* n)
     Datum limit[1] = {Int32GetDatum(max_rows)};
     Spi& s = spi();
     std::uint64_t count = 0;
-    local_shards::Placements here;
-    if (citus::distributed()) here = local_shards::read(s);
-    if (!here.worker) {
+    if (!local_shards::run_on_own_shards(s, g_reap_tenants, limit, {"deliveries", "tenants"}, &count))
         count = s.run(g_reap_tenants, limit, nullptr);
-    } else if (std::string deliveries = here.relation("deliveries"), tenants = here.relation("tenants");
-               !deliveries.empty() && !tenants.empty()) {
-        std::string sql = REAP_FROM_DELIVERIES + deliveries + REAP_JOIN_TENANTS + tenants + REAP_CANDIDATES;
-        Oid types[1] = {INT4OID};
-        count = s.run_once(sql.c_str(), 1, types, limit);
-    }
     pg_uuid_t** tenants =
         guard([count] { return static_cast<pg_uuid_t**>(palloc(sizeof(pg_uuid_t*) * (count + 1))); });
     for (std::uint64_t i = 0; i < count; i++) {

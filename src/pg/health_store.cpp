@@ -21,16 +21,12 @@ namespace {
 #define NOW "pg_catalog.now()"
 // Seconds from a timestamptz column to now(), as float8.
 #define SECONDS_SINCE(COL) "pg_catalog.date_part('epoch', " NOW " OPERATOR(pg_catalog.-) " COL ")"
-// A count of at most $1 rows of FROM_WHERE (its other parameters following), in two
-// parts around FROM_WHERE.
-#define CAPPED_COUNT_OF "SELECT pg_catalog.count(*) FROM (SELECT 1 "
-#define CAPPED_COUNT_END " LIMIT $1) c"
-#define CAPPED_COUNT(FROM_WHERE) CAPPED_COUNT_OF FROM_WHERE CAPPED_COUNT_END
+// A count of at most $1 rows of FROM_WHERE (its other parameters following).
+#define CAPPED_COUNT(FROM_WHERE) "SELECT pg_catalog.count(*) FROM (SELECT 1 " FROM_WHERE " LIMIT $1) c"
 
-// Claimed deliveries whose lease expired, on index deliveries_leases; EXPIRED_WHERE
-// follows the deliveries' relation.
-#define EXPIRED_WHERE " d WHERE d.status" EQ "'" BATON_STATUS_CLAIMED "' AND d.lease_until" LT NOW
-#define EXPIRED_FROM "FROM baton.deliveries" EXPIRED_WHERE
+// Claimed deliveries whose lease expired, on index deliveries_leases.
+#define EXPIRED_FROM \
+    "FROM baton.deliveries d WHERE d.status" EQ "'" BATON_STATUS_CLAIMED "' AND d.lease_until" LT NOW
 KeptPlan g_expired_count = {CAPPED_COUNT(EXPIRED_FROM), 1, {INT8OID}, nullptr};
 KeptPlan g_expired_oldest = {
     "SELECT d.tenant::pg_catalog.text, d.target, d.id, " SECONDS_SINCE("d.lease_until") " " EXPIRED_FROM
@@ -208,19 +204,12 @@ health::ExpiredLeases expired_leases(Spi& spi) {
     return e;
 }
 
-// On a worker the count over its own shards of baton.deliveries (its reaper's; see
-// pg/local_shards), planned for this call.
+// On a worker g_expired_count over its own shards (see pg/local_shards).
 std::int64_t expired_here(Spi& spi, std::int64_t counted) {
-    if (!citus::distributed()) return counted;
-    local_shards::Placements here = local_shards::read(spi);
-    if (!here.worker) return counted;
-    std::string deliveries = here.relation("deliveries");
-    if (deliveries.empty()) return 0;
-    std::string sql = CAPPED_COUNT_OF "FROM " + deliveries + EXPIRED_WHERE CAPPED_COUNT_END;
-    Oid types[1] = {INT8OID};
     Datum values[1] = {Int64GetDatum(health::kCountCap)};
-    spi.run_once(sql.c_str(), 1, types, values);
-    return spi.int64_at(0, 1);
+    std::uint64_t rows = 0;
+    if (!local_shards::run_on_own_shards(spi, g_expired_count, values, {"deliveries"}, &rows)) return counted;
+    return rows == 0 ? 0 : spi.int64_at(0, 1);
 }
 
 health::StuckRuns stuck_runs(Spi& spi, double stuck_after_seconds) {

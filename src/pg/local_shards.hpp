@@ -1,14 +1,14 @@
 // This node's own shards of pg_baton's tables on a distributed install, named from
 // Citus' metadata (pg_dist_shard, pg_dist_placement, pg_dist_local_group). Citus hides
 // shards from catalog queries, and a statement on a distributed table covers every node
-// (a worker has the metadata too), so a node that means its own rows only (reap and
-// fire_schedules on a worker, the dead_rows check of baton.health) names its shards
-// here and reads them directly.
+// (a worker has the metadata too), so a node that means its own rows only (reap's and
+// fire_schedules' candidates on a worker, the dead_rows and reaper rows of baton.health)
+// names its shards here and reads them directly.
 #pragma once
 
-#include <string>
+#include <cstdint>
+#include <initializer_list>
 #include <string_view>
-#include <vector>
 
 #include "pg/spi.hpp"
 
@@ -17,7 +17,7 @@
 // quoted, schema-qualified name, "baton.deliveries_102008"; NULL when the node holds no
 // placement). One row at least: a node with no placement has one, with a NULL shard.
 // For a statement that reads the placements' statistics (pg/health_store) as well as for
-// read() below.
+// run_on_own_shards() below.
 #define BATON_LOCAL_PLACEMENTS                                                                            \
     "(SELECT g.groupid OPERATOR(pg_catalog.<>) 0, c.relname::pg_catalog.text, "                           \
     "pg_catalog.shard_name(s.logicalrelid, s.shardid) "                                                   \
@@ -29,20 +29,16 @@
 
 namespace baton::pg::local_shards {
 
-// This node's placements, copied out of SPI memory.
-struct Placements {
-    bool worker = false;  // a worker (a group other than the coordinator's, 0)
-    std::vector<std::pair<std::string, std::string>> shards;  // (table_name, shard), by name
-
-    // The node's shards of `table` ("deliveries") as one relation for a FROM clause,
-    // "(SELECT * FROM baton.deliveries_102008 UNION ALL ...)"; "" when it holds none.
-    // The shards of colocated tables (every tenant table) hold the same tenants, so
-    // two such relations join every tenant of this node.
-    std::string relation(std::string_view table) const;
-};
-
-// Reads this node's placements. Call only on a distributed install (citus::distributed()):
-// the catalogs read are Citus'.
-Placements read(Spi& spi);
+// On a worker of a distributed install (a group other than the coordinator's, 0): runs
+// `plan`'s statement over this node's own shards, each "baton.TABLE " of its text, for
+// each TABLE of `tables` ("deliveries"), read as the node's shards of TABLE (a UNION ALL
+// of them), planned for this call with plan's parameters and `values`; sets *rows to its
+// row count (0, without running it, when the node holds no shard of one of the tables)
+// and returns true. The shards of colocated tables (every tenant table) hold the same
+// tenants, so such a statement's joins on the tenant stay whole. Elsewhere, on one node
+// (without a look at any catalog) and on the coordinator, returns false: the caller runs
+// `plan` itself, over the tables.
+bool run_on_own_shards(Spi& spi, const KeptPlan& plan, const Datum* values, std::initializer_list<std::string_view> tables,
+                       std::uint64_t* rows);
 
 }  // namespace baton::pg::local_shards

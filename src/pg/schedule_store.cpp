@@ -1,7 +1,4 @@
 // The statements of recurring schedules (see schedule_store.hpp).
-#include <string>
-
-#include "pg/citus.hpp"
 #include "pg/local_shards.hpp"
 #include "pg/schedule_store.hpp"
 
@@ -30,17 +27,13 @@ KeptPlan g_remove = {
 // The due rows of active tenants, the longest due first: a range scan of
 // schedule_rows_due up to $2 (no row that is not due is read), each row's tenant
 // probed. A fenced tenant's rows never hide the others' (they are skipped here, not
-// after the LIMIT). The schedules and the tenants read from DUE_FROM_SCHEDULES ... s
-// JOIN ... t.
-#define DUE_FROM_SCHEDULES "SELECT s.tenant, s.name FROM "
-#define DUE_JOIN_TENANTS " s JOIN "
-#define DUE_ROWS                                                                                          \
-    " t ON t.tenant OPERATOR(pg_catalog.=) s.tenant "                                                     \
-    "WHERE t.state OPERATOR(pg_catalog.=) 'active' AND s.next_fire_at OPERATOR(pg_catalog.<=) $2 "        \
-    "ORDER BY s.next_fire_at LIMIT $1"
+// after the LIMIT).
 KeptPlan g_due = {
-    DUE_FROM_SCHEDULES "baton.schedule_rows" DUE_JOIN_TENANTS "baton.tenants" DUE_ROWS, 2, {INT4OID, TIMESTAMPTZOID},
-    nullptr};
+    "SELECT s.tenant, s.name FROM baton.schedule_rows s "
+    "JOIN baton.tenants t ON t.tenant OPERATOR(pg_catalog.=) s.tenant "
+    "WHERE t.state OPERATOR(pg_catalog.=) 'active' AND s.next_fire_at OPERATOR(pg_catalog.<=) $2 "
+    "ORDER BY s.next_fire_at LIMIT $1",
+    2, {INT4OID, TIMESTAMPTZOID}, nullptr};
 
 // One row by its primary key, locked unless another caller holds it; the due test is
 // evaluated again on the latest version when a caller advanced it meanwhile.
@@ -99,16 +92,8 @@ bool remove(Spi& spi, pg_uuid_t* tenant, text* name) {
 DueKey* due(Spi& spi, std::int32_t max_rows, TimestampTz now, std::uint64_t* n) {
     Datum values[2] = {Int32GetDatum(max_rows), TimestampTzGetDatum(now)};
     std::uint64_t found = 0;
-    local_shards::Placements here;
-    if (citus::distributed()) here = local_shards::read(spi);
-    if (!here.worker) {
+    if (!local_shards::run_on_own_shards(spi, g_due, values, {"schedule_rows", "tenants"}, &found))
         found = spi.run(g_due, values, nullptr);
-    } else if (std::string schedules = here.relation("schedule_rows"), tenants = here.relation("tenants");
-               !schedules.empty() && !tenants.empty()) {
-        std::string sql = DUE_FROM_SCHEDULES + schedules + DUE_JOIN_TENANTS + tenants + DUE_ROWS;
-        Oid types[2] = {INT4OID, TIMESTAMPTZOID};
-        found = spi.run_once(sql.c_str(), 2, types, values);
-    }
     DueKey* out = guard([found] { return static_cast<DueKey*>(palloc0(sizeof(DueKey) * (found + 1))); });
     for (std::uint64_t i = 0; i < found; i++) {
         bool isnull = false;
