@@ -30,7 +30,8 @@
 #     other worker's then fires the rest, and the coordinator's nothing more.
 #   - baton.health on the coordinator and on each worker: its eight rows, expired leases
 #     and pending deliveries on the workers seen from either; dead_rows on a worker sees
-#     the dead rows of its own shards, the coordinator's and the other worker's do not.
+#     the dead rows of its own shards, the coordinator's and the other worker's do not;
+#     the nodes' rows gathered through the coordinator (run_command_on_all_nodes).
 #   - no statement reaches the Citus 13.2 planner crashes: retry and resolve_marker on
 #     every path (crash_shapes.sql), a write touching a pg_baton table with a rule
 #     (refused), and no backend of any node died.
@@ -418,6 +419,8 @@ check "dead_rows on A's worker sees the dead rows of A's shard of deliveries" "w
 check "... dead_rows on B's worker does not" "ok" "$(dead_rows "$WB" | cut -d' ' -f1)"
 check "... nor the coordinator's, which reads its own tables only (no shard of a worker)" "ok f" \
     "$(dead_rows "$C" | awk '{print $1, ($0 ~ /deliveries_/ ? "t" : "f")}')"
+check "the nodes' rows gathered through the coordinator (docs/scale-out.md, Health): A's worker's names the shard" "3 1" \
+    "$(q -c "SELECT count(*), count(*) FILTER (WHERE result LIKE '%dead_rows warn: table $SHARD_A:%') FROM run_command_on_all_nodes(\$\$SELECT pg_catalog.string_agg(name || ' ' || status || ': ' || detail, '; ') FROM baton.health WHERE name IN ('xmin_horizon', 'dead_rows', 'reaper')\$\$)" | tr '|' ' ')"
 q -c "SELECT baton.reap()" >/dev/null
 
 # --- the statement shapes that crash Citus 13.2 ------------------------------------------
