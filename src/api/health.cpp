@@ -21,7 +21,7 @@ Datum health_checks(FunctionCallInfo fcinfo, Oid) {
     const health::Check checks[] = {
         health::xmin_horizon(store::xmin_holders(spi), {double(health_xmin_warn), double(health_xmin_critical)}),
         health::dead_rows(store::baton_tables(spi), {health_dead_rows_warn, health_dead_rows_min}),
-        health::reaper(store::reaper_state(expired.count)),
+        health::reaper(store::reaper_state(store::expired_here(spi, expired.count))),
         health::expired_leases(expired, health_expired_warn),
         health::stuck_runs(store::stuck_runs(spi, health_stuck_after), health_stuck_after),
         health::markers_in_doubt(store::markers_in_doubt(spi)),

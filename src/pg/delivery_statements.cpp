@@ -17,6 +17,7 @@
 #include "pg/auth.hpp"
 #include "pg/citus.hpp"
 #include "pg/delivery_store.hpp"
+#include "pg/local_shards.hpp"
 #include "pg/relations.hpp"
 
 namespace baton::pg {
@@ -245,34 +246,14 @@ pg::KeptPlan g_give_back_settled_citus = {
     6, {UUIDOID, INT8OID, TEXTOID, INT8OID, TIMESTAMPTZOID, TEXTOID}, nullptr};
 
 // The tenants among the oldest expired leases, active ones only (a fenced tenant's
-// leases must not hide everyone else's), the tenant with the oldest first; the
-// deliveries and the tenants read from REAP_FROM_DELIVERIES ... d JOIN ... t.
-#define REAP_FROM_DELIVERIES "SELECT e.tenant FROM (SELECT d.tenant, d.lease_until FROM "
-#define REAP_JOIN_TENANTS " d JOIN "
-#define REAP_CANDIDATES                                                                                   \
-    " t ON t.tenant OPERATOR(pg_catalog.=) d.tenant "                                                     \
-    "WHERE t.state OPERATOR(pg_catalog.=) 'active' AND d.status OPERATOR(pg_catalog.=) " CLAIMED " "      \
-    "AND d.lease_until OPERATOR(pg_catalog.<) pg_catalog.now() "                                          \
-    "ORDER BY d.lease_until LIMIT $1) e GROUP BY e.tenant ORDER BY pg_catalog.min(e.lease_until) LIMIT 256"
+// leases must not hide everyone else's), the tenant with the oldest first.
 pg::KeptPlan g_reap_tenants = {
-    REAP_FROM_DELIVERIES "baton.deliveries" REAP_JOIN_TENANTS "baton.tenants" REAP_CANDIDATES, 1, {INT4OID}, nullptr};
-
-// On a worker of a distributed install (a group other than the coordinator's, 0), one
-// row: this node's shards of TABLE as one relation, "SELECT * FROM baton.deliveries_102008
-// UNION ALL ..." (NULL when it holds none), for each of deliveries and tenants. A
-// tenant's shards of both are colocated, so the two unions join every local tenant.
-// No row on the coordinator.
-#define LOCAL_SHARDS_OF(TABLE)                                                                            \
-    "(SELECT pg_catalog.string_agg('SELECT * FROM ' OPERATOR(pg_catalog.||) "                             \
-    "pg_catalog.shard_name(s.logicalrelid, s.shardid), ' UNION ALL ') "                                   \
-    "FROM pg_catalog.pg_dist_shard s JOIN pg_catalog.pg_dist_placement p "                                \
-    "ON p.shardid OPERATOR(pg_catalog.=) s.shardid "                                                      \
-    "WHERE s.logicalrelid OPERATOR(pg_catalog.=) '" TABLE "'::pg_catalog.regclass "                       \
-    "AND p.groupid OPERATOR(pg_catalog.=) g.groupid)"
-pg::KeptPlan g_local_shards = {
-    "SELECT " LOCAL_SHARDS_OF("baton.deliveries") ", " LOCAL_SHARDS_OF("baton.tenants") " "
-    "FROM pg_catalog.pg_dist_local_group g WHERE g.groupid OPERATOR(pg_catalog.<>) 0",
-    0, {}, nullptr};
+    "SELECT e.tenant FROM (SELECT d.tenant, d.lease_until FROM baton.deliveries d JOIN baton.tenants t "
+    "ON t.tenant OPERATOR(pg_catalog.=) d.tenant "
+    "WHERE t.state OPERATOR(pg_catalog.=) 'active' AND d.status OPERATOR(pg_catalog.=) " CLAIMED " "
+    "AND d.lease_until OPERATOR(pg_catalog.<) pg_catalog.now() "
+    "ORDER BY d.lease_until LIMIT $1) e GROUP BY e.tenant ORDER BY pg_catalog.min(e.lease_until) LIMIT 256",
+    1, {INT4OID}, nullptr};
 
 // Returns up to $2 expired leases of one tenant, oldest expiry first, skipping rows
 // others hold. The CASE is delivery::give_back_status(), set-wise (docs/architecture.md,
@@ -648,15 +629,8 @@ pg_uuid_t** DeliveryStore::reap_tenants(std::int32_t max_rows, std::uint64_t* n)
     Datum limit[1] = {Int32GetDatum(max_rows)};
     Spi& s = spi();
     std::uint64_t count = 0;
-    if (!citus::distributed() || s.run(g_local_shards, nullptr, nullptr) == 0) {
+    if (!local_shards::run_on_own_shards(s, g_reap_tenants, limit, {"deliveries", "tenants"}, &count))
         count = s.run(g_reap_tenants, limit, nullptr);
-    } else if (const char *deliveries = s.cstring_at(0, 1), *tenants = s.cstring_at(0, 2);
-               deliveries != nullptr && tenants != nullptr) {
-        std::string sql = std::string(REAP_FROM_DELIVERIES "(") + deliveries + ")" REAP_JOIN_TENANTS "(" + tenants +
-                          ")" REAP_CANDIDATES;
-        Oid types[1] = {INT4OID};
-        count = s.run_once(sql.c_str(), 1, types, limit);
-    }
     pg_uuid_t** tenants =
         guard([count] { return static_cast<pg_uuid_t**>(palloc(sizeof(pg_uuid_t*) * (count + 1))); });
     for (std::uint64_t i = 0; i < count; i++) {

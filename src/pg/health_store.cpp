@@ -6,8 +6,10 @@
 #include "core/health.hpp"
 // (core headers before Postgres headers)
 #include "pg/args.hpp"
+#include "pg/citus.hpp"
 #include "pg/health_store.hpp"
 #include "pg/launcher.hpp"
+#include "pg/local_shards.hpp"
 #include "pg/reaper.hpp"
 
 namespace baton::pg::health_store {
@@ -80,10 +82,23 @@ KeptPlan g_oldest_pending = {
     0, {}, nullptr};
 
 // This node's counts of the tables of schema baton.
-KeptPlan g_tables = {
-    "SELECT pg_catalog.format('%I.%I', s.schemaname, s.relname), s.n_live_tup, s.n_dead_tup, "
-    "pg_catalog.date_trunc('second', GREATEST(s.last_vacuum, s.last_autovacuum))::pg_catalog.text "
-    "FROM pg_catalog.pg_stat_user_tables s WHERE s.schemaname" EQ "'baton' ORDER BY s.relname",
+#define TABLES                                                                                           \
+    "SELECT pg_catalog.format('%I.%I', s.schemaname, s.relname), s.n_live_tup, s.n_dead_tup, "           \
+    "pg_catalog.date_trunc('second', GREATEST(s.last_vacuum, s.last_autovacuum))::pg_catalog.text "      \
+    "FROM pg_catalog.pg_stat_user_tables s WHERE s.schemaname" EQ "'baton'"
+KeptPlan g_tables = {TABLES " ORDER BY 1", 0, {}, nullptr};
+// On a distributed install: this node's tables of schema baton that are not Citus'
+// (the shells of the distributed tables hold no row on any node) and this node's
+// placements of Citus' tables, the shards holding the rows (hidden from
+// pg_stat_user_tables, which reads pg_class), their counts by relation id. A placement
+// dropped meanwhile (a shard moved away) is left out.
+KeptPlan g_tables_citus = {
+    TABLES " AND NOT EXISTS (SELECT FROM pg_catalog.pg_dist_partition d WHERE d.logicalrelid" EQ "s.relid) "
+    "UNION ALL SELECT lp.shard, pg_catalog.pg_stat_get_live_tuples(r.id), pg_catalog.pg_stat_get_dead_tuples(r.id), "
+    "pg_catalog.date_trunc('second', GREATEST(pg_catalog.pg_stat_get_last_vacuum_time(r.id), "
+    "pg_catalog.pg_stat_get_last_autovacuum_time(r.id)))::pg_catalog.text "
+    "FROM " BATON_LOCAL_PLACEMENTS ", LATERAL (SELECT pg_catalog.to_regclass(lp.shard)) r(id) "
+    "WHERE r.id IS NOT NULL ORDER BY 1",
     0, {}, nullptr};
 
 // The prepared transactions and the replication slots holding an xmin.
@@ -172,7 +187,7 @@ std::vector<health::Holder> xmin_holders(Spi& spi) {
 
 std::vector<health::TableRows> baton_tables(Spi& spi) {
     std::vector<health::TableRows> tables;
-    std::uint64_t rows = spi.run(g_tables, nullptr, nullptr);
+    std::uint64_t rows = spi.run(citus::pick(g_tables, g_tables_citus), nullptr, nullptr);
     for (std::uint64_t r = 0; r < rows; r++)
         tables.push_back({string_at(spi, r, 1), spi.int64_at(r, 2), spi.int64_at(r, 3), string_at(spi, r, 4)});
     return tables;
@@ -187,6 +202,14 @@ health::ExpiredLeases expired_leases(Spi& spi) {
         e.expired_seconds = double_at(spi, 0, 4);
     }
     return e;
+}
+
+// On a worker g_expired_count over its own shards (see pg/local_shards).
+std::int64_t expired_here(Spi& spi, std::int64_t counted) {
+    Datum values[1] = {Int64GetDatum(health::kCountCap)};
+    std::uint64_t rows = 0;
+    if (!local_shards::run_on_own_shards(spi, g_expired_count, values, {"deliveries"}, &rows)) return counted;
+    return rows == 0 ? 0 : spi.int64_at(0, 1);
 }
 
 health::StuckRuns stuck_runs(Spi& spi, double stuck_after_seconds) {

@@ -18,11 +18,21 @@ namespace baton::pg::health_store {
 // transaction id, the prepared transactions and the replication slots with an xmin.
 std::vector<health::Holder> xmin_holders(Spi& spi);
 
-// pg_stat_user_tables' counts of the tables of schema baton (this node's).
+// pg_stat_user_tables' counts of the tables of schema baton (this node's). On a
+// distributed install this node's shards' counts instead of the distributed tables'
+// (empty shells on every node), read by the shards' relation ids (see pg/local_shards):
+// a worker's rows are its own shards'; the coordinator's its own placements (of the
+// reference tables) and local tables, not the workers' shards.
 std::vector<health::TableRows> baton_tables(Spi& spi);
 
 // The claimed deliveries whose lease expired: the count and the oldest.
 health::ExpiredLeases expired_leases(Spi& spi);
+
+// The expired leases this node's reaper takes back: on a worker of a distributed
+// install, those of its own shards (each node's reaper reaps its own tenants), counted
+// to at most health::kCountCap; elsewhere (one node, the coordinator, whose reap covers
+// every node) `counted`, expired_leases()' count.
+std::int64_t expired_here(Spi& spi, std::int64_t counted);
 
 // Runs stuck for at least `stuck_after_seconds` (health.hpp, StuckRuns).
 health::StuckRuns stuck_runs(Spi& spi, double stuck_after_seconds);
@@ -40,7 +50,7 @@ health::OldestPending oldest_pending(Spi& spi);
 
 // The reaper of this database: the preload, baton.reaper_databases, its last batch (from
 // the launcher's shared memory), the server's start, the interval; `expired_leases` as
-// counted by expired_leases().
+// counted by expired_here().
 health::ReaperState reaper_state(std::int64_t expired_leases);
 
 // Appends a check as a row of baton.health_checks().

@@ -1,4 +1,5 @@
 // The statements of recurring schedules (see schedule_store.hpp).
+#include "pg/local_shards.hpp"
 #include "pg/schedule_store.hpp"
 
 namespace baton::pg::schedules {
@@ -83,10 +84,16 @@ bool remove(Spi& spi, pg_uuid_t* tenant, text* name) {
     return spi.run(g_remove, values, nullptr) > 0;
 }
 
-// Copied out at once: the firing of each row runs statements of its own.
+// Copied out at once: the firing of each row runs statements of its own. On a worker
+// of a distributed install its own shards' rows only, read directly (each node's reaper
+// fires its own tenants' schedules; a worker has Citus' metadata, and the distributed
+// tables would give it the whole cluster's, as reap's candidates); elsewhere, on the
+// coordinator too, the distributed tables'.
 DueKey* due(Spi& spi, std::int32_t max_rows, TimestampTz now, std::uint64_t* n) {
     Datum values[2] = {Int32GetDatum(max_rows), TimestampTzGetDatum(now)};
-    std::uint64_t found = spi.run(g_due, values, nullptr);
+    std::uint64_t found = 0;
+    if (!local_shards::run_on_own_shards(spi, g_due, values, {"schedule_rows", "tenants"}, &found))
+        found = spi.run(g_due, values, nullptr);
     DueKey* out = guard([found] { return static_cast<DueKey*>(palloc0(sizeof(DueKey) * (found + 1))); });
     for (std::uint64_t i = 0; i < found; i++) {
         bool isnull = false;

@@ -54,8 +54,8 @@ citus_node_start() {
     local base=${1%/} i=$2 port=$3 host=${PGHOST:-} pgport=${PGPORT:-}
     shift 3
     # The later unix_socket_directories line wins over the one cluster_start writes.
-    # No background reaper: on a distributed install it is not yet made per node
-    # (docs/scale-out.md), and the checks reap when they mean to.
+    # No background reaper (test/citus/reaper.sh starts the workers'): the checks reap
+    # and fire schedules when they mean to.
     cluster_start "$base/n$i" "$port" \
         "unix_socket_directories = '$base/sock'" \
         "citus.local_hostname = '$base/sock'" \

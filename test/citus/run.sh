@@ -26,8 +26,12 @@
 #   - the row rules of deliveries and the fence on the shards, by direct SQL too.
 #   - ids unique across the cluster (deliveries and step entries of tenants on both
 #     workers).
-#   - baton.health on the coordinator: its eight rows, expired leases and pending
-#     deliveries on the workers seen.
+#   - fire_schedules called on a worker fires that node's tenants' due slots only; the
+#     other worker's then fires the rest, and the coordinator's nothing more.
+#   - baton.health on the coordinator and on each worker: its eight rows, expired leases
+#     and pending deliveries on the workers seen from either; dead_rows on a worker sees
+#     the dead rows of its own shards, the coordinator's and the other worker's do not;
+#     the nodes' rows gathered through the coordinator (run_command_on_all_nodes).
 #   - the views granted to roles (delivery_stats, run_stats, schedules, health): a role
 #     granted them by grant_admin (or the exporter's grants) reads the owner's rows
 #     through the coordinator, the same columns as on a worker, the rows of the scripts'
@@ -359,6 +363,23 @@ check "... the latest slot each, keyed by it, recorded by its schedule" "2" \
 check "unschedule alone and in a transaction" "t t" \
     "$(q -c "SELECT baton.unschedule('$A', 'tick')") $(q -c "BEGIN" -c "SELECT baton.unschedule('$B', 'tick')" -c "COMMIT" | grep -v '^\(BEGIN\|COMMIT\)$')"
 
+# --- fire_schedules called on a worker: that node's tenants only --------------------------
+# A worker has Citus' metadata: without reading its own shards only, its fire_schedules
+# would fire the due schedules of the whole cluster.
+q -c "SELECT baton.schedule('$A', 'tock', 'tocks', '@every 1 hour')" -c "SELECT baton.schedule('$B', 'tock', 'tocks', '@every 1 hour')" \
+    -c "UPDATE baton.schedule_rows SET next_fire_at = now() - interval '3 hours' WHERE name = 'tock'" >/dev/null
+# tocks TENANT: the deliveries fired to target tocks for TENANT.
+tocks() { q -c "SELECT count(*) FROM baton.deliveries WHERE tenant = '$1' AND target = 'tocks'"; }
+check "fire_schedules called on A's worker fires the due slots of its tenants only" "1" \
+    "$(q -p "$(node_of "$A")" -c "SELECT baton.fire_schedules()")"
+check "... A's slot, leaving B's, on the other worker, due" "1 0 1" \
+    "$(tocks "$A") $(tocks "$B") $(q -c "SELECT count(*) FROM baton.schedules WHERE name = 'tock' AND next_fire_at < now()")"
+check "... which fire_schedules called on B's worker fires" "1" "$(q -p "$(node_of "$B")" -c "SELECT baton.fire_schedules()")"
+check "... so the coordinator's, over every node, finds nothing more due" "0" "$(q -c "SELECT baton.fire_schedules()")"
+check "... each slot fired once, by its tenant's node (an id of that worker's range)" "1 1 t" \
+    "$(tocks "$A") $(tocks "$B") $(q -c "SELECT bool_and(d.id >> 48 = p.groupid) FROM baton.deliveries d JOIN pg_dist_placement p ON p.shardid = get_shard_id_for_distribution_column('baton.deliveries', d.tenant) WHERE d.target = 'tocks'")"
+q -c "SELECT baton.unschedule('$A', 'tock')" -c "SELECT baton.unschedule('$B', 'tock')" >/dev/null
+
 # --- the row rules and the fence on the shards -------------------------------------------
 check "a row with an unknown status is refused on its shard: 23514" "23514" \
     "$(code -c "INSERT INTO baton.deliveries (tenant, target, dedup_key, status) VALUES ('$A', 'w', 'bogus', 'bogus')")"
@@ -401,6 +422,37 @@ check "... oldest_pending names a delivery on a worker" "warn true" \
     "$(q -c "SET baton.health_pending_warn = 0" -c "SELECT status || ' ' || (detail LIKE 'delivery % of tenant % to target %') FROM baton.health WHERE name = 'oldest_pending'" 2>&1)"
 check "... and in an explicit transaction" "8" \
     "$(q -c "BEGIN" -c "SELECT count(*) FROM baton.health" -c "COMMIT" 2>&1)"
+# On each worker: the checks over pg_baton's tables are distributed queries from there
+# too (the whole cluster's rows); dead_rows reads that node's shards.
+for port in $W1 $W2; do
+    check "baton.health answers on worker :$port, one row per check" "8" "$(q -p "$port" -c "SELECT count(*) FROM baton.health" 2>&1)"
+done
+WA=$(node_of "$A") WB=$(node_of "$B")
+check "... expired_leases on A's worker counts the lease that expired on B's" "warn true" \
+    "$(q -p "$WA" -c "SET baton.health_expired_warn = 0" -c "SELECT status || ' ' || (detail LIKE '%of tenant $B%') FROM baton.health WHERE name = 'expired_leases'" 2>&1)"
+check "... oldest_pending on B's worker names a delivery" "warn true" \
+    "$(q -p "$WB" -c "SET baton.health_pending_warn = 0" -c "SELECT status || ' ' || (detail LIKE 'delivery % of tenant % to target %') FROM baton.health WHERE name = 'oldest_pending'" 2>&1)"
+check "... stuck_runs, markers_in_doubt and schedules_behind on a worker" "ok ok ok" \
+    "$(q -p "$WA" -c "SELECT string_agg(status, ' ' ORDER BY name) FROM baton.health WHERE name IN ('stuck_runs', 'markers_in_doubt', 'schedules_behind')" 2>&1)"
+# Dead rows on A's shard of deliveries (settled rows, which no index of the checks reads).
+q -c "INSERT INTO baton.deliveries (tenant, target, dedup_key, status, settled_at) SELECT '$A', 'dead', 'd' || i, 'finished', now() FROM generate_series(1, 1500) i" \
+    -c "DELETE FROM baton.deliveries WHERE tenant = '$A' AND target = 'dead'" >/dev/null
+SHARD_A=$(q -c "SELECT shard_name('baton.deliveries', get_shard_id_for_distribution_column('baton.deliveries', '$A'))")
+# dead_rows PORT: its status and detail with the health_dead_rows_min 1000.
+dead_rows() { q -p "$1" -c "SET baton.health_dead_rows_min = 1000" -c "SELECT status || ' ' || detail FROM baton.health WHERE name = 'dead_rows'" 2>&1; }
+out=""
+for _ in $(seq 1 25); do # the worker's statistics arrive when its backend ends
+    out=$(dead_rows "$WA")
+    [[ $out == warn* ]] && break
+    sleep 0.2
+done
+check "dead_rows on A's worker sees the dead rows of A's shard of deliveries" "warn $SHARD_A t" \
+    "$(sed -E 's/^(warn) table ([^:]*): ([0-9]+) dead rows.*/\1 \2 \3/' <<<"$out" | awk '{print $1, $2, ($3 >= 1000 ? "t" : "f")}')"
+check "... dead_rows on B's worker does not" "ok" "$(dead_rows "$WB" | cut -d' ' -f1)"
+check "... nor the coordinator's, which reads its own tables only (no shard of a worker)" "ok f" \
+    "$(dead_rows "$C" | awk '{print $1, ($0 ~ /deliveries_/ ? "t" : "f")}')"
+check "the nodes' rows gathered through the coordinator (docs/scale-out.md, Health): A's worker's names the shard" "3 1" \
+    "$(q -c "SELECT count(*), count(*) FILTER (WHERE result LIKE '%dead_rows warn: table $SHARD_A:%') FROM run_command_on_all_nodes(\$\$SELECT pg_catalog.string_agg(name || ' ' || status || ': ' || detail, '; ') FROM baton.health WHERE name IN ('xmin_horizon', 'dead_rows', 'reaper')\$\$)" | tr '|' ' ')"
 q -c "SELECT baton.reap()" >/dev/null
 
 # --- the views granted to roles, through the coordinator --------------------------------
