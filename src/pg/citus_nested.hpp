@@ -1,0 +1,50 @@
+// A pg_baton function called inside a query that Citus runs on a shard: `SELECT state,
+// baton.tenant_write_allowed(t) FROM baton.tenants WHERE tenant = t` through the
+// coordinator. Citus sends the call into the shard query on the tenant's node, and
+// refuses the function's own statements there ("a distributed query from a query on a
+// shard", XX000) unless citus.allow_nested_distributed_execution is on, which would also
+// let them go to other nodes over connections of their own, outside the query's
+// transaction.
+//
+// pg_baton sets that setting for the call alone, and only when every statement of the
+// call stays in the query's own transaction: the call reads (it writes nothing), its
+// tenant is in a shard the query is reading here (of a pg_baton table, or of a table
+// colocated with them), and that shard is placed on this node, so that Citus runs the
+// call's statements by local execution in the same transaction, seeing what the
+// transaction wrote to the tenant's shards (Citus sends every statement of one
+// transaction on a shard group over one connection). Any other call inside a shard
+// query is refused by pg_baton (0A000, naming the function) before it runs a statement:
+// a call of another tenant, a call without a tenant, and every write, which Citus would
+// commit outside the statement's distributed transaction (it runs a SELECT on the shards
+// as a read: without two-phase commit, each shard's part in a transaction of its own
+// outside BEGIN ... COMMIT).
+#pragma once
+
+#include "pg/boundary.hpp"
+
+namespace baton::pg::citus_nested {
+
+// Installs the executor hook that keeps the statements this backend is running, in
+// front of the hook loaded before it (Citus'), from _PG_init when preloaded.
+void install_hook();
+
+// What enter() did, for leave().
+struct Call {
+    int level = 0;              // the setting's GUC nesting level, 0 when none was set
+    const char* previous = nullptr;  // the function running inside a shard query before this one
+};
+
+// Called by entry() before a SQL-callable function's body: on a distributed install,
+// inside a shard query, sets citus.allow_nested_distributed_execution for a call of a
+// tenant in the query's local shard, and throws 0A000 for any other call.
+Call enter(FunctionCallInfo fcinfo);
+
+// Undoes enter() after the body; with call.level 0 (after an error, the setting left
+// to the abort) it makes no Postgres call and cannot throw.
+void leave(const Call& call);
+
+// Throws 0A000 when `function` (e.g. "baton.finish"), a write, is called inside a shard
+// query; returns otherwise. Called by require_read_write().
+void refuse_write(const char* function);
+
+}  // namespace baton::pg::citus_nested
