@@ -15,8 +15,10 @@ constexpr int kMaxDepth = 64;
 PlannedStmt* g_running[kMaxDepth];
 int g_depth = 0;
 
-// The function (e.g. "baton.delivery") running inside a shard query, or nullptr.
+// The function (its name, e.g. "delivery") running inside a shard query, or nullptr;
+// and whether its tenant's shard is one the query reads on this node.
 const char* g_function = nullptr;
+bool g_tenant_shard_here = false;
 
 ExecutorRun_hook_type g_previous_run = nullptr;
 
@@ -92,6 +94,27 @@ int64 shard_suffix(const char* relname) {
     return id;
 }
 
+// Whether Citus runs the statement as a call it delegated here, where it allows nested
+// distributed execution itself: `SELECT f(...)` or `SELECT ... FROM f(...)` of a
+// distributed function, planned at the top of a backend the coordinator connected
+// (a worker's statement `SELECT count(*) FROM baton.finish_batch(t, ARRAY(SELECT id FROM
+// baton.deliveries_102008 ...), ...)` too), or a delegated procedure. Citus keeps that
+// in two flags of its library, read here by their exported names; absent, no call is
+// taken for delegated. Postgres calls only.
+bool in_delegated_call() {
+    static bool looked_up = false;
+    static const bool* function_call = nullptr;
+    static const bool* procedure_call = nullptr;
+    if (!looked_up) {
+        function_call = static_cast<const bool*>(
+            load_external_function("$libdir/citus", "InTopLevelDelegatedFunctionCall", false, nullptr));
+        procedure_call = static_cast<const bool*>(
+            load_external_function("$libdir/citus", "InDelegatedProcedureCall", false, nullptr));
+        looked_up = true;
+    }
+    return (function_call != nullptr && *function_call) || (procedure_call != nullptr && *procedure_call);
+}
+
 // Where a call runs: not inside a shard query; inside one, with its tenant in a shard
 // the query reads that is placed on this node; inside one otherwise.
 enum class Where { kNotInShardQuery, kTenantShardHere, kElsewhere };
@@ -102,8 +125,10 @@ enum class Where { kNotInShardQuery, kTenantShardHere, kElsewhere };
 // hashed as Citus hashes it, within the shard's hash range, the shard's table colocated
 // with baton.tenants (so the shard stands for the tenant's whole shard group: every
 // pg_baton table, and a user's table colocated with them), and a placement of it on
-// this node. Postgres calls only.
+// this node. A statement Citus runs as a delegated call is left to Citus. Postgres
+// calls only.
 Where where_called(FunctionCallInfo fcinfo) {
+    if (in_delegated_call()) return Where::kNotInShardQuery;
     Oid tenants = InvalidOid;
     Oid nsp = get_namespace_oid("baton", true);
     if (OidIsValid(nsp)) tenants = get_relname_relid("tenants", nsp);
@@ -153,12 +178,6 @@ Where where_called(FunctionCallInfo fcinfo) {
     return in_shard_query ? Where::kElsewhere : Where::kNotInShardQuery;
 }
 
-// "baton.name" of the function fcinfo calls.
-std::string function_name(FunctionCallInfo fcinfo) {
-    const char* name = guard([&] { return get_func_name(fcinfo->flinfo->fn_oid); });
-    return std::string("baton.") + (name != nullptr ? name : "?");
-}
-
 }  // namespace
 
 void install_hook() {
@@ -169,26 +188,33 @@ void install_hook() {
 Call enter(FunctionCallInfo fcinfo) {
     Call call;
     call.previous = g_function;
+    call.previous_here = g_tenant_shard_here;
     if (g_depth == 0 || !citus::distributed()) return call;
     Where where = guard([&] { return where_called(fcinfo); });
     if (where == Where::kNotInShardQuery) return call;
-    std::string name = function_name(fcinfo) + "()";
-    if (where == Where::kElsewhere)
-        throw Error(SqlState::kFeatureNotSupported,
-                    name + " cannot run inside a query on a shard of another tenant",
-                    "Citus runs the query on the nodes of the shards it reads, and the call's tenant is not in the "
-                    "shard the query reads there (or the call has no tenant): its statements would run outside "
-                    "the query's transaction.",
-                    "Call " + name + " alone or with constants, without a distributed table in the same "
-                    "query, or restrict the query to the call's tenant (WHERE tenant = ...).");
-    call.level = guard([] { return citus::set_until_restored("citus.allow_nested_distributed_execution", "on"); });
     g_function = guard([&] { return get_func_name(fcinfo->flinfo->fn_oid); });
+    g_tenant_shard_here = where == Where::kTenantShardHere;
+    if (g_tenant_shard_here)
+        call.level =
+            guard([] { return citus::set_until_restored("citus.allow_nested_distributed_execution", "on"); });
     return call;
 }
 
 void leave(const Call& call) {
     g_function = call.previous;
+    g_tenant_shard_here = call.previous_here;
     if (call.level != 0) guard([&] { citus::restore(call.level); });
+}
+
+void refuse_statement() {
+    if (g_function == nullptr || g_tenant_shard_here) return;
+    std::string name = std::string("baton.") + g_function + "()";
+    throw Error(SqlState::kFeatureNotSupported, name + " cannot run inside a query on a shard of another tenant",
+                "Citus runs the query on the nodes of the shards it reads, and the call's tenant is not in the "
+                "shard the query reads there (or the call has no tenant): its statements would run outside the "
+                "query's transaction.",
+                "Call " + name + " alone or with constants, without a distributed table in the same query, "
+                "or restrict the query to the call's tenant (WHERE tenant = ...).");
 }
 
 void refuse_write(const char* function) {

@@ -13,11 +13,12 @@
 // call's statements by local execution in the same transaction, seeing what the
 // transaction wrote to the tenant's shards (Citus sends every statement of one
 // transaction on a shard group over one connection). Any other call inside a shard
-// query is refused by pg_baton (0A000, naming the function) before it runs a statement:
-// a call of another tenant, a call without a tenant, and every write, which Citus would
-// commit outside the statement's distributed transaction (it runs a SELECT on the shards
-// as a read: without two-phase commit, each shard's part in a transaction of its own
-// outside BEGIN ... COMMIT).
+// query is refused by pg_baton (0A000, naming the function): a call of another tenant,
+// or without one, at its first statement (a function that runs none answers); every
+// write before it reads its arguments, since Citus would commit it outside the
+// statement's distributed transaction (it runs a SELECT on the shards as a read: without
+// two-phase commit, each shard's part in a transaction of its own outside BEGIN ...
+// COMMIT).
 #pragma once
 
 #include "pg/boundary.hpp"
@@ -30,18 +31,25 @@ void install_hook();
 
 // What enter() did, for leave().
 struct Call {
-    int level = 0;              // the setting's GUC nesting level, 0 when none was set
-    const char* previous = nullptr;  // the function running inside a shard query before this one
+    int level = 0;                   // the setting's GUC nesting level, 0 when none was set
+    const char* previous = nullptr;  // the function inside a shard query before this one
+    bool previous_here = false;      // and whether its tenant's shard was the query's here
 };
 
 // Called by entry() before a SQL-callable function's body: on a distributed install,
-// inside a shard query, sets citus.allow_nested_distributed_execution for a call of a
-// tenant in the query's local shard, and throws 0A000 for any other call.
+// inside a shard query, records the call (for refuse_statement() and refuse_write())
+// and sets citus.allow_nested_distributed_execution for a call of a tenant in a shard
+// the query reads on this node.
 Call enter(FunctionCallInfo fcinfo);
 
 // Undoes enter() after the body; with call.level 0 (after an error, the setting left
 // to the abort) it makes no Postgres call and cannot throw.
 void leave(const Call& call);
+
+// Throws 0A000 when the function running inside a shard query is not of the tenant of
+// a shard the query reads on this node; returns otherwise. Called when pg_baton opens
+// an SPI connection, before its first statement.
+void refuse_statement();
 
 // Throws 0A000 when `function` (e.g. "baton.finish"), a write, is called inside a shard
 // query; returns otherwise. Called by require_read_write().
