@@ -192,11 +192,12 @@ Call enter(FunctionCallInfo fcinfo) {
     if (g_depth == 0 || !citus::distributed()) return call;
     Where where = guard([&] { return where_called(fcinfo); });
     if (where == Where::kNotInShardQuery) return call;
-    g_function = guard([&] { return get_func_name(fcinfo->flinfo->fn_oid); });
-    g_tenant_shard_here = where == Where::kTenantShardHere;
-    if (g_tenant_shard_here)
+    const char* name = guard([&] { return get_func_name(fcinfo->flinfo->fn_oid); });
+    if (where == Where::kTenantShardHere)
         call.level =
             guard([] { return citus::set_until_restored("citus.allow_nested_distributed_execution", "on"); });
+    g_function = name;
+    g_tenant_shard_here = where == Where::kTenantShardHere;
     return call;
 }
 

@@ -18,7 +18,8 @@
 // write before it reads its arguments, since Citus would commit it outside the
 // statement's distributed transaction (it runs a SELECT on the shards as a read: without
 // two-phase commit, each shard's part in a transaction of its own outside BEGIN ...
-// COMMIT).
+// COMMIT). A statement Citus itself runs as a delegated call (`SELECT f(...)` on a
+// backend the coordinator connected), where it allows nested execution, is left to it.
 #pragma once
 
 #include "pg/boundary.hpp"
