@@ -24,6 +24,7 @@ enum class SqlState {
     kDedupConflict,         // DU009: a key reused with a different payload or inputs
     kCheckViolation,        // 23514: a row written by direct SQL breaks a table's rule
     kObjectNotInPrerequisiteState,  // 55000: what a call needs is not there (distribute without Citus)
+    kFeatureNotSupported,   // 0A000: a call where a distributed install cannot run it (inside a shard query)
     kSerializationFailure,  // 40001: the row changed under the call each time; call again
     kOutOfMemory,           // 53200: C++ allocation failed
     kInternal,              // XX000: a bug: an invariant of pg_baton's own code broke
@@ -48,6 +49,7 @@ constexpr const char* sqlstate_code(SqlState s) {
         case SqlState::kDedupConflict: return "DU009";
         case SqlState::kCheckViolation: return "23514";
         case SqlState::kObjectNotInPrerequisiteState: return "55000";
+        case SqlState::kFeatureNotSupported: return "0A000";
         case SqlState::kSerializationFailure: return "40001";
         case SqlState::kOutOfMemory: return "53200";
         case SqlState::kInternal: return "XX000";

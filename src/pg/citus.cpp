@@ -1,5 +1,6 @@
 // Whether pg_baton is distributed by Citus (see citus.hpp).
 #include "pg/citus.hpp"
+#include "pg/citus_nested.hpp"
 
 namespace baton::pg::citus {
 
@@ -11,19 +12,11 @@ int g_distributed = -1;
 // forgets the answer.
 Oid g_deliveries = InvalidOid;
 
-// Whether pg_dist_partition has a row for relid: a heap scan keyed on logicalrelid
-// (its first column), without Citus' own caches, which pg_baton cannot call. Postgres
-// calls only (inside guard()).
+// Whether pg_dist_partition has a row for relid. Postgres calls only (inside guard()).
 bool in_dist_partition(Oid relid) {
-    Oid partition = get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE);
-    if (!OidIsValid(partition)) return false;
-    Relation rel = table_open(partition, AccessShareLock);
-    ScanKeyData key;
-    ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relid));
-    SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, nullptr, 1, &key);
-    bool found = HeapTupleIsValid(systable_getnext(scan));
-    systable_endscan(scan);
-    table_close(rel, AccessShareLock);
+    bool found = false;
+    scan_catalog("pg_dist_partition", "pg_dist_partition_logical_relid_index", 1, F_OIDEQ,
+                 ObjectIdGetDatum(relid), [&](HeapTuple, TupleDesc) { return found = true; });
     return found;
 }
 
@@ -208,6 +201,7 @@ void install_hooks() {
     planner_hook = plan;
     g_previous_utility = ProcessUtility_hook;
     ProcessUtility_hook = utility;
+    citus_nested::install_hook();
 }
 
 int set_until_restored(const char* name, const char* value) {

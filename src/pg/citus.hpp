@@ -49,7 +49,34 @@ bool installed();
 // twice, and Citus 13.2 sends the whole script text as "the command" of a statement
 // inside it ("cannot insert multiple commands into a prepared statement"). The shards
 // get what an update adds to their tables from baton.distribute().
+//
+// The executor hook (pg/citus_nested) keeps the statements the backend is running, to
+// find a pg_baton function called inside a shard query.
 void install_hooks();
+
+// Calls visit(tuple, descriptor) for each row of the Citus catalog table `table`
+// (pg_dist_partition, pg_dist_shard, ...) whose column `column` equals key by the
+// equality procedure `equal` (F_OIDEQ, F_INT8EQ), through the index `index` when it
+// exists, or for every row when column is 0; visit returns true to stop. Without
+// Citus' own caches, which pg_baton cannot call; nothing when the table is absent.
+// Postgres calls only (inside guard()).
+template <typename Visit>
+void scan_catalog(const char* table, const char* index, AttrNumber column, RegProcedure equal, Datum key,
+                  Visit visit) {
+    Oid relid = get_relname_relid(table, PG_CATALOG_NAMESPACE);
+    if (!OidIsValid(relid)) return;
+    Oid index_id = index != nullptr ? get_relname_relid(index, PG_CATALOG_NAMESPACE) : InvalidOid;
+    Relation rel = table_open(relid, AccessShareLock);
+    ScanKeyData scan_key;
+    if (column != 0) ScanKeyInit(&scan_key, column, BTEqualStrategyNumber, equal, key);
+    SysScanDesc scan =
+        systable_beginscan(rel, index_id, OidIsValid(index_id), nullptr, column != 0 ? 1 : 0, &scan_key);
+    HeapTuple tuple;
+    while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+        if (visit(tuple, RelationGetDescr(rel))) break;
+    systable_endscan(scan);
+    table_close(rel, AccessShareLock);
+}
 
 // Sets a setting until restore() with the level returned (a GUC nesting level of its
 // own, like a function's SET clause). Postgres calls only: call it inside guard() from

@@ -2,13 +2,16 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "pg/citus_nested.hpp"
 #include "pg/read_only.hpp"
 
 namespace baton::pg {
 
 // Recovery first: a standby's transactions are all read-only, and "during recovery"
-// tells the caller that no setting of its own would let the call through there.
+// tells the caller that no setting of its own would let the call through there. Then a
+// write inside a Citus shard query (citus_nested.hpp), refused with 0A000.
 void require_read_write(const char* function) {
+    citus_nested::refuse_write(function);
     bool in_recovery = guard([] { return RecoveryInProgress(); });
     bool read_only = in_recovery || guard([] { return static_cast<bool>(XactReadOnly); });
     if (!read_only) return;

@@ -4,6 +4,7 @@
 #include "core/error.hpp"
 
 #include "pg/citus.hpp"
+#include "pg/citus_nested.hpp"
 #include "pg/spi.hpp"
 
 namespace baton::pg {
@@ -34,7 +35,10 @@ SPIPlanPtr KeptPlan::get() {
     return plan;
 }
 
+// A call inside a Citus shard query that may not run statements there is refused
+// first (citus_nested.hpp).
 Spi::Spi() : uncaught_(std::uncaught_exceptions()), connected_(false) {
+    citus_nested::refuse_statement();
     int rc = guard([] { return SPI_connect(); });
     if (rc != SPI_OK_CONNECT)
         throw Error(SqlState::kInternal, "pg_baton could not connect to SPI", SPI_result_code_string(rc));

@@ -19,6 +19,10 @@
 #     node) and inside an explicit transaction (run on the coordinator, each statement
 #     routed to the shard): deliveries, leases, DU001, DU009, retries, reap, purge,
 #     workflows, markers, schedules (fire_schedules on the coordinator over both workers).
+#   - pg_baton's functions inside a query on a distributed table: a read of the shard's
+#     own tenant answers as on one node, and sees its transaction's uncommitted writes;
+#     a call of another tenant and a write (finish per row, claim) refused with 0A000,
+#     writing nothing; the PL/pgSQL loop the hint names finishes the rows, fenced or not.
 #   - role-bound targets (DU005), alone and inside a transaction: the bound role may
 #     claim, renew, finish, retry and finish a batch; another role is refused, the detail
 #     naming the bound role; a target bound to a role dropped since refuses everyone.
@@ -263,6 +267,51 @@ wait
 check "racing enqueue_batch: every batch answered for its 40 items" "24" "$(cat "$BASE"/race*.out | grep -cx 40)"
 check "racing enqueue_batch: 140 keys stored once each" "140 140" \
     "$(q -c "SELECT count(*) || ' ' || count(DISTINCT dedup_key) FROM baton.deliveries WHERE tenant = '$A' AND target = 'race'")"
+
+# --- pg_baton's functions inside a query on a distributed table ---------------------------
+# Citus sends such a call into the shard query on the shards' nodes. A read of the tenant
+# of the shard the query reads runs there (local execution, in the query's transaction);
+# any other call is refused by pg_baton (0A000), before it runs a statement.
+q -c "SELECT baton.enqueue('$A', 'nest', k) FROM unnest(ARRAY['n1', 'n2', 'n3']) k" >/dev/null
+check "a read inside a query on its tenant's shard: tenant_write_allowed beside the row" "active|t" \
+    "$(q -c "SELECT state, baton.tenant_write_allowed(tenant) FROM baton.tenants WHERE tenant = '$A'" 2>&1)"
+check "... delivery() equal to the row it reads, for every row" "3 3" \
+    "$(q -c "SELECT count(*), count(*) FILTER (WHERE baton.delivery(d.tenant, d.id)::text = d::text) FROM baton.deliveries d WHERE d.tenant = '$A' AND d.target = 'nest'" 2>&1 | tr '|' ' ')"
+check "... over every tenant (a query on every shard), each call its own row's tenant" "20" \
+    "$(q -c "SELECT count(*) FROM baton.tenants WHERE baton.tenant_write_allowed(tenant)" 2>&1)"
+q -c "SELECT baton.set_tenant_state('$A', 'quiescing')" >/dev/null
+check "... a fenced tenant read as fenced" "quiescing|f 19" \
+    "$(q -c "SELECT state, baton.tenant_write_allowed(tenant) FROM baton.tenants WHERE tenant = '$A'" 2>&1) $(q -c "SELECT count(*) FROM baton.tenants WHERE baton.tenant_write_allowed(tenant)" 2>&1)"
+q -c "SELECT baton.set_tenant_state('$A', 'active')" >/dev/null
+check "inside a transaction: the call sees the transaction's own uncommitted writes (a row, a fence)" "n1 pending|n2 pending|n3 pending|n4 pending quiescing|f" \
+    "$(q -c "BEGIN" -c "SELECT baton.enqueue('$A', 'nest', 'n4')" -c "SELECT baton.set_tenant_state('$A', 'quiescing')" \
+         -c "SELECT string_agg(d.dedup_key || ' ' || (baton.delivery(d.tenant, d.id)).status, '|' ORDER BY d.dedup_key) FROM baton.deliveries d WHERE d.tenant = '$A' AND d.target = 'nest'" \
+         -c "SELECT state, baton.tenant_write_allowed(tenant) FROM baton.tenants WHERE tenant = '$A'" -c "ROLLBACK" 2>&1 | grep -E '^(n1 |quiescing)' | paste -sd' ')"
+check "... and nothing of it after the rollback" "active|t 3" \
+    "$(q -c "SELECT state, baton.tenant_write_allowed(tenant) FROM baton.tenants WHERE tenant = '$A'" 2>&1) $(q -c "SELECT count(*) FROM baton.deliveries WHERE tenant = '$A' AND target = 'nest'")"
+check "the setting that allows the call is the call's only: off in the next shard query" "off" \
+    "$(q -c "SELECT baton.tenant_write_allowed(tenant), current_setting('citus.allow_nested_distributed_execution') FROM baton.tenants WHERE tenant = '$A'" -c "SELECT current_setting('citus.allow_nested_distributed_execution') FROM baton.tenants WHERE tenant = '$A'" 2>&1 | tail -n 1)"
+check "a call of another tenant inside a shard query: 0A000 (not Citus' XX000), alone and in a transaction" "0A000 0A000" \
+    "$(code -c "SELECT baton.tenant_write_allowed('$B') FROM baton.tenants WHERE tenant = '$A'") $(code -c "BEGIN" -c "SELECT baton.delivery('$B', 1) FROM baton.tenants WHERE tenant = '$A'" -c "COMMIT")"
+check "... naming the function and what to do" "ERROR:  baton.tenant_write_allowed() cannot run inside a query on a shard of another tenant|HINT:  Call baton.tenant_write_allowed() alone or with constants, without a distributed table in the same query, or restrict the query to the call's tenant (WHERE tenant = ...)." \
+    "$(q -c "SELECT baton.tenant_write_allowed('$B') FROM baton.tenants WHERE tenant = '$A'" 2>&1 | grep -E '^(ERROR|HINT)' | paste -sd'|')"
+q -c "SELECT count(*) FROM baton.claim('$A', 'nest', '1 hour', 2)" >/dev/null
+check "a write inside a shard query (finish per row): 0A000, alone and in a transaction" "0A000 0A000" \
+    "$(code -c "SELECT count(*) FROM baton.deliveries d, LATERAL baton.finish(d.tenant, d.id, d.generation) WHERE d.tenant = '$A' AND d.target = 'nest' AND d.status = 'claimed'") $(code -c "BEGIN" -c "SELECT baton.enqueue('$A', 'nest', 'n5')" -c "SELECT count(*) FROM baton.deliveries d, LATERAL baton.finish(d.tenant, d.id, d.generation) WHERE d.tenant = '$A' AND d.target = 'nest' AND d.status = 'claimed'" -c "COMMIT")"
+check "... naming the function and what to do" "ERROR:  baton.finish() cannot run inside a query on a distributed table|HINT:  Call baton.finish() alone or with constants, one call per statement (for example from a PL/pgSQL loop over the rows the query selects)." \
+    "$(q -c "SELECT count(*) FROM baton.deliveries d, LATERAL baton.finish(d.tenant, d.id, d.generation) WHERE d.tenant = '$A' AND d.status = 'claimed'" 2>&1 | grep -E '^(ERROR|HINT)' | paste -sd'|')"
+check "... and a claim, over every shard: 0A000" "0A000" \
+    "$(code -c "SELECT count(*) FROM baton.tenants t, LATERAL baton.claim(t.tenant, 'nest', '1 hour')")"
+check "... nothing written: two claimed, one pending, no n5" "claimed 2 pending 1" \
+    "$(q -c "SELECT string_agg(status || ' ' || n, ' ' ORDER BY status) FROM (SELECT status, count(*) n FROM baton.deliveries WHERE tenant = '$A' AND target = 'nest' GROUP BY 1) s")"
+# The way the hint names: one call per statement, from a PL/pgSQL loop on the coordinator.
+finish_loop="DO \$\$ DECLARE r record; BEGIN FOR r IN SELECT tenant, id, generation FROM baton.deliveries WHERE target = 'nest' AND status = 'claimed' LOOP PERFORM baton.finish(r.tenant, r.id, r.generation); END LOOP; END \$\$"
+q -c "SELECT baton.set_tenant_state('$A', 'quiescing')" >/dev/null
+check "a PL/pgSQL loop calling finish per row: a fenced tenant refuses it (DU002), nothing finished" "DU002 0" \
+    "$(code -c "$finish_loop") $(q -c "SELECT count(*) FROM baton.deliveries WHERE tenant = '$A' AND target = 'nest' AND status = 'finished'")"
+q -c "SELECT baton.set_tenant_state('$A', 'active')" >/dev/null
+check "... active: it finishes each row, inside a transaction too" "ok finished 2 pending 1" \
+    "$(code -c "BEGIN" -c "$finish_loop" -c "COMMIT") $(q -c "SELECT string_agg(status || ' ' || n, ' ' ORDER BY status) FROM (SELECT status, count(*) n FROM baton.deliveries WHERE tenant = '$A' AND target = 'nest' GROUP BY 1) s")"
 
 # --- role-bound targets (DU005), alone and inside a transaction --------------------------
 # target_bindings.role holds the oid of the role on the shard's node; run on the

@@ -62,6 +62,7 @@ TEST(SqlStateCode, StandardCodes) {
     EXPECT_STREQ(sqlstate_code(SqlState::kReadOnlyTransaction), "25006");
     EXPECT_STREQ(sqlstate_code(SqlState::kInsufficientPrivilege), "42501");
     EXPECT_STREQ(sqlstate_code(SqlState::kObjectNotInPrerequisiteState), "55000");
+    EXPECT_STREQ(sqlstate_code(SqlState::kFeatureNotSupported), "0A000");
     EXPECT_STREQ(sqlstate_code(SqlState::kSerializationFailure), "40001");
     EXPECT_STREQ(sqlstate_code(SqlState::kOutOfMemory), "53200");
     EXPECT_STREQ(sqlstate_code(SqlState::kInternal), "XX000");
