@@ -44,6 +44,16 @@ class Client:
             self.refresh_tenants()
         return self.rand.choice(self.tenants) if self.tenants else None
 
+    def active_tenants(self):
+        """A random active tenant (tenant()) each time round, until the suite stops; naps
+        while there is none."""
+        while not self.stop.is_set():
+            t = self.tenant()
+            if t is None:
+                self.nap(0.2)
+                continue
+            yield t
+
     def refresh_tenants(self):
         r = self.db.call("SELECT tenant::text FROM baton.tenants WHERE state = 'active'")
         if r[0] == "ok":
@@ -84,11 +94,7 @@ def producer(c):
     n = 0
     acked = []
     runs = []
-    while not c.stop.is_set():
-        t = c.tenant()
-        if t is None:
-            c.nap(0.2)
-            continue
+    for t in c.active_tenants():
         r = c.rand.random()
         if r < 0.05 and acked:
             t0, tg, key, first = c.rand.choice(acked)
@@ -199,11 +205,7 @@ def settle(c, t, did, gen):
 def delivery_worker(c):
     """Claims up to three deliveries of a random tenant and target with a 2-second lease
     and settles each."""
-    while not c.stop.is_set():
-        t = c.tenant()
-        if t is None:
-            c.nap(0.2)
-            continue
+    for t in c.active_tenants():
         tg = c.rand.choice(TARGETS)
         ts = now()
         res = c.db.call("SELECT id, generation FROM baton.claim(%s, %s, '2 seconds', 3)", (t, tg))
@@ -321,11 +323,7 @@ def run_worker(c):
     """Acquires the next runnable run of a random tenant and drives it: transition_stage,
     start_stage, the side effect under a marker, complete_stage; repeated until the run
     finishes or waits, then releases it."""
-    while not c.stop.is_set():
-        t = c.tenant()
-        if t is None:
-            c.nap(0.2)
-            continue
+    for t in c.active_tenants():
         ts = now()
         res = c.db.call("SELECT run_id::text, generation FROM baton.acquire_next_run(%s, %s, %s, '3 seconds')",
                         (t, WORKFLOW, c.name))
@@ -406,11 +404,7 @@ def operator(c):
     """Cancels a pending or claimed delivery (half the time a claimed one: its holder is
     fenced) of a random tenant every 150 ms, racing the workers' claims and finishes, the
     reaper and the redriver. Not one of a run: its run waits for it."""
-    while not c.stop.is_set():
-        t = c.tenant()
-        if t is None:
-            c.nap(0.2)
-            continue
+    for t in c.active_tenants():
         statuses = ["claimed"] if c.rand.random() < 0.5 else ["pending", "claimed"]
         res = c.db.call("SELECT id FROM baton.deliveries WHERE tenant = %s AND run_id IS NULL "
                         "AND status = ANY (%s) ORDER BY random() LIMIT 1", (t, statuses))
@@ -434,11 +428,7 @@ def redriver(c):
     repeated through a lost connection: its outcome is then unknown (the try record
     says what it might have moved)."""
     n = 0
-    while not c.stop.is_set():
-        t = c.tenant()
-        if t is None:
-            c.nap(0.2)
-            continue
+    for t in c.active_tenants():
         tg = c.rand.choice(TARGETS)
         ids, max_rows = None, c.rand.randint(1, 4)
         if c.rand.random() < 0.5:
