@@ -56,7 +56,7 @@ class Acks:
         self.stats = {}
         self.last_write = {}  # tenant -> latest send time of an acknowledged write
         self.redriven = defaultdict(list)  # (t, id) -> acknowledged redrives that moved it
-        self.redrive_tries = {}  # (client, n) -> redrive sent, not (yet) acknowledged
+        self.redrive_tries = {}  # (client, n) -> redrive sent, not acknowledged ("end": cut off by then)
         self.fire_calls = {}  # (client, n) -> (sent, ended or None while running, committed)
 
     def read(self):
@@ -81,6 +81,12 @@ class Acks:
                     self.claims.add((rec["t"], rec["id"], rec["g"]))
                 elif rec["k"] == "redrive_try":
                     self.redrive_tries[(rec["c"], rec["n"])] = rec
+                elif rec["k"] == "redrive_end":
+                    tried = self.redrive_tries.get((rec["c"], rec["n"]))
+                    if tried is not None and rec["lost"]:
+                        tried["end"] = rec["at"]
+                    elif tried is not None:
+                        del self.redrive_tries[(rec["c"], rec["n"])]
                 elif rec["k"] == "redrive":
                     self.redrive_tries.pop((rec["c"], rec["n"]), None)
                     for m in rec["moved"]:
@@ -102,17 +108,6 @@ class Acks:
 
     def upto(self, kind, cut):
         return self.by_kind.get(kind, [])[: cut.get(kind, 0)]
-
-    def redrives_of(self, t, tg, did):
-        """The redrives that moved, or may have moved, delivery did of tenant t: each as
-        (sent, answered or None). An acknowledged one moved what it logged; one without
-        an answer (cut off by a crash, or still running) may have moved any failed or
-        cancelled delivery of its tenant and target, or of its ids."""
-        out = [(a["ts"], a["at"]) for a in self.redriven.get((t, did), [])]
-        for a in self.redrive_tries.values():
-            if a["t"] == t and a["tg"] == tg and (a["ids"] is None or did in a["ids"]):
-                out.append((a["ts"], None))
-        return out
 
     def acknowledged(self):
         return sum(len(v) for k, v in self.by_kind.items()
@@ -294,15 +289,16 @@ class Checker:
         return n
 
     def redriven_after(self, t, did, ts, tg=None):
-        """Whether a redrive of delivery did that may have committed after time ts (one
-        answered after it, or not answered) is logged: what can bring a settled delivery
-        back. tg None: the delivery's target from the acknowledgement logs is unknown,
-        any target's redrive without ids counts."""
+        """Whether a redrive of delivery did that may have committed after time ts is
+        logged (one answered after it that moved it, or one not answered that may have:
+        still running, or cut off after ts): what can bring a settled delivery back. tg
+        None: the delivery's target is unknown, any target's redrive without ids counts."""
         for a in self.acks.redriven.get((t, did), []):
             if a["at"] > ts:
                 return True
         for a in self.acks.redrive_tries.values():
-            if a["t"] == t and (tg is None or a["tg"] == tg) and (a["ids"] is None or did in a["ids"]):
+            if a["t"] == t and (tg is None or a["tg"] == tg) and (a["ids"] is None or did in a["ids"]) \
+                    and a.get("end", ts + 1) > ts:
                 return True
         return False
 

@@ -426,7 +426,7 @@ def redriver(c):
     skipped unless it is failed or cancelled), else the oldest by max_rows (1 to 4). The
     rows moved are read in the redrive's transaction (MOVED_SQL) and logged with it. Not
     repeated through a lost connection: its outcome is then unknown (the try record
-    says what it might have moved)."""
+    says what it might have moved, the end record by when)."""
     n = 0
     for t in c.active_tenants():
         tg = c.rand.choice(TARGETS)
@@ -449,8 +449,11 @@ def redriver(c):
             count, moved = res[1][0][0][0], res[1][1]
             c.log.write("redrive", t=t, tg=tg, ids=ids, max=max_rows, n=n, ts=ts, at=now(),
                         moved=[list(row) for row in moved], count=count)
-        elif res[0] == "err":
-            c.refused("redrive", res)
+        else:
+            # Refused (rolled back), or cut off: it committed by now, if at all.
+            c.log.write("redrive_end", n=n, lost=res[0] != "err", at=now())
+            if res[0] == "err":
+                c.refused("redrive", res)
         c.nap(0.25)
 
 

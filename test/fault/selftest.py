@@ -69,8 +69,8 @@ def fleet_sabotages(acks, checker):
                  "ts": a["at"] + 0.001}
         out.append(("I2", "a finish by the generation before the last claim's, sent after that claim",
                     "sent after generation", lambda: forge(acks.logdir, stale)))
-    redriven = {(a["t"], m[0]) for a in acks.by_kind.get("redrive", []) for m in a["moved"]}
-    cancels = [a for a in acks.by_kind.get("dcancel", []) if (a["t"], a["id"]) not in redriven]
+    # A cancel that no redrive, acknowledged or cut off, may have undone.
+    cancels = [a for a in acks.by_kind.get("dcancel", []) if not checker.redriven_after(a["t"], a["id"], a["ts"])]
     if cancels:
         a = cancels[len(cancels) // 2]
         out.append(("I9", "a cancelled delivery pending again with no redrive", "no redrive came after",
