@@ -17,17 +17,18 @@ namespace baton::api {
 
 namespace {
 
-// What producers and workers may execute (beyond USAGE on the schema). Admins may
-// execute every function but the grant_* helpers and the trigger functions.
+// What producers and workers may execute (beyond USAGE on the schema), as function
+// names; a database at an older version has only some of them. Admins may execute every
+// function but the grant_* helpers and the trigger functions.
 constexpr const char* kProducerFunctions =
-    "baton.enqueue, baton.enqueue_batch, baton.delivery, baton.cancel_delivery, baton.tenant_write_allowed, "
-    "baton.submit, baton.inputs_digest, baton.run, baton.run_history, baton.schedule, baton.unschedule";
+    "enqueue, enqueue_batch, delivery, cancel_delivery, tenant_write_allowed, "
+    "submit, inputs_digest, run, run_history, schedule, unschedule";
 constexpr const char* kWorkerFunctions =
-    "baton.claim, baton.renew, baton.finish, baton.finish_batch, baton.retry, baton.reap, baton.delivery, "
-    "baton.tenant_write_allowed, baton.acquire_run, baton.acquire_next_run, baton.renew_run, "
-    "baton.release_run, baton.transition_stage, baton.start_stage, baton.complete_stage, "
-    "baton.fail_stage, baton.run, baton.run_history, baton.enter_step, baton.claim_marker, "
-    "baton.complete_marker, baton.marker, baton.markers_in_doubt, baton.resolve_marker, baton.wakeup_channel";
+    "claim, renew, finish, finish_batch, retry, reap, delivery, "
+    "tenant_write_allowed, acquire_run, acquire_next_run, renew_run, "
+    "release_run, transition_stage, start_stage, complete_stage, "
+    "fail_stage, run, run_history, enter_step, claim_marker, "
+    "complete_marker, marker, markers_in_doubt, resolve_marker, wakeup_channel";
 // Reads the role argument of a grant_* helper (22004, 22023 for no such role).
 Oid role_arg(FunctionCallInfo fcinfo) {
     pg::require(fcinfo, 0, "role");

@@ -20,6 +20,12 @@ constexpr const char* kAdminFunctions =
     "'baton'::pg_catalog.regnamespace "
     "AND p.prorettype OPERATOR(pg_catalog.<>) 'pg_catalog.trigger'::pg_catalog.regtype "
     "AND NOT p.proname OPERATOR(pg_catalog.~~) 'grant\\_%'";
+// The functions of the schema with one of the names that follow, as an array literal's
+// elements; closed by the caller.
+constexpr const char* kNamedFunctions =
+    "SELECT pg_catalog.string_agg(p.oid::pg_catalog.regprocedure::pg_catalog.text, ', ') "
+    "FROM pg_catalog.pg_proc p WHERE p.pronamespace OPERATOR(pg_catalog.=) "
+    "'baton'::pg_catalog.regnamespace AND p.proname OPERATOR(pg_catalog.=) ANY ('{";
 // Every view of the schema.
 constexpr const char* kAdminViews =
     "SELECT pg_catalog.string_agg(c.oid::pg_catalog.regclass::pg_catalog.text, ', ') "
@@ -72,8 +78,13 @@ void require_role_exists(Oid role) {
 }
 
 // A list the caller names.
-void grant(Oid role, const char* functions) {
+// The functions named are read from the catalog first: those of a later version than
+// the installed one are not there (a database left at 0.1.0 has no cancel_delivery).
+void grant(Oid role, const char* names) {
     Spi spi;
+    spi.exec((std::string(kNamedFunctions) + names + "}'::pg_catalog.name[])").c_str());
+    const char* functions = spi.cstring_at(0, 1);
+    if (functions == nullptr) throw Error(SqlState::kInternal, "pg_baton found none of its functions");
     run_grants(spi, role, functions, nullptr);
 }
 

@@ -25,8 +25,9 @@ Oid role_named(const char* name);
 // Throws 22023 unless role names an existing role.
 void require_role_exists(Oid role);
 
-// Grants role USAGE on schema baton and EXECUTE on `functions` (a list of names).
-void grant(Oid role, const char* functions);
+// Grants role USAGE on schema baton and EXECUTE on the functions of schema baton named
+// in `names` (comma-separated, unqualified) that the installed version has.
+void grant(Oid role, const char* names);
 // Grants role USAGE on schema baton, EXECUTE on every function of the schema but the
 // grant_* helpers and the trigger functions, and SELECT on every view; both read from
 // the catalog, so that a function or view added later cannot be forgotten.

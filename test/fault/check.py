@@ -15,12 +15,20 @@ explained" checks). Invariants (each one test per check):
   I6 no marker is done twice
   I7 nothing was written to a fenced tenant after its fence committed
   I8 no client got an unexpected error and no backend crashed by itself
-  I9 an acknowledged cancel_delivery is final: the delivery stays cancelled, never finished
+  I9 an acknowledged cancel_delivery stands until a later redrive brings the delivery
+     back, and nothing finishes it with the generation it had before; an acknowledged
+     redrive made exactly what it moved pending, and that stands
+  I10 every schedule slot is enqueued at most once, each fired slot is the latest at or
+     before its firing, and no slot is skipped while a firing call ran within it
 """
 
+import bisect
+import calendar
 import glob
 import json
 import os
+import re
+import time
 from collections import defaultdict
 
 import psycopg
@@ -28,7 +36,11 @@ import psycopg
 from inject import SNAPSHOT_SQL
 
 WRITE_KINDS = {"enq", "sub", "claim", "fin", "retry", "acq", "tr", "start", "cpl", "mk", "mkdone", "resolve", "cancel",
-               "fail_stage", "rel", "dcancel"}
+               "fail_stage", "rel", "dcancel", "redrive"}
+
+# A schedule's spec the checker knows the slots of: @every N second(s) (multiples of N
+# seconds since 1970-01-01 UTC).
+EVERY_SECONDS = re.compile(r"^@every (\d+) seconds?$")
 
 
 class Acks:
@@ -43,6 +55,9 @@ class Acks:
         self.claims = set()  # (t, id, g)
         self.stats = {}
         self.last_write = {}  # tenant -> latest send time of an acknowledged write
+        self.redriven = defaultdict(list)  # (t, id) -> acknowledged redrives that moved it
+        self.redrive_tries = {}  # (client, n) -> redrive sent, not acknowledged ("end": cut off by then)
+        self.fire_calls = {}  # (client, n) -> (sent, ended or None while running, committed)
 
     def read(self):
         """Reads the complete lines written since the last read; returns how many."""
@@ -64,6 +79,22 @@ class Acks:
                     self.attempted_fin.add((rec["t"], rec["id"], rec["g"]))
                 elif rec["k"] == "claim":
                     self.claims.add((rec["t"], rec["id"], rec["g"]))
+                elif rec["k"] == "redrive_try":
+                    self.redrive_tries[(rec["c"], rec["n"])] = rec
+                elif rec["k"] == "redrive_end":
+                    tried = self.redrive_tries.get((rec["c"], rec["n"]))
+                    if tried is not None and rec["lost"]:
+                        tried["end"] = rec["at"]
+                    elif tried is not None:
+                        del self.redrive_tries[(rec["c"], rec["n"])]
+                elif rec["k"] == "redrive":
+                    self.redrive_tries.pop((rec["c"], rec["n"]), None)
+                    for m in rec["moved"]:
+                        self.redriven[(rec["t"], m[0])].append(rec)
+                elif rec["k"] == "fire_try":
+                    self.fire_calls[(rec["c"], rec["n"])] = (rec["ts"], None, False)
+                elif rec["k"] in ("fire", "fire_end"):
+                    self.fire_calls[(rec["c"], rec["n"])] = (rec["ts"], rec["at"], rec["k"] == "fire")
                 elif rec["k"] == "stats":
                     self.stats[rec["c"]] = rec
                 if rec["k"] in WRITE_KINDS and "t" in rec:
@@ -79,7 +110,8 @@ class Acks:
         return self.by_kind.get(kind, [])[: cut.get(kind, 0)]
 
     def acknowledged(self):
-        return sum(len(v) for k, v in self.by_kind.items() if k in WRITE_KINDS or k in ("enq_again", "reap"))
+        return sum(len(v) for k, v in self.by_kind.items()
+                   if k in WRITE_KINDS or k in ("enq_again", "reap", "fire"))
 
 
 class Checker:
@@ -110,6 +142,12 @@ class Checker:
                 "FROM baton.stages").fetchall()
             s["markers"] = conn.execute(
                 "SELECT tenant::text, entry_id, \"position\", state FROM baton.markers").fetchall()
+            s["schedules"] = conn.execute(
+                "SELECT tenant::text, name, spec, extract(epoch FROM next_fire_at)::float8, "
+                "extract(epoch FROM last_fired_at)::float8, last_delivery_id FROM baton.schedule_rows").fetchall()
+            s["fired"] = conn.execute(
+                "SELECT tenant::text, dedup_key, id, extract(epoch FROM created_at)::float8 "
+                "FROM baton.deliveries WHERE dedup_key LIKE 'schedule:%'").fetchall()
             s["actions"] = conn.execute(
                 "SELECT tenant::text, entry_id, pos, count(*) FROM public.fault_actions "
                 "GROUP BY 1, 2, 3").fetchall()
@@ -158,7 +196,8 @@ class Checker:
             ("I6 no marker done twice", self.i6_markers),
             ("I7 nothing written to a fenced tenant after its fence", self.i7_fence),
             ("I8 no unexpected error, no backend crash", self.i8_unexpected),
-            ("I9 a cancelled delivery stays cancelled, never finished", self.i9_cancelled),
+            ("I9 a cancel stands until a later redrive; a redrive's rows are pending", self.i9_cancel_redrive),
+            ("I10 each schedule slot enqueued at most once, the latest, none skipped", self.i10_schedules),
         ):
             problems = fn(s, cut)
             self.problems[name.split()[0]] = problems
@@ -224,7 +263,7 @@ class Checker:
         d = {(r[0], r[1]): r for r in s["deliveries"]}
         for a in self.acks.upto("fin", cut):
             row = d.get((a["t"], a["id"]))
-            if row is None or row[4] != a["r"] or row[5] != a["g"]:
+            if row is None or self.settle_problem(a, row) is not None:
                 n += 1
         st = {(r[0], r[1]): r for r in s["stages"]}
         for a in self.acks.upto("tr", cut):
@@ -245,35 +284,86 @@ class Checker:
         return n
 
     def dup_effects(self, s):
-        n = 0
-        fin_gens = defaultdict(set)
-        for a in self.acks.by_kind.get("fin", []):
-            fin_gens[(a["t"], a["id"])].add(a["g"])
-        n += sum(1 for g in fin_gens.values() if len(g) > 1)
+        n = len(self.refinished(s))
         n += sum(1 for r in s["actions"] if r[3] > 1)
         return n
+
+    def redriven_after(self, t, did, ts, tg=None):
+        """Whether a redrive of delivery did that may have committed after time ts is
+        logged (one answered after it that moved it, or one not answered that may have:
+        still running, or cut off after ts): what can bring a settled delivery back. tg
+        None: the delivery's target is unknown, any target's redrive without ids counts."""
+        for a in self.acks.redriven.get((t, did), []):
+            if a["at"] > ts:
+                return True
+        for a in self.acks.redrive_tries.values():
+            if a["t"] == t and (tg is None or a["tg"] == tg) and (a["ids"] is None or did in a["ids"]) \
+                    and a.get("end", ts + 1) > ts:
+                return True
+        return False
+
+    def settle_problem(self, a, row):
+        """What is wrong with the row of an acknowledged finish or failing retry a (at
+        generation a["g"], stored status a["r"]), or None. A failed delivery may have been
+        redriven since: then it has moved on from that generation, or waits, pending."""
+        if row[4] == a["r"] and row[5] == a["g"]:
+            return None
+        if a["r"] == "failed" and self.redriven_after(a["t"], a["id"], a["ts"], row[2]):
+            if row[5] > a["g"] or (row[5] == a["g"] and row[4] == "pending"):
+                return None
+            return "delivery %d failed at generation %d and redriven is %s at %d" % (a["id"], a["g"], row[4], row[5])
+        if row[5] != a["g"]:
+            return "delivery %d settled at generation %d but acknowledged to generation %d" % (a["id"], row[5], a["g"])
+        return "delivery %d acknowledged %s at generation %d is now %s" % (a["id"], a["r"], a["g"], row[4])
+
+    def refinished(self, s):
+        """Deliveries with acknowledged finishes of two generations that no redrive
+        explains: only a failed delivery comes back (by a redrive), a finished one never."""
+        fins = defaultdict(list)
+        for a in self.acks.by_kind.get("fin", []):
+            fins[(a["t"], a["id"])].append(a)
+        target = {(r[0], r[1]): r[2] for r in s["deliveries"]}
+        out = []
+        for key, acks in fins.items():
+            acks.sort(key=lambda a: a["g"])
+            for earlier, later in zip(acks, acks[1:]):
+                if earlier["g"] == later["g"]:
+                    continue
+                if earlier["r"] != "failed" or not self.redriven_after(key[0], key[1], earlier["ts"],
+                                                                      target.get(key)):
+                    out.append("delivery %d finished by generations %d (%s) and %d (%s)" % (
+                        key[1], earlier["g"], earlier["r"], later["g"], later["r"]))
+        return out
+
+    def superseded(self):
+        """Acknowledged finishes and retries sent after a higher generation of their
+        delivery was acknowledged (a claim, a cancel): a stale holder was let write."""
+        gens = defaultdict(list)  # (t, id) -> [(answered, generation)]
+        for kind in ("claim", "dcancel"):
+            for a in self.acks.by_kind.get(kind, []):
+                if "at" in a:
+                    gens[(a["t"], a["id"])].append((a["at"], a["g"]))
+        out = []
+        for kind in ("fin", "retry"):
+            for a in self.acks.by_kind.get(kind, []):
+                later = [g for at, g in gens.get((a["t"], a["id"]), []) if at < a["ts"] and g > a["g"]]
+                if later:
+                    out.append("delivery %d: %s at generation %d acknowledged, sent after generation %d was"
+                               % (a["id"], kind, a["g"], max(later)))
+        return out
 
     # --- I2 --------------------------------------------------------------------------
     def i2_finished_once(self, s, cut):
         problems = []
         d = {(r[0], r[1]): r for r in s["deliveries"]}
-        gens = defaultdict(set)
         for a in self.acks.upto("fin", cut):
-            gens[(a["t"], a["id"])].add(a["g"])
             row = d.get((a["t"], a["id"]))
             if row is None:
                 problems.append("finished delivery %d is missing" % a["id"])
-            elif row[4] not in ("finished", "failed"):
-                problems.append("delivery %d acknowledged %s at generation %d is now %s"
-                                % (a["id"], a["r"], a["g"], row[4]))
-            elif row[5] != a["g"]:
-                problems.append("delivery %d settled at generation %d but acknowledged to generation %d"
-                                % (a["id"], row[5], a["g"]))
-            elif row[4] != a["r"]:
-                problems.append("delivery %d is %s, acknowledged %s" % (a["id"], row[4], a["r"]))
-        for key, g in gens.items():
-            if len(g) > 1:
-                problems.append("delivery %d finished by generations %s" % (key[1], sorted(g)))
+            elif self.settle_problem(a, row) is not None:
+                problems.append(self.settle_problem(a, row))
+        problems += self.refinished(s)
+        problems += self.superseded()
         for a in self.acks.upto("retry", cut):
             row = d.get((a["t"], a["id"]))
             if row is None:
@@ -281,19 +371,22 @@ class Checker:
             elif a["r"] == "pending" and row[5] <= a["g"]:
                 problems.append("delivery %d given back at generation %d still has generation %d"
                                 % (a["id"], a["g"], row[5]))
-            elif a["r"] == "failed" and (row[4] != "failed" or row[5] != a["g"]):
-                problems.append("delivery %d failed by retry at generation %d is %s at %d"
-                                % (a["id"], a["g"], row[4], row[5]))
+            elif a["r"] == "failed" and self.settle_problem(a, row) is not None:
+                problems.append("by retry: " + self.settle_problem(a, row))
         return problems
 
     # --- I3 --------------------------------------------------------------------------
     def i3_generations(self, s, cut):
         problems = []
         acked_d = defaultdict(int)
-        for kind in ("claim", "fin", "retry"):
+        for kind in ("claim", "fin", "retry", "dcancel"):
             for a in self.acks.upto(kind, cut):
                 key = (a["t"], a["id"])
                 acked_d[key] = max(acked_d[key], a["g"])
+        for a in self.acks.upto("redrive", cut):
+            for m in a["moved"]:
+                key = (a["t"], m[0])
+                acked_d[key] = max(acked_d[key], m[1])
         for r in s["deliveries"]:
             key = (r[0], r[1])
             floor = max(acked_d.get(key, 0), self.seen_gen_d.get(key, 0))
@@ -319,10 +412,10 @@ class Checker:
     # --- I4 --------------------------------------------------------------------------
     def i4_finished_claimed(self, s, cut):
         problems = []
-        fins = {(a["t"], a["id"]): a for a in self.acks.by_kind.get("fin", [])}
+        fins = {(a["t"], a["id"], a["g"]) for a in self.acks.by_kind.get("fin", [])}
         for r in s["deliveries"]:
             key3 = (r[0], r[1], r[5])
-            if r[4] == "finished" or (r[4] == "failed" and (r[0], r[1]) in fins):
+            if r[4] == "finished" or (r[4] == "failed" and key3 in fins):
                 if key3 not in self.acks.claims:
                     problems.append("delivery %d %s at generation %d was never claimed at it"
                                     % (r[1], r[4], r[5]))
@@ -465,23 +558,140 @@ class Checker:
         return problems
 
     # --- I9 --------------------------------------------------------------------------
-    def i9_cancelled(self, s, cut):
-        """The load has no redrive: an acknowledged cancel is final. No finish or failure
-        of it is acknowledged (before the cancel it would have been DU007, after it DU001)."""
+    def i9_cancel_redrive(self, s, cut):
+        """An acknowledged cancel (at the generation its transaction read) stands: the
+        delivery is cancelled at that generation unless a redrive that may have committed
+        after it brought it back. A finish of a cancelled delivery is explained only by a
+        redrive between the two (the superseded holder's finish itself is I2's). An
+        acknowledged redrive made exactly what it moved pending and due, with no attempts
+        (read in its own transaction), among the ids asked for or at most max_rows of
+        them, and each row is still pending at that generation or has moved past it."""
         problems = []
         d = {(r[0], r[1]): r for r in s["deliveries"]}
-        fins = {(a["t"], a["id"]): a for a in self.acks.by_kind.get("fin", [])}
         for a in self.acks.upto("dcancel", cut):
-            key = (a["t"], a["id"])
-            row = d.get(key)
+            row = d.get((a["t"], a["id"]))
             if row is None:
                 problems.append("cancelled delivery %d is missing" % a["id"])
-            elif row[4] != "cancelled":
-                problems.append("delivery %d acknowledged cancelled is %s" % (a["id"], row[4]))
-            if key in fins:
-                problems.append("delivery %d acknowledged cancelled and %s at generation %d"
-                                % (a["id"], fins[key]["r"], fins[key]["g"]))
+            elif row[5] < a["g"]:
+                problems.append("delivery %d acknowledged cancelled at generation %d is at %d" % (a["id"], a["g"], row[5]))
+            elif (row[4], row[5]) != ("cancelled", a["g"]) and not self.redriven_after(a["t"], a["id"], a["ts"], row[2]):
+                problems.append("delivery %d acknowledged cancelled at generation %d is %s at %d, and no redrive came after"
+                                % (a["id"], a["g"], row[4], row[5]))
+        cancels = defaultdict(list)
+        for a in self.acks.by_kind.get("dcancel", []):
+            cancels[(a["t"], a["id"])].append(a)
+        for f in self.acks.by_kind.get("fin", []):
+            row = d.get((f["t"], f["id"]))
+            tg = row[2] if row is not None else None
+            for c in cancels.get((f["t"], f["id"]), []):
+                if f["g"] == c["g"]:
+                    problems.append("delivery %d acknowledged cancelled and %s at generation %d" % (f["id"], f["r"], f["g"]))
+                elif f["g"] < c["g"] and (f["r"] != "failed" or not self.redriven_after(f["t"], f["id"], f["ts"], tg)):
+                    problems.append("delivery %d %s at generation %d, then acknowledged cancelled at %d, with no redrive between"
+                                    % (f["id"], f["r"], f["g"], c["g"]))
+                elif f["g"] > c["g"] and not self.redriven_after(f["t"], f["id"], c["ts"], tg):
+                    problems.append("delivery %d acknowledged cancelled at generation %d and %s at %d, with no redrive between"
+                                    % (f["id"], c["g"], f["r"], f["g"]))
+        finished = defaultdict(list)
+        for f in self.acks.by_kind.get("fin", []):
+            if f["r"] == "finished":
+                finished[(f["t"], f["id"])].append(f["g"])
+        for a in self.acks.upto("redrive", cut):
+            if a["count"] != len(a["moved"]):
+                problems.append("redrive of %s answered %d but moved %d" % (a["tg"], a["count"], len(a["moved"])))
+            if a["ids"] is not None and any(m[0] not in a["ids"] for m in a["moved"]):
+                problems.append("redrive of ids %s moved %s" % (a["ids"], [m[0] for m in a["moved"]]))
+            if a["ids"] is None and len(a["moved"]) > a["max"]:
+                problems.append("redrive of at most %d moved %d" % (a["max"], len(a["moved"])))
+            for did, g, status, attempts, unsettled in a["moved"]:
+                if (status, attempts, unsettled) != ("pending", 0, True):
+                    problems.append("redrive left delivery %d %s with %d attempts%s"
+                                    % (did, status, attempts, "" if unsettled else ", settled"))
+                if any(fg <= g for fg in finished.get((a["t"], did), [])):
+                    problems.append("redrive moved delivery %d, finished at generation %d before"
+                                    % (did, min(finished[(a["t"], did)])))
+                row = d.get((a["t"], did))
+                if row is None:
+                    problems.append("redriven delivery %d is missing" % did)
+                elif row[5] < g or (row[5] == g and row[4] != "pending"):
+                    problems.append("delivery %d redriven at generation %d is %s at %d" % (did, g, row[4], row[5]))
         return problems
+
+    # --- I10 -------------------------------------------------------------------------
+    def i10_schedules(self, s, cut):
+        """Each slot's dedup key schedule:<name>:<slot> is stored at most once per tenant
+        (over all targets). For the schedules whose slots the checker knows (@every N
+        seconds): each delivery fired the latest slot at or before its firing's now()
+        (created_at), so after a pause only the latest missed slot fires; the schedule's
+        row names its latest slot and delivery and waits for the next; and a slot between
+        two fired ones is skipped only when no firing call proves it was due and free
+        (fire_proof)."""
+        problems = []
+        count = defaultdict(int)
+        slots = defaultdict(dict)  # (t, name) -> {slot: (id, created)}
+        for t, key, did, created in s["fired"]:
+            count[(t, key)] += 1
+            _, name, text = key.split(":", 2)
+            try:
+                slot = calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ"))
+            except ValueError:
+                problems.append("delivery %d has the key %s, with no slot" % (did, key))
+                continue
+            slots[(t, name)][slot] = (did, created)
+        for (t, key), n in count.items():
+            if n > 1:
+                problems.append("slot key %s of tenant %s stored %d times" % (key, t[:8], n))
+        calls = sorted(self.acks.fire_calls.values(), key=lambda c: c[0])
+        for t, name, spec, next_at, last_at, last_id in s["schedules"]:
+            m = EVERY_SECONDS.match(spec)
+            fired = slots.get((t, name), {})
+            if m is None or not fired:
+                continue
+            every = int(m.group(1))
+            order = sorted(fired)
+            for slot in order:
+                did, created = fired[slot]
+                if slot % every != 0 or not 0 <= created - slot < every:
+                    problems.append("schedule %s: delivery %d fired slot %s at %s, not the latest slot then"
+                                    % (name, did, stamp(slot), stamp(created)))
+            latest = order[-1]
+            if (last_at, last_id, next_at) != (latest, fired[latest][0], latest + every):
+                problems.append("schedule %s of tenant %s: last fired %s (delivery %s), next %s; its latest delivery "
+                                "is %d for %s" % (name, t[:8], stamp(last_at), last_id, stamp(next_at),
+                                                  fired[latest][0], stamp(latest)))
+            for a, b in zip(order, order[1:]):
+                for slot in range(a + every, b, every):
+                    proof = self.fire_proof(calls, slot, every)
+                    if proof is not None:
+                        problems.append("schedule %s of tenant %s: slot %s skipped, though a call sent at %s "
+                                        "and answered at %s ran within it, alone" % (
+                                            name, t[:8], stamp(slot), stamp(proof[0]), stamp(proof[1])))
+        return problems
+
+    def fire_proof(self, calls, slot, every):
+        """A logged fire_schedules call that had to fire slot of a schedule due then, if
+        one: sent at or after the slot and committed before the next (its now() lies in
+        between), outside every fault (no crash, restart, held lock or fence change
+        during it), and every call that overlapped it committed and was sent at or after
+        the slot too (a call begun before the slot could have held the schedule's row,
+        SKIP LOCKED, while firing the slot before; one that did not commit could have
+        held it and rolled back). calls: (sent, ended, committed), by time sent. Returns
+        (sent, answered) or None."""
+        starts = [c[0] for c in calls]
+        windows = getattr(self.inj, "windows", [])
+        for i in range(bisect.bisect_left(starts, slot), len(calls)):
+            ts, at, ok = calls[i]
+            if ts >= slot + every:
+                break
+            if not ok or at >= slot + every:
+                continue
+            if any(w0 <= at and ts <= w1 for w0, w1 in windows):
+                continue
+            overlapping = [o for o in calls[:bisect.bisect_left(starts, at)]
+                           if o is not calls[i] and (o[1] is None or o[1] > ts)]
+            if all(o[2] and o[0] >= slot for o in overlapping):
+                return ts, at
+        return None
 
     # --- I8 --------------------------------------------------------------------------
     def i8_unexpected(self, s, cut):
@@ -493,3 +703,10 @@ class Checker:
         problems += self.crash_lines
         problems += ["client process %s died" % name for name in self.dead_clients()]
         return problems
+
+
+def stamp(epoch):
+    """An epoch time as UTC text, to the millisecond."""
+    if epoch is None:
+        return "none"
+    return time.strftime("%H:%M:%S", time.gmtime(epoch)) + ("%.3f" % (epoch % 1))[1:]

@@ -44,6 +44,16 @@ class Client:
             self.refresh_tenants()
         return self.rand.choice(self.tenants) if self.tenants else None
 
+    def active_tenants(self):
+        """A random active tenant (tenant()) each time round, until the suite stops; naps
+        while there is none."""
+        while not self.stop.is_set():
+            t = self.tenant()
+            if t is None:
+                self.nap(0.2)
+                continue
+            yield t
+
     def refresh_tenants(self):
         r = self.db.call("SELECT tenant::text FROM baton.tenants WHERE state = 'active'")
         if r[0] == "ok":
@@ -84,11 +94,7 @@ def producer(c):
     n = 0
     acked = []
     runs = []
-    while not c.stop.is_set():
-        t = c.tenant()
-        if t is None:
-            c.nap(0.2)
-            continue
+    for t in c.active_tenants():
         r = c.rand.random()
         if r < 0.05 and acked:
             t0, tg, key, first = c.rand.choice(acked)
@@ -199,11 +205,7 @@ def settle(c, t, did, gen):
 def delivery_worker(c):
     """Claims up to three deliveries of a random tenant and target with a 2-second lease
     and settles each."""
-    while not c.stop.is_set():
-        t = c.tenant()
-        if t is None:
-            c.nap(0.2)
-            continue
+    for t in c.active_tenants():
         tg = c.rand.choice(TARGETS)
         ts = now()
         res = c.db.call("SELECT id, generation FROM baton.claim(%s, %s, '2 seconds', 3)", (t, tg))
@@ -212,8 +214,9 @@ def delivery_worker(c):
             continue
         if res[0] != "ok":
             continue
+        at = now()
         for did, gen in res[1]:
-            c.log.write("claim", t=t, id=did, g=gen, ts=ts)
+            c.log.write("claim", t=t, id=did, g=gen, ts=ts, at=at)
         for did, gen in res[1]:
             c.nap(c.rand.random() * 0.02)
             settle(c, t, did, gen)
@@ -320,11 +323,7 @@ def run_worker(c):
     """Acquires the next runnable run of a random tenant and drives it: transition_stage,
     start_stage, the side effect under a marker, complete_stage; repeated until the run
     finishes or waits, then releases it."""
-    while not c.stop.is_set():
-        t = c.tenant()
-        if t is None:
-            c.nap(0.2)
-            continue
+    for t in c.active_tenants():
         ts = now()
         res = c.db.call("SELECT run_id::text, generation FROM baton.acquire_next_run(%s, %s, %s, '3 seconds')",
                         (t, WORKFLOW, c.name))
@@ -376,30 +375,119 @@ def reaper(c):
         c.nap(0.3)
 
 
-def operator(c):
-    """Cancels a pending or claimed delivery (not one of a run: its run waits for it) of a
-    random tenant every 200 ms, racing the workers' finishes. A repeated cancel answers
-    the same, so the call is repeated through a lost connection."""
+def cancel_logged(c, t, did):
+    """cancel_delivery of one delivery, and in the same transaction the generation and
+    status it left (the row stays locked by the cancel until the commit, so this is what
+    committed). A repeated cancel answers the same and changes nothing, so a call cut off
+    by a crash is sent again."""
+    ts = now()
+    c.log.write("dcancel_try", t=t, id=did, ts=ts)
     while not c.stop.is_set():
-        t = c.tenant()
-        if t is None:
-            c.nap(0.2)
-            continue
+        r = c.db.transaction([
+            ("SELECT baton.cancel_delivery(%s, %s, 'operator')", (t, did)),
+            ("SELECT generation, status FROM baton.deliveries WHERE tenant = %s AND id = %s", (t, did)),
+        ])
+        if r[0] == "ok":
+            g, st = r[1][0]
+            c.log.write("dcancel", t=t, id=did, g=g, st=st, ts=ts, at=now())
+            if st != "cancelled":
+                c.log.write("unexpected", op="cancel_delivery", sqlstate="-", ts=ts,
+                            msg="delivery %d is %s right after its cancel" % (did, st))
+        elif r[0] == "err":
+            c.refused("cancel_delivery", r)
+        if r[0] != "lost":
+            return
+        c.nap(0.1)
+
+
+def operator(c):
+    """Cancels a pending or claimed delivery (half the time a claimed one: its holder is
+    fenced) of a random tenant every 150 ms, racing the workers' claims and finishes, the
+    reaper and the redriver. Not one of a run: its run waits for it."""
+    for t in c.active_tenants():
+        statuses = ["claimed"] if c.rand.random() < 0.5 else ["pending", "claimed"]
         res = c.db.call("SELECT id FROM baton.deliveries WHERE tenant = %s AND run_id IS NULL "
-                        "AND status IN ('pending', 'claimed') ORDER BY random() LIMIT 1", (t,))
+                        "AND status = ANY (%s) ORDER BY random() LIMIT 1", (t, statuses))
         if res[0] == "ok" and res[1]:
-            did = res[1][0][0]
-            ts = now()
-            r = c.db.call("SELECT baton.cancel_delivery(%s, %s, 'operator')", (t, did), retry=True)
-            if r[0] == "ok":
-                c.log.write("dcancel", t=t, id=did, ts=ts)
-            elif r[0] == "err":
-                c.refused("cancel_delivery", r)
-        c.nap(0.2)
+            cancel_logged(c, t, res[1][0][0])
+        c.nap(0.15)
+
+
+# The rows a redrive moved: those its own transaction wrote (xmin is its transaction id),
+# read in that transaction, before the commit, with what redrive made of them.
+MOVED_SQL = ("SELECT id, generation, status, attempts, settled_at IS NULL FROM baton.deliveries "
+             "WHERE tenant = %s AND target = %s AND xmin = pg_current_xact_id_if_assigned()::text::xid "
+             "ORDER BY id")
+
+
+def redriver(c):
+    """Every 250 ms, redrives failed and cancelled deliveries of a random tenant and
+    target: half the time by ids (up to four of them, and one id of any status, which is
+    skipped unless it is failed or cancelled), else the oldest by max_rows (1 to 4). The
+    rows moved are read in the redrive's transaction (MOVED_SQL) and logged with it. Not
+    repeated through a lost connection: its outcome is then unknown (the try record
+    says what it might have moved, the end record by when)."""
+    n = 0
+    for t in c.active_tenants():
+        tg = c.rand.choice(TARGETS)
+        ids, max_rows = None, c.rand.randint(1, 4)
+        if c.rand.random() < 0.5:
+            res = c.db.call("(SELECT id FROM baton.deliveries WHERE tenant = %s AND target = %s "
+                            "AND status IN ('failed', 'cancelled') ORDER BY random() LIMIT 4) UNION "
+                            "(SELECT id FROM baton.deliveries WHERE tenant = %s AND target = %s "
+                            "ORDER BY random() LIMIT 1)", (t, tg, t, tg))
+            if res[0] == "ok" and res[1]:
+                ids = sorted(row[0] for row in res[1])
+        n += 1
+        ts = now()
+        c.log.write("redrive_try", t=t, tg=tg, ids=ids, max=max_rows, n=n, ts=ts)
+        res = c.db.transaction([
+            ("SELECT baton.redrive(%s, %s, %s::bigint[], %s)", (t, tg, ids, max_rows)),
+            (MOVED_SQL, (t, tg)),
+        ], every=True)
+        if res[0] == "ok":
+            count, moved = res[1][0][0][0], res[1][1]
+            c.log.write("redrive", t=t, tg=tg, ids=ids, max=max_rows, n=n, ts=ts, at=now(),
+                        moved=[list(row) for row in moved], count=count)
+        else:
+            # Refused (rolled back), or cut off: it committed by now, if at all.
+            c.log.write("redrive_end", n=n, lost=res[0] != "err", at=now())
+            if res[0] == "err":
+                c.refused("redrive", res)
+        c.nap(0.25)
+
+
+# Set by the injector while a fault needs the schedules left alone (kill_fire).
+FIRE_PAUSE = None
+
+
+def firer(c):
+    """Calls baton.fire_schedules() every 50 to 250 ms, as several schedulers (or the
+    background worker and pg_cron) would at once; each call is logged with the time it
+    was sent (before its transaction began) and the time it was answered (after its
+    commit; or when it ended otherwise), the checker's evidence of when a slot could not
+    be missed."""
+    n = 0
+    while not c.stop.is_set():
+        if FIRE_PAUSE is not None and FIRE_PAUSE.is_set():
+            c.nap(0.1)
+            continue
+        n += 1
+        ts = now()
+        c.log.write("fire_try", n=n, ts=ts)
+        res = c.db.call("SELECT baton.fire_schedules()")
+        if res[0] == "ok":
+            c.log.write("fire", n=n, fired=res[1][0][0], ts=ts, at=now())
+        else:
+            # Refused, or cut off (a crash): it ended by now without a commit.
+            c.log.write("fire_end", n=n, ts=ts, at=now())
+            if res[0] == "err":
+                c.refused("fire_schedules", res)
+        c.nap(0.05 + c.rand.random() * 0.2)
 
 
 ROLES = {"producer": producer, "dworker": delivery_worker, "rworker": run_worker, "reaper": reaper,
-         "operator": operator}
+         "operator": operator, "redriver": redriver, "firer": firer}
 
 
 def client_main(role, name, logdir, stop, seed):

@@ -118,18 +118,19 @@ class Session:
                     continue
                 return res
 
-    def transaction(self, statements):
+    def transaction(self, statements, every=False):
         """Runs (sql, params) pairs in one transaction; returns like call(), with the
-        rows of the last statement. Never retried: a lost COMMIT is an unknown outcome."""
+        rows of the last statement (with every, the list of every statement's rows).
+        Never retried: a lost COMMIT is an unknown outcome."""
         if self.conn is None or self.conn.closed:
             if not self.connect():
                 return ("stopped",)
         try:
-            rows = []
+            results = []
             with self.conn.transaction():
                 for sql, params in statements:
                     cur = self.conn.execute(sql, params)
-                    rows = cur.fetchall() if cur.description is not None else []
-            return ("ok", rows)
+                    results.append(cur.fetchall() if cur.description is not None else [])
+            return ("ok", results if every else results[-1])
         except psycopg.Error as e:
             return self.failed(e)

@@ -20,6 +20,7 @@ import psycopg
 
 import selftest
 from check import Checker
+import clients
 from clients import client_main
 from common import DECIDE_LOCK, WORKFLOW
 from inject import Injector
@@ -27,7 +28,10 @@ from inject import Injector
 KINDS = ("restart", "kill_claim", "frozen", "kill_finish", "fence", "kill_transition", "kill_fire")
 
 # The load: role -> number of processes.
-LOAD = {"producer": 2, "dworker": 3, "rworker": 2, "reaper": 1, "operator": 1}
+LOAD = {"producer": 2, "dworker": 3, "rworker": 2, "reaper": 1, "operator": 1, "redriver": 1, "firer": 2}
+
+# The schedules of each initial tenant, fired by the firer clients: (name, target, spec).
+SCHEDULES = (("tick", "alpha", "@every 1 second"), ("tock", "beta", "@every 2 seconds"))
 
 SETUP_SQL = [
     "CREATE TABLE public.fault_actions (tenant uuid NOT NULL, entry_id bigint NOT NULL, "
@@ -83,7 +87,10 @@ def setup():
             conn.execute(sql)
         conn.execute("SELECT baton.define_workflow(%s, %s::jsonb)", (WORKFLOW, DEFINITION))
         for _ in range(TENANTS):
-            conn.execute("SELECT baton.create_tenant(%s)", (str(uuid.uuid4()),))
+            tenant = str(uuid.uuid4())
+            conn.execute("SELECT baton.create_tenant(%s)", (tenant,))
+            for name, target, spec in SCHEDULES:
+                conn.execute("SELECT baton.schedule(%s, %s, %s, %s)", (tenant, name, target, spec))
 
 
 def start_load(logdir, stop, load=None, entry=client_main):
@@ -136,6 +143,8 @@ def main():
     setup()
     ctx = multiprocessing.get_context("fork")
     stop = ctx.Event()
+    # The firers stop calling while kill_fire needs the schedules to itself.
+    clients.FIRE_PAUSE = inj.fire_pause = ctx.Event()
     procs = start_load(logdir, stop)
     # A client that exited with an error (or had to be killed at the end) fails I8.
     checker.dead_clients = lambda: [p.name for p in procs if p.exitcode not in (None, 0)]
@@ -147,6 +156,7 @@ def main():
                     rnd, args.rounds, kind, time.monotonic() - started, checker.acks.acknowledged()),
                     flush=True)
                 extra = []
+                fault_start = time.time()
                 try:
                     if kind == "frozen":
                         landed, note = inj.frozen(extra)
@@ -168,6 +178,8 @@ def main():
                 faults[kind] += 1
                 print("  " + note, flush=True)
                 recovered = inj.wait_ready()
+                # From its start to the server's answer: a pause for the schedules.
+                inj.windows.append((fault_start, time.time()))
                 tally.test("%s landed and the server answers again" % kind, landed and recovered,
                            note if not landed else "server not back after 90 s")
                 for name, ok, detail in extra:
@@ -203,13 +215,16 @@ def main():
                                                  ", ".join("%s %d" % kv for kv in faults.items())))
     print("operations acknowledged: %d (enqueue %d (batches sent %d), submit %d, cancel %d, claim %d, finish %d, retry %d, "
           "acquire %d, transition %d, start %d, complete %d, fail_stage %d, marker claim %d, marker done %d, "
-          "marker resolved %d, release %d, reaps %d, repeated enqueue %d, delivery cancel %d)" % (
+          "marker resolved %d, release %d, reaps %d, repeated enqueue %d, delivery cancel %d, "
+          "redrive %d (deliveries moved %d), fire_schedules %d (deliveries fired %d))" % (
               acks.acknowledged(), kinds.get("enq", 0), kinds.get("batch_try", 0), kinds.get("sub", 0),
               kinds.get("cancel", 0), kinds.get("claim", 0),
               kinds.get("fin", 0), kinds.get("retry", 0), kinds.get("acq", 0), kinds.get("tr", 0),
               kinds.get("start", 0), kinds.get("cpl", 0), kinds.get("fail_stage", 0), kinds.get("mk", 0),
               kinds.get("mkdone", 0), kinds.get("resolve", 0), kinds.get("rel", 0), kinds.get("reap", 0), kinds.get("enq_again", 0),
-              kinds.get("dcancel", 0)))
+              kinds.get("dcancel", 0), kinds.get("redrive", 0),
+              sum(len(a["moved"]) for a in acks.by_kind.get("redrive", [])), kinds.get("fire", 0),
+              sum(a["fired"] for a in acks.by_kind.get("fire", []))))
     print("refusals seen by clients: %s; reconnects: %d" % (
         ", ".join("%s %d" % kv for kv in sorted(errors.items())) or "none", reconnects))
     print("kill modes:              %s" % (", ".join("%s %d" % kv for kv in sorted(modes.items())) or "none"))

@@ -63,6 +63,8 @@ class Injector:
         self.verbose = verbose
         self.frozen_seq = 0
         self.fenced = {}  # tenant -> {"ts": epoch seconds, "snapshot": {key: xmin}, "busy": n}
+        self.windows = []  # (start, end) of each fault, epoch seconds: pauses for the schedules
+        self.fire_pause = None  # an Event: set, the firer clients make no call
 
     def say(self, msg):
         if self.verbose:
@@ -105,11 +107,12 @@ class Injector:
                   "OR (wait_event_type = 'LWLock' AND wait_event = 'WALWrite'))",
     }
 
-    def kill_inside(self, function, mode, timeout=20.0, hold=None):
+    def kill_inside(self, function, mode, timeout=20.0, hold=None, app=None):
         """Waits for a suite backend whose statement calls baton.<function> and that waits
         as `mode` says, and kills it with SIGKILL; the postmaster then restarts every
         backend (crash recovery). Returns (landed, note); landed needs the victim found
-        and a witness connection, opened before the kill, broken after it."""
+        and a witness connection, opened before the kill, broken after it. With app, the
+        victim is the backend of that application_name only."""
         deadline = time.monotonic() + timeout
         watch = psycopg.connect("", autocommit=True)
         witness = psycopg.connect("", autocommit=True)
@@ -120,7 +123,7 @@ class Injector:
                     "extract(epoch FROM clock_timestamp() - query_start)::float8 "
                     "FROM pg_stat_activity WHERE application_name LIKE %s "
                     "AND state = 'active' AND query LIKE %s AND " + self.WAITS[mode],
-                    (APP_PREFIX + "%", "%baton." + function + "(%")).fetchall()
+                    (app or APP_PREFIX + "%", "%baton." + function + "(%")).fetchall()
                 if rows:
                     pid, wtype, wevent, waited = rows[0]
                     os.kill(pid, signal.SIGKILL)
@@ -242,19 +245,35 @@ class Injector:
 
     def kill_fire(self, checks, mode="kill"):
         """kill -9 (mode "kill") or an immediate restart (mode "restart") while
-        fire_schedules is blocked in its enqueue; appends (name, passed, detail) checks."""
-        # A fresh tenant (the load's clients write to it too, on targets of their own).
+        fire_schedules is blocked in its enqueue; appends (name, passed, detail) checks.
+        The firer clients are paused meanwhile (their calls begun before the new schedule
+        was due cannot fire it), so that its checks see the injector's calls alone."""
+        if self.fire_pause is not None:
+            self.fire_pause.set()
+        try:
+            return self.kill_fire_paused(checks, mode)
+        finally:
+            if self.fire_pause is not None:
+                self.fire_pause.clear()
+
+    def kill_fire_paused(self, checks, mode):
+        """kill_fire, the firer clients paused."""
+        # The load's schedules locked (fire_schedules skips them: the blocked call holds
+        # the new schedule's row), then the enqueues made to wait; then a fresh tenant
+        # (the load's clients write to it too, on targets of their own) and its
+        # schedule, not due before these locks.
+        hold = psycopg.connect("", autocommit=False)
+        hold.execute("SELECT 1 FROM baton.schedule_rows FOR UPDATE")
+        hold.execute("LOCK TABLE baton.deliveries IN SHARE MODE")
         tenant = str(uuid.uuid4())
         with psycopg.connect("", autocommit=True) as conn:
             conn.execute("SELECT baton.create_tenant(%s)", (tenant,))
             conn.execute("SELECT baton.schedule(%s, 'fault_tick', 'fault_ticks', '@every 1 second')", (tenant,))
         time.sleep(1.2)  # its first slot has passed: due
-        hold = psycopg.connect("", autocommit=False)
-        hold.execute("LOCK TABLE baton.deliveries IN SHARE MODE")
         firer = threading.Thread(target=self.blocked_fire, daemon=True)
         firer.start()
         if mode == "kill":
-            landed, note = self.kill_inside("fire_schedules", "lock", hold=hold)
+            landed, note = self.kill_inside("fire_schedules", "lock", hold=hold, app=APP_PREFIX + "firer")
         else:
             waiting = False
             with psycopg.connect("", autocommit=True) as watch:

@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # The crash and kill suite of pg_baton (docs/faults.md).
 #
-#   bash test/fault/run.sh --short    2 rounds of every fault, about 2 minutes
+#   bash test/fault/run.sh --short    2 rounds of every fault, 2-4 minutes
 #                                     (what test/run-all.sh runs)
-#   bash test/fault/run.sh --long     15 rounds of every fault, 10-17 minutes
+#   bash test/fault/run.sh --long     15 rounds of every fault, 10-20 minutes
 #   bash test/fault/run.sh --rounds N N rounds
 #
 # Under a concurrent load (producers enqueueing and submitting runs, workers claiming,
-# finishing and retrying deliveries and driving workflow runs, a reaper), each round
-# injects, one after another: an immediate shutdown and restart; kill -9 of a backend
-# inside baton.claim; a worker frozen (SIGSTOP) past its leases and resumed; kill -9 of a
-# backend inside baton.finish; a busy tenant fenced; kill -9 of a backend inside
-# baton.transition_stage. After each fault it checks the invariants (one test each) and
-# at the end prints the figures and "N passed, N failed". Exit status 1 on any failure.
+# finishing and retrying deliveries and driving workflow runs, a reaper, an operator
+# cancelling deliveries, a redriver sending failed and cancelled ones back, two clients
+# firing schedules), each round injects, one after another: an immediate shutdown and
+# restart; kill -9 of a backend inside baton.claim; a worker frozen (SIGSTOP) past its
+# leases and resumed; kill -9 of a backend inside baton.finish; a busy tenant fenced;
+# kill -9 of a backend inside baton.transition_stage; kill -9 or an immediate restart
+# while baton.fire_schedules waits inside its enqueue. After each fault it checks the
+# invariants (one test each) and at the end prints the figures and "N passed, N
+# failed". Exit status 1 on any failure.
 #
 # The faults restart and kill the server, so the suite starts its OWN throwaway cluster
 # (scripts/cluster.sh, track_commit_timestamp = on) and always stops it on exit; the

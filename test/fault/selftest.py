@@ -13,7 +13,7 @@ import time
 import psycopg
 
 
-def sabotages(acks, inj):
+def sabotages(acks, inj, checker):
     """(invariant, what, text the invariant's report must then contain, the sabotage:
     [(sql, params)], a callable, or None for a SIGSEGV) for each sabotage."""
     out = []
@@ -54,29 +54,78 @@ def sabotages(acks, inj):
                       "(SELECT tenant, id FROM baton.deliveries WHERE tenant = %s LIMIT 1)", (t,))]))
         out.append(("I7", "a write acknowledged to a client that sent it after the fence", "after the fence committed, acknowledged",
                     lambda: forge_ack(acks.logdir, t, inj.fenced[t]["ts"] + 0.5)))
+    out += fleet_sabotages(acks, checker)
     out.append(("I8", "a backend crashed by SIGSEGV", "signal 11", None))
     return out
 
 
+def fleet_sabotages(acks, checker):
+    """The sabotages of cancel, redrive and the schedules (I2, I9, I10)."""
+    out = []
+    claims = [a for a in acks.by_kind.get("claim", []) if a["g"] >= 2 and "at" in a]
+    if claims:
+        a = claims[len(claims) // 2]
+        stale = {"k": "fin", "t": a["t"], "id": a["id"], "g": a["g"] - 1, "o": "finished", "r": "finished",
+                 "ts": a["at"] + 0.001}
+        out.append(("I2", "a finish by the generation before the last claim's, sent after that claim",
+                    "sent after generation", lambda: forge(acks.logdir, stale)))
+    # A cancel that no redrive, acknowledged or cut off, may have undone.
+    cancels = [a for a in acks.by_kind.get("dcancel", []) if not checker.redriven_after(a["t"], a["id"], a["ts"])]
+    if cancels:
+        a = cancels[len(cancels) // 2]
+        out.append(("I9", "a cancelled delivery pending again with no redrive", "no redrive came after",
+                    [("UPDATE baton.deliveries SET status = 'pending', settled_at = NULL "
+                      "WHERE tenant = %s AND id = %s AND status = 'cancelled'", (a["t"], a["id"]))]))
+    out.append(("I10", "a schedule slot's key stored twice (on another target)", "stored 2 times",
+                [("INSERT INTO baton.deliveries (tenant, target, dedup_key) SELECT tenant, 'sabotage', dedup_key "
+                  "FROM baton.deliveries WHERE dedup_key LIKE 'schedule:tick:%%' ORDER BY id DESC LIMIT 1", ())]))
+    out.append(("I10", "a schedule slot skipped while a call ran within it", "skipped, though",
+                lambda: skip_slot(checker)))
+    return out
+
+
+def forge(logdir, record):
+    """A client log line the checker must reject."""
+    record["c"] = "selftest"
+    with open(os.path.join(logdir, "selftest.jsonl"), "a", encoding="utf-8") as f:
+        f.write(json.dumps(record) + "\n")
+    return 1
+
+
+def skip_slot(checker):
+    """Deletes the delivery of a slot of schedule "tick" that a logged call proves was
+    due and free (not the first or last slot of its schedule); returns rows deleted."""
+    calls = sorted(checker.acks.fire_calls.values(), key=lambda c: c[0])
+    with psycopg.connect("", autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT tenant::text, id, extract(epoch FROM created_at)::float8 FROM baton.deliveries "
+            "WHERE dedup_key LIKE 'schedule:tick:%' ORDER BY tenant, created_at").fetchall()
+        for prev, row, after in zip(rows, rows[1:], rows[2:]):
+            if prev[0] == row[0] == after[0] and checker.fire_proof(calls, int(row[2]), 1) is not None:
+                conn.execute("SET session_replication_role = replica")
+                return conn.execute("DELETE FROM baton.deliveries WHERE tenant = %s AND id = %s",
+                                    (row[0], row[1])).rowcount
+    return 0
+
+
 def forge_ack(logdir, tenant, ts):
     """A client log line as if an enqueue sent after the fence had been acknowledged."""
-    with open(os.path.join(logdir, "selftest.jsonl"), "a", encoding="utf-8") as f:
-        f.write(json.dumps({"k": "enq", "c": "selftest", "t": tenant, "tg": "alpha",
-                            "key": "selftest-after-fence", "id": 0, "ts": ts}) + "\n")
-    return 1
+    return forge(logdir, {"k": "enq", "t": tenant, "tg": "alpha", "key": "selftest-after-fence", "id": 0, "ts": ts})
 
 
 def run(checker, inj, tally):
     """Applies each sabotage in turn and checks that its invariant now fails."""
     print("checker self-test (sabotages after the final check)", flush=True)
-    for inv, what, expect, statements in sabotages(checker.acks, inj):
+    for inv, what, expect, statements in sabotages(checker.acks, inj, checker):
         with psycopg.connect("", autocommit=True) as conn:
             if statements is None:
                 pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
                 os.kill(pid, signal.SIGSEGV)
                 time.sleep(0.5)
             elif callable(statements):
-                statements()
+                if not statements():
+                    tally.test("self-test: %s catches %s" % (inv, what), False, "the sabotage changed nothing")
+                    continue
             else:
                 conn.execute("SET session_replication_role = replica")
                 changed = 0

@@ -5,14 +5,24 @@
 #
 #   bash test/reaper/run.sh          (PG_CONFIG exported; pg_baton installed into it)
 #
-# Checks: one worker per listed database; a listed database without the extension is
-# skipped and said once; a listed database that does not exist yet gets its worker once
-# it does (restarted every 5 s); expired leases become pending (or failed once attempts are
-# spent) with no client calling reap; a fenced tenant is skipped; a schedule fires with no
-# client calling fire_schedules; an error inside a batch
-# (a lock timeout) is logged and the worker goes on with the same pid; after kill -9 the
-# workers come back and reap again; a clean stop logs a clean exit. Last line:
-# "N passed, N failed".
+# Checks, first with a list of database names: one worker per listed database; a listed
+# database without the extension is skipped and said once; a listed database that does
+# not exist yet gets its worker once it does (restarted every 5 s); expired leases become
+# pending (or failed once attempts are spent) with no client calling reap; a fenced
+# tenant is skipped; baton.health's reaper row, and a prepared transaction named by
+# xmin_horizon; a schedule fires with no client calling fire_schedules; an error inside
+# a batch (a lock timeout) is logged and the worker goes on with the same pid; batches
+# and reloads; after kill -9 the workers come back and reap again; a clean stop logs a
+# clean exit.
+# Then with the default baton.reaper_databases = '*': only databases with pg_baton get a
+# reaper (no connection to the others), one launcher, leases reaped; a database created
+# later is served within two intervals of its CREATE EXTENSION; DROP EXTENSION stops its
+# worker and CREATE EXTENSION brings it back (one rolled back starts none); ALTER
+# DATABASE ... RENAME, CREATE DATABASE ... TEMPLATE and DROP DATABASE of a reaped
+# database succeed without FORCE, and a refused DROP DATABASE leaves the reaper alone; a
+# terminated reaper is started again; after kill -9 the reapers are back and reap; out of
+# worker slots is said once, naming the setting to raise; a clean stop.
+# Last line: "N passed, N failed".
 set -uo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)

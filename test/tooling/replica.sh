@@ -10,7 +10,10 @@
 #   - no reaper runs on the standby and its log has no error;
 #   - promoted, it claims and finishes, its reaper starts and reaps a lease that was
 #     taken on the old primary;
-#   - negative control: a row deleted on the promoted server is reported by the digest.
+#   - negative control: a row deleted on the promoted server is reported by the digest;
+#   - with the default baton.reaper_databases = '*' (a second primary and standby): no
+#     launcher or reaper on the standby; promoted, a reaper in the database with pg_baton
+#     and in no other.
 # Ends with "N passed, N failed". Needs the extension installed (PG_CONFIG's server).
 set -uo pipefail
 HERE=$(cd -- "$(dirname -- "$0")" && pwd)
@@ -31,6 +34,9 @@ BASE=$(mktemp -d /tmp/pg_baton-replica.XXXXXX)
 chmod 0755 "$BASE"
 PDIR=$BASE/primary
 SDIR=$BASE/standby
+# The pair with the default baton.reaper_databases = '*', at the end.
+P2DIR=$BASE/primary2
+S2DIR=$BASE/standby2
 LOAD_PID=
 cleanup() {
     if [[ -n $LOAD_PID ]]; then
@@ -40,6 +46,8 @@ cleanup() {
     fi
     cluster_stop "$SDIR" 2>/dev/null
     cluster_stop "$PDIR" 2>/dev/null
+    cluster_stop "$S2DIR" 2>/dev/null
+    cluster_stop "$P2DIR" 2>/dev/null
     rm -rf -- "$BASE"
 }
 trap cleanup EXIT
@@ -56,12 +64,40 @@ on_s() { PGHOST=$SDIR/sock PGPORT=$SPORT "$@"; }
 reapers() { "$1" -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper'"; }
 # errors_in LOG FROM_BYTE: the ERROR/FATAL/PANIC lines of a server log from that offset.
 errors_in() { tail -c +"$(($2 + 1))" "$1" | grep -E '(ERROR|FATAL|PANIC):' || true; }
+# base_backup PDIR PPORT SDIR: SDIR/data, a base backup of that primary that starts as
+# its standby (-X stream -R), owned by postgres, with an empty log; the tool's output in
+# SDIR.log.
+base_backup() {
+    mkdir -p "$3/sock"
+    : >"$3/$CLUSTER_MARKER"
+    : >"$3/log"
+    chmod 0755 "$3" "$3/sock"
+    [[ $(id -u) -eq 0 ]] && chown -R postgres:postgres "$3"
+    (cd "$3" && as_owner "$BIN/pg_basebackup" -h "$1/sock" -p "$2" -U postgres -D "$3/data" \
+        -X stream -R -c fast) >"$3.log" 2>&1
+}
+# start_standby SDIR PORT: starts the standby of SDIR on its own port and socket.
+start_standby() {
+    {
+        echo
+        echo "# --- a standby of replica.sh ---"
+        echo "port = $2"
+        echo "unix_socket_directories = '$1/sock'"
+    } >>"$1/data/postgresql.conf"
+    (cd "$1" && as_owner "$BIN/pg_ctl" -D "$1/data" -l "$1/log" -w -t 60 start >/dev/null)
+}
+# workers SERVER: the pg_baton launchers and reapers running there, and where.
+workers() {
+    "$1" -c "SELECT count(*) FILTER (WHERE backend_type = 'pg_baton launcher') || ' launcher, reapers in '
+                    || coalesce(string_agg(datname, ',' ORDER BY datname) FILTER (WHERE backend_type = 'pg_baton reaper'), 'none')
+             FROM pg_stat_activity"
+}
 now_s() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now_s)" 'BEGIN { printf "%.1f", b - a }'; }
 t0=$(now_s)
 
 # ---------------------------------------------------------------- the primary
-PPORT=$(cluster_free_port 56100)
+PPORT=$(cluster_free_port "${BATON_REPLICA_PORT:-56100}")
 if ! cluster_start "$PDIR" "$PPORT" "shared_preload_libraries = 'pg_baton'" "wal_level = replica" \
     "max_wal_senders = 5" "wal_keep_size = '256MB'" "baton.reaper_interval = '200ms'" 2>"$BASE/start.err"; then
     cat "$BASE/start.err"
@@ -102,15 +138,9 @@ before_backup=$(load_rows)
 stages_before=$(runs_rows)
 reaped_before=$(P -c "SELECT count(*) FROM baton.deliveries WHERE tenant = '$LOAD_TENANT' AND generation > attempts")
 SPORT=$(cluster_free_port $((PPORT + 1)))
-mkdir -p "$SDIR/sock"
-: >"$SDIR/$CLUSTER_MARKER"
-: >"$SDIR/log"
-chmod 0755 "$SDIR" "$SDIR/sock"
-[[ $(id -u) -eq 0 ]] && chown -R postgres:postgres "$SDIR"
 tb=$(now_s)
 backup_rc=0
-(cd "$SDIR" && as_owner "$BIN/pg_basebackup" -h "$PDIR/sock" -p "$PPORT" -U postgres -D "$SDIR/data" \
-    -X stream -R -c fast) >"$BASE/basebackup.log" 2>&1 || backup_rc=$?
+base_backup "$PDIR" "$PPORT" "$SDIR" || backup_rc=$?
 backup_s=$(elapsed "$tb")
 after_backup=$(load_rows)
 stages_after=$(runs_rows)
@@ -120,14 +150,8 @@ if [[ $before_backup != "$after_backup" && $stages_before != "$stages_after" ]];
 else
     not_ok "the load wrote during the base backup (deliveries $before_backup -> $after_backup, stages $stages_before -> $stages_after)"
 fi
-{
-    echo
-    echo "# --- the standby of replica.sh ---"
-    echo "port = $SPORT"
-    echo "unix_socket_directories = '$SDIR/sock'"
-} >>"$SDIR/data/postgresql.conf"
 standby_rc=0
-(cd "$SDIR" && as_owner "$BIN/pg_ctl" -D "$SDIR/data" -l "$SDIR/log" -w -t 60 start >/dev/null) || standby_rc=$?
+start_standby "$SDIR" "$SPORT" || standby_rc=$?
 check "the standby starts" 0 "$standby_rc"
 if ((standby_rc != 0)); then
     tail -n 20 "$SDIR/log"
@@ -386,9 +410,10 @@ check "still no reaper on the standby" 0 "$(reapers S)"
 
 # ---------------------------------------------------------------- promotion
 # A lease taken on the primary that expires after the failover: the promoted server's
-# reaper must return it.
+# reaper must return it. 20 s: the primary's digest and stop must come before it
+# expires (its own reaper would return it first), which took 10 s on a busy machine.
 read -r lid lgen < <(P -F ' ' -c "SELECT baton.enqueue('$TA', 'failover', 'f1');
-                                 SELECT id, generation FROM baton.claim('$TA', 'failover', '10 seconds')" | tail -n 1)
+                                 SELECT id, generation FROM baton.claim('$TA', 'failover', '20 seconds')" | tail -n 1)
 tl=$(now_s)
 on_p tooling_digest "$DB" "$BASE/dig-final"
 as_owner "$BIN/pg_ctl" -D "$PDIR/data" -m fast -w -t 60 stop >/dev/null
@@ -411,14 +436,14 @@ tr=$(now_s)
 for _ in $(seq 100); do [[ $(reapers S) == 1 ]] && break; sleep 0.1; done
 check "the reaper starts on the promoted server (after $(elapsed "$tr") s)" 1 "$(reapers S)"
 reaped=no
-for _ in $(seq 200); do
+for _ in $(seq 300); do
     if [[ $(S -c "SELECT status || ' ' || generation FROM baton.delivery('$TA', $lid)") == "pending $((lgen + 1))" ]]; then
         reaped=yes
         break
     fi
     sleep 0.1
 done
-check "its reaper returns the lease taken on the old primary ($(elapsed "$tl") s after the claim, lease 10 s)" yes "$reaped"
+check "its reaper returns the lease taken on the old primary ($(elapsed "$tl") s after the claim, lease 20 s)" yes "$reaped"
 got=$(S -c "SELECT baton.enqueue('$TA', 'after', 'a1', '{\"x\": 1}');
             SELECT baton.finish('$TA', c.id, c.generation) FROM baton.claim('$TA', 'after', '1 minute') c;
             SELECT baton.finish('$TA', c.id, c.generation) FROM baton.claim('$TA', 'failover', '1 minute') c" | tail -n 2 | tr '\n' ' ')
@@ -442,6 +467,46 @@ else
 fi
 read -r ct ci cp < <(on_s tooling_amcheck "$DB" 2>/dev/null | head -n 1)
 check "amcheck on the promoted server: $ct tables, $ci btree indexes: problems" 0 "${cp:-?}"
+
+# ---------------------------------------------------------------- the default '*'
+# The same with baton.reaper_databases left at its default, '*': a standby starts no
+# launcher and no reaper; promoted, its launcher finds the database with pg_baton and
+# starts a reaper there, and in no other database.
+cluster_stop "$SDIR" >/dev/null 2>&1
+P2PORT=$(cluster_free_port $((SPORT + 1)))
+P2() { PGHOST=$P2DIR/sock PGPORT=$P2PORT q -d "$DB" "$@"; }
+S2() { PGHOST=$S2DIR/sock PGPORT=$S2PORT q -d "$DB" "$@"; }
+if cluster_start "$P2DIR" "$P2PORT" "shared_preload_libraries = 'pg_baton'" "wal_level = replica" \
+    "max_wal_senders = 5" "baton.reaper_interval = '200ms'" 2>"$BASE/start2.err"; then
+    P2 -d postgres -c "CREATE DATABASE $DB" -c "CREATE DATABASE baton_replica_plain" >/dev/null
+    P2 -c "CREATE EXTENSION pg_baton" >/dev/null
+    for _ in $(seq 50); do [[ $(reapers P2) == 1 ]] && break; sleep 0.1; done
+    check "'*': the primary runs a launcher and a reaper in the database with pg_baton" \
+        "1 launcher, reapers in $DB" "$(workers P2)"
+    S2PORT=$(cluster_free_port $((P2PORT + 1)))
+    s2_rc=0
+    base_backup "$P2DIR" "$P2PORT" "$S2DIR" && start_standby "$S2DIR" "$S2PORT" || s2_rc=$?
+    check "'*': the standby starts" 0 "$s2_rc"
+    sleep 1  # five reaper intervals
+    check "'*': the standby is in recovery" t "$(S2 -c 'SELECT pg_is_in_recovery()')"
+    check "'*': no launcher and no reaper run on the standby" "0 launcher, reapers in none" "$(workers S2)"
+    if grep -q 'pg_baton \(reaper\|launcher\)' "$S2DIR/log"; then
+        not_ok "'*': the standby's log does not mention a launcher or reaper"
+    else
+        ok "'*': the standby's log does not mention a launcher or reaper"
+    fi
+    as_owner "$BIN/pg_ctl" -D "$P2DIR/data" -m fast -w -t 60 stop >/dev/null
+    S2 -c "SELECT pg_promote(true, 30)" >/dev/null
+    s2log_mark=$(stat -c %s "$S2DIR/log")
+    tr=$(now_s)
+    for _ in $(seq 100); do [[ $(reapers S2) == 1 ]] && break; sleep 0.1; done
+    check "'*': promoted, it runs a launcher and a reaper in the database with pg_baton only (after $(elapsed "$tr") s)" \
+        "1 launcher, reapers in $DB" "$(workers S2)"
+    check "'*': the promoted server's log has no error since the promotion" "" "$(errors_in "$S2DIR/log" "$s2log_mark")"
+else
+    cat "$BASE/start2.err"
+    not_ok "'*': the primary starts"
+fi
 
 echo "# run time $(elapsed "$t0") s"
 echo "$PASS passed, $FAIL failed"

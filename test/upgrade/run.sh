@@ -10,6 +10,9 @@
 #      and the updates to 0.4.0, 0.5.0, 0.6.0, 0.7.0 and 0.8.0, as Postgres installs a version that has no
 #      script of its own).
 #   C  CREATE EXTENSION pg_baton VERSION '0.1.0', left at 0.1.0.
+#   D  CREATE EXTENSION pg_baton VERSION '0.1.0', a role granted by each grant_* helper,
+#      updated: the roles keep their grants and lack the later functions and views until
+#      the helpers run again.
 # The schemas of A and B, as pg_dump --schema-only --binary-upgrade prints them (the
 # mode that lists an extension's member objects one by one) with object ids and
 # transaction ids removed, must be identical; C's must differ from B's (the comparison
@@ -29,17 +32,19 @@ q() { "$BINDIR/psql" -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 A=baton_upgrade_a
 B=baton_upgrade_b
 C=baton_upgrade_c
+D=baton_upgrade_d
 WORK=$(mktemp -d /tmp/pg_baton-upgrade.XXXXXX)
 cleanup() {
-    for db in $A $B $C; do q -d postgres -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1; done
+    for db in $A $B $C $D; do q -d postgres -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1; done
     q -d postgres -c "DROP ROLE IF EXISTS baton_upgrade_role" >/dev/null 2>&1
     q -d postgres -c "DROP ROLE IF EXISTS baton_upgrade_exporter" >/dev/null 2>&1
+    for r in producer worker admin; do q -d postgres -c "DROP ROLE IF EXISTS baton_up_$r" >/dev/null 2>&1; done
     rm -rf -- "$WORK"
 }
 trap cleanup EXIT
 cleanup
 mkdir -p "$WORK"
-for db in $A $B $C; do q -d postgres -c "CREATE DATABASE $db" || not_ok "create $db"; done
+for db in $A $B $C $D; do q -d postgres -c "CREATE DATABASE $db" || not_ok "create $db"; done
 q -d postgres -c "CREATE ROLE baton_upgrade_role"
 
 # --- A: 0.1.0, filled ----------------------------------------------------------------
@@ -164,6 +169,38 @@ q -d $A -c "SELECT baton.schedule('$T1', 'up_tick', 'ticks', '@every 1 hour')" \
     -c "UPDATE baton.schedule_rows SET next_fire_at = now() - interval '3 hours'" >/dev/null
 check "fire_schedules fires the upgraded database's due schedule once" "1 1" \
     "$(q -d $A -c "SELECT baton.fire_schedules()" -c "SELECT count(*) FROM baton.deliveries WHERE dedup_key LIKE 'schedule:up_tick:%'" | paste -sd' ')"
+
+# --- D: grants made before an update --------------------------------------------------
+# Roles granted at 0.1.0 (the helpers grant what the installed version has, though the
+# .so knows later functions) keep their grants through the update, but get what 0.7.0
+# and 0.8.0 added only when the grant_* helper runs again (docs/operations.md, "Upgrades").
+q -d $D -c "CREATE EXTENSION pg_baton VERSION '0.1.0'"
+for r in producer worker admin; do
+    q -d postgres -c "CREATE ROLE baton_up_$r"
+    if q -d $D -c "SELECT baton.grant_$r('baton_up_$r')" >/dev/null; then
+        ok "grant_$r works on a database at 0.1.0"
+    else
+        not_ok "grant_$r works on a database at 0.1.0"
+    fi
+done
+q -d $D -c "ALTER EXTENSION pg_baton UPDATE"
+granted() {
+    q -d $D -c "SELECT string_agg(x::text, ' ') FROM (VALUES
+        (has_function_privilege('baton_up_producer', 'baton.cancel_delivery(uuid, bigint, text)', 'EXECUTE')),
+        (has_function_privilege('baton_up_producer', 'baton.schedule(uuid, text, text, text, jsonb, jsonb, text)', 'EXECUTE')),
+        (has_function_privilege('baton_up_worker', 'baton.wakeup_channel(uuid, text)', 'EXECUTE')),
+        (has_function_privilege('baton_up_admin', 'baton.redrive(uuid, text, bigint[], integer)', 'EXECUTE')),
+        (has_function_privilege('baton_up_admin', 'baton.fire_schedules(integer)', 'EXECUTE')),
+        (has_table_privilege('baton_up_admin', 'baton.health', 'SELECT')),
+        (has_table_privilege('baton_up_admin', 'baton.schedules', 'SELECT')),
+        (has_function_privilege('baton_up_producer', 'baton.enqueue(uuid, text, text, jsonb, jsonb, timestamp with time zone, integer, integer, uuid)', 'EXECUTE')),
+        (has_function_privilege('baton_up_worker', 'baton.claim(uuid, text, interval, integer, jsonb)', 'EXECUTE'))) v(x)"
+}
+check "after the update, roles granted at 0.1.0 keep their grants but have none of the later functions and views" \
+    "false false false false false false false true true" "$(granted)"
+for r in producer worker admin; do q -d $D -c "SELECT baton.grant_$r('baton_up_$r')" >/dev/null; done
+check "grant_producer, grant_worker and grant_admin run again give them" \
+    "true true true true true true true true true" "$(granted)"
 
 # --- B: fresh 0.8.0, C: 0.1.0 ---------------------------------------------------------
 q -d $B -c "CREATE EXTENSION pg_baton"
