@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "core/tenant.hpp"
 #include "pg/args.hpp"
+#include "pg/citus_hold.hpp"
 #include "pg/fence.hpp"
 #include "pg/read_only.hpp"
 #include "pg/restore_load.hpp"
@@ -40,7 +41,9 @@ Datum set_tenant_state(FunctionCallInfo fcinfo, Oid) {
     tenant::State to = tenant::parse_state_argument(pg::text_view(state_text));
 
     // The row first, then the fence: a direct UPDATE of baton.tenants locks in that
-    // order too (its trigger takes the fence), so the two never deadlock.
+    // order too (its trigger takes the fence), so the two never deadlock. On Citus the
+    // row stays where it was read until the write (pg/citus_hold.hpp).
+    pg::citus::hold_shard_group(tenant);
     pg::Spi spi;
     std::optional<tenant::State> from = pg::tenants::lock(spi, tenant);
     if (!from)

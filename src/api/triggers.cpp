@@ -202,14 +202,14 @@ Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     TriggerEvent ev = td->tg_event;
     if (TRIGGER_FIRED_BY_INSERT(ev)) {
         // A restore loads every tenant's rows, whatever its state (pg/restore_load.hpp).
-        if (!pg::restore_load::active(rel)) pg::fence::require_writable(row_tenant(td->tg_trigtuple, rel));
+        if (!pg::restore_load::active(rel)) pg::fence::require_row_writable(row_tenant(td->tg_trigtuple, rel));
     } else if (TRIGGER_FIRED_BY_UPDATE(ev)) {
         const pg_uuid_t* before = row_tenant(td->tg_trigtuple, rel);
         const pg_uuid_t* after = row_tenant(td->tg_newtuple, rel);
-        pg::fence::require_writable(before);
-        if (std::memcmp(before, after, sizeof *before) != 0) pg::fence::require_writable(after);
+        pg::fence::require_row_writable(before);
+        if (std::memcmp(before, after, sizeof *before) != 0) pg::fence::require_row_writable(after);
     } else {
-        pg::fence::require_writable(row_tenant(td->tg_trigtuple, rel));
+        pg::fence::require_row_writable(row_tenant(td->tg_trigtuple, rel));
     }
     // A binding written: every backend forgets the bindings it knows, at this commit.
     if (std::strcmp(logical_table(td), "target_bindings") == 0) pg::authz_cache::changed(rel);

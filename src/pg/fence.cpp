@@ -7,6 +7,7 @@
 #include "pg/fence.hpp"
 #include "pg/authz_cache.hpp"
 #include "pg/citus.hpp"
+#include "pg/citus_hold.hpp"
 #include "pg/locks.hpp"
 #include "pg/restore_load.hpp"
 #include "pg/relations.hpp"
@@ -161,6 +162,11 @@ char* tenant_text(const pg_uuid_t* tenant) {
 }
 
 void require_writable(const pg_uuid_t* tenant) {
+    citus::hold_shard_group(tenant);
+    require_row_writable(tenant);
+}
+
+void require_row_writable(const pg_uuid_t* tenant) {
     Check c = share_lock_and_read(tenant, true);
     if (c.access == Access::kAllowed) return;
     std::string id = tenant_text(tenant);

@@ -24,7 +24,13 @@ struct Check {
 
 // Takes the share lock (waiting behind a state change in progress), reads the state and
 // throws DU002 unless the tenant exists and is active; the lock is held until commit.
+// For a call that goes on to read and write the tenant's rows: on a Citus install it
+// first holds the tenant's shard group in place (pg/citus_hold.hpp).
 void require_writable(const pg_uuid_t* tenant);
+// The same check for a row trigger, which runs where the row is, in a statement whose
+// placement is fixed: without holding the shard group (on a worker that runs a shard
+// query for another node, that would wait on a move the other node's call holds up).
+void require_row_writable(const pg_uuid_t* tenant);
 // The same without waiting: false when the tenant is not writable or its state is being
 // changed right now. For reap, which skips such tenants rather than wait or fail.
 bool try_writable(const pg_uuid_t* tenant);

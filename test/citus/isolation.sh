@@ -35,6 +35,7 @@ SELECT baton.create_tenant('00000000-0000-0000-0201-000000000001');
 SELECT baton.create_tenant('00000000-0000-0000-0202-000000000001');
 SELECT baton.create_tenant('00000000-0000-0000-0203-000000000001');
 SELECT baton.create_tenant('00000000-0000-0000-0204-000000000001');
+SELECT baton.create_tenant('00000000-0000-0000-0205-000000000001');
 -- The isolation tester asks pg_isolation_test_session_is_blocked whether a step waits;
 -- Postgres' own sees only the coordinator's locks. Citus' replacement sees a wait on a
 -- worker too (a delegated call, or a statement routed there), as Citus' own tests do.
