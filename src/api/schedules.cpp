@@ -17,6 +17,7 @@
 #include "core/tenant.hpp"
 #include "pg/args.hpp"
 #include "pg/delivery_store.hpp"
+#include "pg/citus_hold.hpp"
 #include "pg/fence.hpp"
 #include "pg/notify.hpp"
 #include "pg/read_only.hpp"
@@ -185,6 +186,7 @@ Datum fire_schedules(FunctionCallInfo fcinfo, Oid) {
     pg::DeliveryStore store;
     std::int32_t fired = 0;
     for (std::uint64_t i = 0; i < n; i++) {
+        pg::citus::hold_shard_group(due[i].tenant);  // the row locked below stays where it is
         if (!pg::fence::try_writable(due[i].tenant)) continue;
         pg::schedules::Locked row{};
         if (!pg::schedules::lock_due(spi, due[i], now, &row)) continue;
