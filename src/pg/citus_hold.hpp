@@ -18,8 +18,9 @@ namespace baton::pg::citus {
 
 // On a distributed install, holds the shard group of tenant in place until this
 // transaction ends: Citus' metadata lock of the tenant's shards, in share mode, on this
-// node (waiting while a move of the group blocks writes). Nothing elsewhere. Taken once
-// per transaction and tenant.
+// node (waiting while a move of the group blocks writes). Nothing elsewhere. One
+// statement (the tenant's shard id) and the lock, skipped when this subtransaction took
+// them for the same tenant last.
 void hold_shard_group(const pg_uuid_t* tenant);
 
 }  // namespace baton::pg::citus
