@@ -1,0 +1,11 @@
+# enqueue_batch's Citus form. Its checks do arithmetic on ids of one sequence (the
+# batch's ids follow the call before it; each item, taken or failed, uses one id). On
+# Citus a call delegated to the tenant's worker takes ids from that worker's range, and
+# a call inside a statement (CREATE TABLE ... AS) from the coordinator's: the file's
+# calls would mix two sequences. A value of the session's own for a baton.* setting
+# (here the default, 1 MB) keeps every call of the session on the coordinator
+# (docs/scale-out.md, "Session settings did not follow a delegated call"), its
+# statements routed to the tenant's shards: every id comes from the coordinator's
+# sequence, and every check of the file applies unchanged.
+/^SET client_min_messages = warning;$/a\
+SET baton.max_payload_bytes = '1MB';
