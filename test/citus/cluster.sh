@@ -1,7 +1,11 @@
 # shellcheck shell=bash
 # A throwaway three-node Citus cluster on this machine, for test/citus/. Source this
-# file (after scripts/cluster.sh), then:
+# file, then:
 #
+#   citus_require NAME
+#       a suite's start: with PG_CONFIG (default pg_config) sets LIBDIR and BINDIR, puts
+#       BINDIR first in PATH and sources scripts/cluster.sh; without Citus installed there
+#       ($LIBDIR/citus.so) it prints "NAME: skipped: ..." and exits 0.
 #   citus_cluster_start BASE PORT [postgresql.conf lines...]
 #       a coordinator on PORT and two workers on PORT+1 and PORT+2, data in BASE/n0..n2,
 #       one private socket directory BASE/sock (also the nodes' host name in Citus'
@@ -29,6 +33,19 @@
 #       statements, or "ok".
 #
 # BASE must be a fresh directory under /tmp (e.g. from mktemp -d).
+
+citus_require() {
+    PG_CONFIG=${PG_CONFIG:-pg_config}
+    LIBDIR=$("$PG_CONFIG" --pkglibdir)
+    if [[ ! -f $LIBDIR/citus.so ]]; then
+        echo "$1: skipped: Citus is not installed ($LIBDIR/citus.so is absent)"
+        exit 0
+    fi
+    BINDIR=$("$PG_CONFIG" --bindir)
+    export PATH=$BINDIR:$PATH
+    # shellcheck source=scripts/cluster.sh
+    source "$(dirname -- "${BASH_SOURCE[0]}")/../../scripts/cluster.sh"
+}
 
 citus_cluster_start() {
     local base=${1%/} port=$2 i

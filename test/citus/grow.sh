@@ -21,18 +21,9 @@
 set -uo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
-PG_CONFIG=${PG_CONFIG:-pg_config}
-LIBDIR=$("$PG_CONFIG" --pkglibdir)
-if [[ ! -f $LIBDIR/citus.so ]]; then
-    echo "citus-grow: skipped: Citus is not installed ($LIBDIR/citus.so is absent)"
-    exit 0
-fi
-BINDIR=$("$PG_CONFIG" --bindir)
-export PATH=$BINDIR:$PATH
-# shellcheck source=scripts/cluster.sh
-source "$ROOT/scripts/cluster.sh"
 # shellcheck source=test/citus/cluster.sh
 source "$ROOT/test/citus/cluster.sh"
+citus_require citus-grow
 
 port=$(citus_free_ports "${BATON_CITUS_PORT:-56960}" 4) || { echo "citus-grow: no free port"; echo "0 passed, 1 failed"; exit 1; }
 citus_suite_start citus-grow "$port"

@@ -13,19 +13,10 @@
 set -uo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
-PG_CONFIG=${PG_CONFIG:-pg_config}
-LIBDIR=$("$PG_CONFIG" --pkglibdir)
-if [[ ! -f $LIBDIR/citus.so ]]; then
-    echo "citus-isolation: skipped: Citus is not installed ($LIBDIR/citus.so is absent)"
-    exit 0
-fi
-BINDIR=$("$PG_CONFIG" --bindir)
-export PATH=$BINDIR:$PATH
-PG_ISOLATION_REGRESS=$(dirname "$("$PG_CONFIG" --pgxs)")/../test/isolation/pg_isolation_regress
-# shellcheck source=scripts/cluster.sh
-source "$ROOT/scripts/cluster.sh"
 # shellcheck source=test/citus/cluster.sh
 source "$ROOT/test/citus/cluster.sh"
+citus_require citus-isolation
+PG_ISOLATION_REGRESS=$(dirname "$("$PG_CONFIG" --pgxs)")/../test/isolation/pg_isolation_regress
 
 citus_suite_start citus-isolation "${BATON_CITUS_PORT:-56680}"
 psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL' || { echo "citus-isolation: setup failed"; echo "0 passed, 1 failed"; exit 1; }

@@ -20,20 +20,11 @@
 set -uo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
-PG_CONFIG=${PG_CONFIG:-pg_config}
-LIBDIR=$("$PG_CONFIG" --pkglibdir)
-if [[ ! -f $LIBDIR/citus.so ]]; then
-    echo "citus-regress: skipped: Citus is not installed ($LIBDIR/citus.so is absent)"
-    exit 0
-fi
-BINDIR=$("$PG_CONFIG" --bindir)
-export PATH=$BINDIR:$PATH
-PGXS_DIR=$(dirname "$("$PG_CONFIG" --pgxs)")
-PG_REGRESS=$PGXS_DIR/../test/regress/pg_regress
-# shellcheck source=scripts/cluster.sh
-source "$ROOT/scripts/cluster.sh"
 # shellcheck source=test/citus/cluster.sh
 source "$ROOT/test/citus/cluster.sh"
+citus_require citus-regress
+PGXS_DIR=$(dirname "$("$PG_CONFIG" --pgxs)")
+PG_REGRESS=$PGXS_DIR/../test/regress/pg_regress
 
 p0=$(citus_free_ports "${BATON_CITUS_PORT:-56660}" 3) || { echo "citus-regress: no free port"; echo "0 passed, 1 failed"; exit 1; }
 BASE=$(mktemp -d /tmp/pg_baton-citus-regress.XXXXXX)

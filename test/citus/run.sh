@@ -47,18 +47,9 @@
 set -uo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
-PG_CONFIG=${PG_CONFIG:-pg_config}
-LIBDIR=$("$PG_CONFIG" --pkglibdir)
-if [[ ! -f $LIBDIR/citus.so ]]; then
-    echo "citus: skipped: Citus is not installed ($LIBDIR/citus.so is absent)"
-    exit 0
-fi
-BINDIR=$("$PG_CONFIG" --bindir)
-export PATH=$BINDIR:$PATH
-# shellcheck source=scripts/cluster.sh
-source "$ROOT/scripts/cluster.sh"
 # shellcheck source=test/citus/cluster.sh
 source "$ROOT/test/citus/cluster.sh"
+citus_require citus
 
 PASS=0
 FAIL=0

@@ -33,19 +33,10 @@
 set -uo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
-PG_CONFIG=${PG_CONFIG:-pg_config}
-LIBDIR=$("$PG_CONFIG" --pkglibdir)
-if [[ ! -f $LIBDIR/citus.so ]]; then
-    echo "citus-upgrade: skipped: Citus is not installed ($LIBDIR/citus.so is absent)"
-    exit 0
-fi
-BINDIR=$("$PG_CONFIG" --bindir)
-EXTDIR=$("$PG_CONFIG" --sharedir)/extension
-export PATH=$BINDIR:$PATH
-# shellcheck source=scripts/cluster.sh
-source "$ROOT/scripts/cluster.sh"
 # shellcheck source=test/citus/cluster.sh
 source "$ROOT/test/citus/cluster.sh"
+citus_require citus-upgrade
+EXTDIR=$("$PG_CONFIG" --sharedir)/extension
 
 DEFAULT=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$EXTDIR/pg_baton.control")
 PROBE=$DEFAULT-citus-probe
