@@ -53,6 +53,27 @@ bool only_own_triggers(Relation rel, Oid baton_nsp) {
     return true;
 }
 
+// Tells each index whether the direct writes leave its key unchanged, as an UPDATE of
+// the written columns would (the executor's index_unchanged_by_update(), which needs a
+// range table entry this path has not): unchanged when none of its columns is one that
+// a claim or a settle writes, and it has no expression. An unchanged key (the primary
+// key, the dedup key) asks btree for bottom-up deletion of the row's older versions
+// before a page splits; a changed one (the lease and settled indexes, whose new entries
+// go to their right end among the entries of other rows) does not, which spares a pass
+// that visits heap pages in search of versions to delete.
+void hint_unchanged_keys(ResultRelInfo* rri, const AttrNumber* col) {
+    const Column written[] = {kStatus, kGeneration, kAttempts, kLeaseUntil, kSettledAt, kResult};
+    for (int i = 0; i < rri->ri_NumIndices; i++) {
+        IndexInfo* info = rri->ri_IndexRelationInfo[i];
+        bool unchanged = info->ii_Expressions == NIL;
+        for (int k = 0; k < info->ii_NumIndexAttrs && unchanged; k++)
+            for (Column c : written)
+                if (info->ii_IndexAttrNumbers[k] == col[c]) unchanged = false;
+        info->ii_CheckedUnchanged = true;
+        info->ii_IndexUnchanged = unchanged;
+    }
+}
+
 // The index of the table by name; can't-happen error when it is missing.
 Relation index_named(ResultRelInfo* rri, const char* name) {
     for (int i = 0; i < rri->ri_NumIndices; i++)
@@ -239,12 +260,11 @@ Table* open() {
         }
         t->estate = CreateExecutorState();
         t->rri = makeNode(ResultRelInfo);
-        // No range table entry (index 0), so no record of the updated columns: the
-        // executor then tells each index its key is unchanged, a hint for btree's
-        // bottom-up deletion that is right for the primary key and the dedup key (never
-        // changed here) and merely unneeded for the lease and settled indexes.
+        // No range table entry (index 0), so no record of the updated columns: which
+        // index keys the writes leave unchanged is told by hint_unchanged_keys().
         InitResultRelInfo(t->rri, rel, 0, nullptr, 0);
         ExecOpenIndices(t->rri, false);
+        hint_unchanged_keys(t->rri, t->col);
         t->pkey = index_named(t->rri, "deliveries_pkey");
         t->claimable = index_named(t->rri, "deliveries_claimable");
         t->found = table_slot_create(rel, nullptr);
