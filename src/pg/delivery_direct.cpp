@@ -74,6 +74,20 @@ void hint_unchanged_keys(ResultRelInfo* rri, const AttrNumber* col) {
     }
 }
 
+// True when write_indexes() covers every index of the table: none is an exclusion
+// constraint or a deferrable unique constraint (ExecInsertIndexTuples() checks those
+// after the insert, or at commit). pg_baton's indexes are plain; a user may add others.
+bool plain_indexes(const ResultRelInfo* rri) {
+    for (int i = 0; i < rri->ri_NumIndices; i++) {
+        Relation index = rri->ri_IndexRelationDescs[i];
+        if (index == nullptr) continue;
+        if (rri->ri_IndexRelationInfo[i]->ii_ExclusionOps != nullptr ||
+            (index->rd_index->indisunique && !index->rd_index->indimmediate))
+            return false;
+    }
+    return true;
+}
+
 // The index of the table by name; can't-happen error when it is missing.
 Relation index_named(ResultRelInfo* rri, const char* name) {
     for (int i = 0; i < rri->ri_NumIndices; i++)
@@ -110,6 +124,7 @@ struct Table {
     Snapshot snapshot;
     CommandId cid;
     bool has_lease_until;    // a claim's lease_until, computed once per call
+    bool own_index_loop;     // write_indexes() may skip the unique checks (plain_indexes())
     TimestampTz lease_until;
 };
 
@@ -173,9 +188,39 @@ TM_Result write_heap(Table* t, ItemPointer tid, bool wait, TM_FailureData* tmfd,
     return compat::tuple_update(t->rel, tid, t->written, t->cid, t->snapshot, wait, tmfd, indexed);
 }
 
-// The index entries of the version written in `slot` (its tts_tid).
+// The index entries of the version written in `slot` (its tts_tid): what
+// ExecInsertIndexTuples() does for an update, except that a unique index whose key the
+// writes leave unchanged (the primary key, the dedup key: hint_unchanged_keys()) is not
+// checked for uniqueness. The row's own older version holds that key, so no other row
+// can: an inserter of the key finds the older version, waits for this transaction and
+// then finds the new one. The check found the older version's entry and fetched it from
+// the heap, on every claim and settle. A table with an index this loop does not cover
+// (plain_indexes()) takes ExecInsertIndexTuples().
 void write_indexes(Table* t, TupleTableSlot* slot) {
-    compat::insert_index_tuples(t->rri, slot, t->estate);
+    if (!t->own_index_loop) {
+        compat::insert_index_tuples(t->rri, slot, t->estate);
+        ResetPerTupleExprContext(t->estate);
+        return;
+    }
+    ResultRelInfo* rri = t->rri;
+    ExprContext* econtext = GetPerTupleExprContext(t->estate);
+    econtext->ecxt_scantuple = slot;
+    Datum values[INDEX_MAX_KEYS];
+    bool isnull[INDEX_MAX_KEYS];
+    for (int i = 0; i < rri->ri_NumIndices; i++) {
+        Relation index = rri->ri_IndexRelationDescs[i];
+        IndexInfo* info = rri->ri_IndexRelationInfo[i];
+        if (index == nullptr || !info->ii_ReadyForInserts) continue;
+        if (info->ii_Predicate != NIL) {
+            if (info->ii_PredicateState == nullptr)
+                info->ii_PredicateState = ExecPrepareQual(info->ii_Predicate, t->estate);
+            if (!ExecQual(info->ii_PredicateState, econtext)) continue;
+        }
+        FormIndexDatum(info, slot, t->estate, values, isnull);
+        IndexUniqueCheck check =
+            index->rd_index->indisunique && !info->ii_IndexUnchanged ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO;
+        index_insert(index, values, isnull, &slot->tts_tid, t->rel, check, info->ii_IndexUnchanged, info);
+    }
     ResetPerTupleExprContext(t->estate);
 }
 
@@ -265,6 +310,7 @@ Table* open() {
         InitResultRelInfo(t->rri, rel, 0, nullptr, 0);
         ExecOpenIndices(t->rri, false);
         hint_unchanged_keys(t->rri, t->col);
+        t->own_index_loop = plain_indexes(t->rri);
         t->pkey = index_named(t->rri, "deliveries_pkey");
         t->claimable = index_named(t->rri, "deliveries_claimable");
         t->found = table_slot_create(rel, nullptr);
