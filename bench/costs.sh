@@ -313,7 +313,7 @@ if ((WAL)); then
     echo
     echo "-- WAL bytes per item by resource manager (pg_waldump --stats: records and their full-page images)"
     for p in "${PATHS[@]}"; do
-        printf '%-40s pg_baton: %s\n%-40s plain:    %s\n' "$(label "$p")" "${DETAIL[$p.baton]}" "" "${DETAIL[$p.plain]}"
+        printf '%-40s pg_baton: %s\n%-40s plain:    %s\n' "$(label "$p")" "${DETAIL[$p.baton]:--}" "" "${DETAIL[$p.plain]:--}"
     done
     echo
     echo "-- the disk: pg_test_fsync, fdatasync (wal_sync_method's default here): ${fsync_rate:-?} flushes/s"
