@@ -189,11 +189,11 @@ TM_Result write_heap(Table* t, ItemPointer tid, bool wait, TM_FailureData* tmfd,
 }
 
 // The index entries of the version written in `slot` (its tts_tid): what
-// ExecInsertIndexTuples() does for an update, except that a unique index whose key the
-// writes leave unchanged (the primary key, the dedup key: hint_unchanged_keys()) is not
-// checked for uniqueness. The row's own older version holds that key, so no other row
-// can: an inserter of the key finds the older version, waits for this transaction and
-// then finds the new one. The check found the older version's entry and fetched it from
+// ExecInsertIndexTuples() does for an update, except that a valid unique index with no
+// predicate whose key the writes leave unchanged (the primary key, the dedup key:
+// hint_unchanged_keys()) is not checked for uniqueness. The row's own older version
+// holds that key in it, so no other row can: an inserter of the key finds the older
+// version, waits for this transaction and then finds the new one. The check found the older version's entry and fetched it from
 // the heap, on every claim and settle. A table with an index this loop does not cover
 // (plain_indexes()) takes ExecInsertIndexTuples().
 void write_indexes(Table* t, TupleTableSlot* slot) {
@@ -217,8 +217,12 @@ void write_indexes(Table* t, TupleTableSlot* slot) {
             if (!ExecQual(info->ii_PredicateState, econtext)) continue;
         }
         FormIndexDatum(info, slot, t->estate, values, isnull);
+        // Checked: a partial index, which may take an entry the older version did not
+        // have (its predicate on a written column), and one still being built.
+        bool same_key_as_before =
+            info->ii_IndexUnchanged && info->ii_Predicate == NIL && index->rd_index->indisvalid;
         IndexUniqueCheck check =
-            index->rd_index->indisunique && !info->ii_IndexUnchanged ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO;
+            index->rd_index->indisunique && !same_key_as_before ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO;
         index_insert(index, values, isnull, &slot->tts_tid, t->rel, check, info->ii_IndexUnchanged, info);
     }
     ResetPerTupleExprContext(t->estate);
