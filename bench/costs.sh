@@ -14,6 +14,8 @@
 #                  plain_cycle.sql)
 #   batch 50       claim 50, commit; finish the 50 in one statement, commit
 #                  (baton_batch.sql, plain_batch.sql)
+#   batch500       the same with 500 a batch
+#   enqueue_batch10k  enqueue_batch of 10,000 items a call, against the same INSERT
 #   stage step     transition_stage + start_stage + complete_stage in one transaction,
 #                  against the same protocol client-side (baton_wf_step.sql,
 #                  plain_wf_step.sql)
@@ -34,8 +36,12 @@
 # it between concurrent commits).
 #
 # Options: --calls N (measured transactions per path, default 400; batched paths and
-# enqueue_batch scale it down), --only PATH[,PATH] (enqueue, enqueue_batch, cycle,
-# batch, step), --no-callgrind, --no-wal.
+# enqueue_batch scale it down), --only PATH[,PATH] (enqueue, enqueue_batch,
+# enqueue_batch10k, cycle, batch, batch500, step; default all but batch500 and
+# enqueue_batch10k), --no-callgrind, --no-wal,
+# --keep DIR (keep the profile of each path's longer run as DIR/PATH.SYSTEM.callgrind, for callgrind_annotate; callgrind
+# then also records instructions by line, --dump-instr=yes), --baton-only (no plain SQL
+# runs: its figures do not depend on pg_baton's build).
 # Environment: BATON_BENCH_PORT (first port to try, default 55560).
 set -euo pipefail
 export LC_ALL=C
@@ -54,12 +60,16 @@ CALLS=400
 ONLY="enqueue,enqueue_batch,cycle,batch,step"
 CALLGRIND=1
 WAL=1
+KEEP=
+SYSTEMS="baton plain"
 while (($# > 0)); do
     case $1 in
         --calls) CALLS=${2:?--calls N}; shift ;;
         --only) ONLY=${2:?--only PATHS}; shift ;;
         --no-callgrind) CALLGRIND=0 ;;
         --no-wal) WAL=0 ;;
+        --keep) KEEP=${2:?--keep DIR}; shift ;;
+        --baton-only) SYSTEMS=baton ;;
         -h | --help)
             sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
             exit 0
@@ -71,7 +81,10 @@ done
 BINDIR=$(_cluster_bindir) || die "no PostgreSQL server binaries"
 if ((CALLGRIND)) && ! command -v valgrind >/dev/null; then die "valgrind is needed (or --no-callgrind)"; fi
 TENANT=b0000000-0000-4000-8000-00000000c057
-W=30 # warm-up transactions: caches, kept plans, generic plans after 5 executions
+# warm-up transactions: caches, kept plans, generic plans after 5 executions (the
+# calls of 10,000 items: 6, enough for the generic plan, and each costs as much as a
+# few hundred of the others)
+warmup() { case $1 in enqueue_batch10k) echo 6 ;; *) echo 30 ;; esac; }
 
 CLUSTER=$(mktemp -d /tmp/pg_baton-bench-costs.XXXXXX)
 WORK=$(mktemp -d /tmp/pg_baton-bench-costsw.XXXXXX)
@@ -99,17 +112,18 @@ EOF
 cat >"$WORK/plain_enqueue1.sql" <<'EOF'
 INSERT INTO q (dedup_key) VALUES ('k' || pg_catalog.nextval('public.costs_keys')) ON CONFLICT (dedup_key) DO NOTHING;
 EOF
-# 1,000 items a call, the JSON built by the client (a literal here, new keys each call).
+# :items (1,000 or 10,000) a call, the JSON built by the client (a literal here, new
+# keys each call).
 cat >"$WORK/baton_enqueue_batch.sql" <<'EOF'
 SELECT count(*) FROM baton.enqueue_batch(:tenant,
     (SELECT jsonb_agg(jsonb_build_object('target', 'bench', 'dedup_key', 'k' || pg_catalog.nextval('public.costs_keys')))
-       FROM generate_series(1, 1000)));
+       FROM generate_series(1, :items)));
 EOF
 cat >"$WORK/plain_enqueue_batch.sql" <<'EOF'
 INSERT INTO q (dedup_key, payload)
 SELECT r.dedup_key, coalesce(r.payload, '{}')
   FROM jsonb_to_recordset((SELECT jsonb_agg(jsonb_build_object('target', 'bench', 'dedup_key', 'k' || pg_catalog.nextval('public.costs_keys')))
-                             FROM generate_series(1, 1000))) AS r(target text, dedup_key text, payload jsonb)
+                             FROM generate_series(1, :items))) AS r(target text, dedup_key text, payload jsonb)
 ON CONFLICT (dedup_key) DO NOTHING;
 EOF
 
@@ -117,7 +131,7 @@ EOF
 setup() { # PATH SYSTEM TXNS
     local rows
     case $1 in
-        enqueue | enqueue_batch)
+        enqueue | enqueue_batch | enqueue_batch10k)
             if [[ $2 == baton ]]; then
                 q -d costs -v tenant="$TENANT" -v rows=0 -f "$SQL/baton_setup.sql" >/dev/null 2>&1
                 q -d costs -c "ALTER DATABASE costs SET baton.notify = off" >/dev/null
@@ -127,10 +141,10 @@ setup() { # PATH SYSTEM TXNS
                     -c "ALTER TABLE q ADD COLUMN dedup_key text NOT NULL UNIQUE" >/dev/null 2>&1
             fi
             ;;
-        cycle | batch)
+        cycle | batch | batch500)
             # At least a backlog of 100,000: on a few thousand rows the planner runs plain
             # SQL's batched claim (id IN (subquery)) as a hash join over the whole table.
-            rows=$(((W + $3) * $(items "$1") + 100))
+            rows=$((($(warmup "$1") + $3) * $(items "$1") + 100))
             ((rows >= 100000)) || rows=100000
             if [[ $2 == baton ]]; then
                 q -d costs -v tenant="$TENANT" -v rows="$rows" -f "$SQL/baton_setup.sql" >/dev/null 2>&1
@@ -150,14 +164,23 @@ setup() { # PATH SYSTEM TXNS
     # few kB of WAL each time).
     q -d costs -c "SET client_min_messages = warning" -c "DROP SEQUENCE IF EXISTS public.costs_keys" -c "CREATE SEQUENCE public.costs_keys" -c CHECKPOINT >/dev/null
 }
-items() { case $1 in enqueue_batch) echo 1000 ;; batch) echo 50 ;; *) echo 1 ;; esac; }
-txns() { case $1 in enqueue_batch) echo $((CALLS / 40 + 1)) ;; batch) echo $((CALLS / 10 + 1)) ;; *) echo "$CALLS" ;; esac; }
+items() {
+    case $1 in
+        enqueue_batch) echo 1000 ;; enqueue_batch10k) echo 10000 ;; batch) echo 50 ;; batch500) echo 500 ;; *) echo 1 ;;
+    esac
+}
+txns() {
+    case $1 in
+        enqueue_batch) echo $((CALLS / 40 + 1)) ;; enqueue_batch10k) echo $((CALLS / 200 + 1)) ;;
+        batch) echo $((CALLS / 10 + 1)) ;; batch500) echo $((CALLS / 40 + 1)) ;; *) echo "$CALLS" ;;
+    esac
+}
 script() { # PATH SYSTEM
     case $1 in
         enqueue) echo "$WORK/$2_enqueue1.sql" ;;
-        enqueue_batch) echo "$WORK/$2_enqueue_batch.sql" ;;
+        enqueue_batch | enqueue_batch10k) echo "$WORK/$2_enqueue_batch.sql" ;;
         cycle) echo "$SQL/$2_cycle.sql" ;;
-        batch) echo "$SQL/$2_batch.sql" ;;
+        batch | batch500) echo "$SQL/$2_batch.sql" ;;
         step) echo "$SQL/$2_wf_step.sql" ;;
     esac
 }
@@ -165,14 +188,16 @@ label() {
     case $1 in
         enqueue) echo "enqueue (1 a transaction)" ;;
         enqueue_batch) echo "enqueue_batch (1,000 a call)" ;;
+        enqueue_batch10k) echo "enqueue_batch (10,000 a call)" ;;
         cycle) echo "claim + finish (1 a transaction each)" ;;
         batch) echo "claim 50 + finish 50" ;;
+        batch500) echo "claim 500 + finish 500" ;;
         step) echo "stage step (1 transaction)" ;;
     esac
 }
 # pgbench_run PATH SYSTEM TXNS: one client, one backend.
 pgbench_run() {
-    "$BINDIR/pgbench" -n -M prepared -c 1 -t "$3" -D tenant="$TENANT" -D batch=50 -D loaded=0 \
+    "$BINDIR/pgbench" -n -M prepared -c 1 -t "$3" -D tenant="$TENANT" -D batch="$(items "$1")" -D items="$(items "$1")" -D loaded=0 \
         -f "$(script "$1" "$2")" costs >"$WORK/pgbench.log" 2>&1 || { tail -5 "$WORK/pgbench.log" >&2; die "pgbench failed ($1, $2)"; }
     grep -q "number of failed transactions: 0\|^number of transactions actually processed: $3/" "$WORK/pgbench.log" \
         || { tail -5 "$WORK/pgbench.log" >&2; die "pgbench: not every transaction ran ($1, $2)"; }
@@ -182,8 +207,8 @@ done_items() { # PATH SYSTEM
     case $1:$2 in
         enqueue*:baton) q -d costs -c "SELECT count(*) FROM baton.deliveries" ;;
         enqueue*:plain) q -d costs -c "SELECT count(*) FROM q" ;;
-        cycle:baton | batch:baton) q -d costs -c "SELECT count(*) FROM baton.deliveries WHERE status = 'finished'" ;;
-        cycle:plain | batch:plain) q -d costs -c "SELECT count(*) FROM q WHERE status = 'finished'" ;;
+        cycle:baton | batch*:baton) q -d costs -c "SELECT count(*) FROM baton.deliveries WHERE status = 'finished'" ;;
+        cycle:plain | batch*:plain) q -d costs -c "SELECT count(*) FROM q WHERE status = 'finished'" ;;
         step:baton) q -d costs -c "SELECT count(*) FROM baton.stages s JOIN bench_wf_clients c ON c.run = s.run_id" ;;
         step:plain) q -d costs -c "SELECT count(*) FROM wf_stages s JOIN wf_clients c ON c.run = s.run_id" ;;
     esac
@@ -195,10 +220,10 @@ declare -A WALB INSTR DETAIL
 # --- WAL bytes per item ------------------------------------------------------------------
 if ((WAL)); then
     for p in "${PATHS[@]}"; do
-        for s in baton plain; do
+        for s in $SYSTEMS; do
             n=$(txns "$p")
             setup "$p" "$s" "$n"
-            pgbench_run "$p" "$s" "$W"
+            pgbench_run "$p" "$s" "$(warmup "$p")"
             before_items=$(done_items "$p" "$s")
             start=$(q -d costs -c "SELECT pg_catalog.pg_current_wal_insert_lsn()")
             pgbench_run "$p" "$s" "$n"
@@ -224,7 +249,7 @@ fi
 if ((CALLGRIND)); then
     data=$CLUSTER/data
     (cd "$CLUSTER" && as_owner "$BINDIR/pg_ctl" -D "$data" -m fast -w stop >/dev/null)
-    (cd "$CLUSTER" && as_owner valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.pid.%p" \
+    (cd "$CLUSTER" && as_owner valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.pid.%p" ${KEEP:+--dump-instr=yes} \
         "$BINDIR/postgres" -D "$data" -c autovacuum=off -c fsync=off >"$CLUSTER/valgrind.log" 2>&1 &)
     for _ in $(seq 300); do
         q -c "SELECT 1" >/dev/null 2>&1 && break
@@ -248,7 +273,7 @@ if ((CALLGRIND)); then
         done
         die "the setup's backends did not end"
     }
-    # backend_instructions PATH SYSTEM TXNS: fresh tables, one pgbench client; the total
+    # backend_instructions PATH SYSTEM TXNS [KEEP_AS]: fresh tables, one pgbench client; the total
     # of its backend (pgbench's first connection, which only looks at the server, is the
     # other, smaller, new profile).
     backend_instructions() {
@@ -258,14 +283,18 @@ if ((CALLGRIND)); then
         pgbench_run "$1" "$2" "$3"
         settled
         [[ -n $(profiles) ]] || die "no profile of pgbench's backend ($1, $2)"
-        profiles | xargs sed -n 's/^summary: \([0-9]*\).*/\1/p' | sort -n | tail -n 1
+        local top
+        top=$(profiles | xargs grep -H '^summary:' | sort -t' ' -k2 -n | tail -n 1 | cut -d: -f1)
+        sed -n 's/^summary: \([0-9]*\).*/\1/p' "$top"
+        if [[ -n ${4:-} ]]; then cp "$top" "$4"; fi
         rm -f "$WORK"/callgrind.pid.*
     }
     for p in "${PATHS[@]}"; do
-        for s in baton plain; do
+        for s in $SYSTEMS; do
             n=$(txns "$p")
+            W=$(warmup "$p")
             a=$(backend_instructions "$p" "$s" "$W")
-            b=$(backend_instructions "$p" "$s" $((W + n)))
+            b=$(backend_instructions "$p" "$s" $((W + n)) ${KEEP:+"$KEEP/$p.$s.callgrind"})
             INSTR[$p.$s]=$(((b - a) / (n * $(items "$p"))))
         done
     done
@@ -284,7 +313,7 @@ if ((WAL)); then
     echo
     echo "-- WAL bytes per item by resource manager (pg_waldump --stats: records and their full-page images)"
     for p in "${PATHS[@]}"; do
-        printf '%-40s pg_baton: %s\n%-40s plain:    %s\n' "$(label "$p")" "${DETAIL[$p.baton]}" "" "${DETAIL[$p.plain]}"
+        printf '%-40s pg_baton: %s\n%-40s plain:    %s\n' "$(label "$p")" "${DETAIL[$p.baton]:--}" "" "${DETAIL[$p.plain]:--}"
     done
     echo
     echo "-- the disk: pg_test_fsync, fdatasync (wal_sync_method's default here): ${fsync_rate:-?} flushes/s"

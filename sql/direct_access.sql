@@ -437,6 +437,28 @@ SELECT * FROM da_call($$SELECT baton.finish('00000000-0000-0000-00d1-00000000000
 SELECT dedup_key, status, max_attempts, result FROM baton.deliveries WHERE tenant = :'tr' AND target = 'cols' ORDER BY id;
 DROP FUNCTION da_set_max_attempts(text, int);
 
+-- A user's unique index on a column a claim writes is still checked on every row it
+-- writes (only the primary key and the dedup key, which a claim leaves as they are, are
+-- not): two rows claimed together share their lease_until (23505).
+BEGIN;
+SELECT count(baton.enqueue(:'tr', 'uq', 'uq' || g)) AS enqueued FROM generate_series(1, 2) g;
+CREATE UNIQUE INDEX da_user_unique ON baton.deliveries (tenant, lease_until) WHERE target = 'uq';
+\set VERBOSITY terse
+SELECT count(*) FROM baton.claim(:'tr', 'uq', '1 hour', 2);
+\set VERBOSITY default
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+-- Nor is a partial unique index whose key a claim leaves as it is, but whose predicate
+-- reads a column it writes: the claimed versions take entries the pending ones had not.
+BEGIN;
+SELECT count(baton.enqueue(:'tr', 'uq', 'uq' || g)) AS enqueued FROM generate_series(1, 2) g;
+CREATE UNIQUE INDEX da_user_unique ON baton.deliveries (tenant, target) WHERE target = 'uq' AND status = 'claimed';
+\set VERBOSITY terse
+SELECT count(*) FROM baton.claim(:'tr', 'uq', '1 hour', 2);
+\set VERBOSITY default
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+
 -- Clean up: the view, the functions, the bindings, the roles.
 DROP VIEW da_fb_rows;
 DELETE FROM baton.target_bindings WHERE tenant = :'fb';

@@ -32,16 +32,17 @@ std::optional<Status> parse_status(std::string_view text) {
 }
 
 void check_stored_row(std::string_view status, std::int32_t max_attempts, std::int64_t id) {
-    const std::string row = "delivery " + std::to_string(id) + " of relation \"deliveries\"";
+    // The words are built only for a refusal: the fence checks every row a statement writes.
+    auto row = [id] { return "delivery " + std::to_string(id) + " of relation \"deliveries\""; };
     if (!parse_status(status))
         throw Error(SqlState::kCheckViolation,
-                    "new row of " + row + " has invalid value \"" + clip(status) + "\" in column \"status\"",
+                    "new row of " + row() + " has invalid value \"" + clip(status) + "\" in column \"status\"",
                     "Column \"status\" of baton.deliveries is one of " BATON_STATUS_PENDING ", " BATON_STATUS_CLAIMED
                     ", " BATON_STATUS_FINISHED ", " BATON_STATUS_FAILED
                     ", " BATON_STATUS_CANCELLED ".");
     if (max_attempts < 1)
         throw Error(SqlState::kCheckViolation,
-                    "new row of " + row + " has invalid value " + std::to_string(max_attempts) +
+                    "new row of " + row() + " has invalid value " + std::to_string(max_attempts) +
                         " in column \"max_attempts\"",
                     "Column \"max_attempts\" of baton.deliveries is at least 1.");
 }

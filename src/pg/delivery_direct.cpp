@@ -53,6 +53,41 @@ bool only_own_triggers(Relation rel, Oid baton_nsp) {
     return true;
 }
 
+// Tells each index whether the direct writes leave its key unchanged, as an UPDATE of
+// the written columns would (the executor's index_unchanged_by_update(), which needs a
+// range table entry this path has not): unchanged when none of its columns is one that
+// a claim or a settle writes, and it has no expression. An unchanged key (the primary
+// key, the dedup key) asks btree for bottom-up deletion of the row's older versions
+// before a page splits; a changed one (the lease and settled indexes, whose new entries
+// go to their right end among the entries of other rows) does not, which spares a pass
+// that visits heap pages in search of versions to delete.
+void hint_unchanged_keys(ResultRelInfo* rri, const AttrNumber* col) {
+    const Column written[] = {kStatus, kGeneration, kAttempts, kLeaseUntil, kSettledAt, kResult};
+    for (int i = 0; i < rri->ri_NumIndices; i++) {
+        IndexInfo* info = rri->ri_IndexRelationInfo[i];
+        bool unchanged = info->ii_Expressions == NIL;
+        for (int k = 0; k < info->ii_NumIndexAttrs && unchanged; k++)
+            for (Column c : written)
+                if (info->ii_IndexAttrNumbers[k] == col[c]) unchanged = false;
+        info->ii_CheckedUnchanged = true;
+        info->ii_IndexUnchanged = unchanged;
+    }
+}
+
+// True when write_indexes() covers every index of the table: none is an exclusion
+// constraint or a deferrable unique constraint (ExecInsertIndexTuples() checks those
+// after the insert, or at commit). pg_baton's indexes are plain; a user may add others.
+bool plain_indexes(const ResultRelInfo* rri) {
+    for (int i = 0; i < rri->ri_NumIndices; i++) {
+        Relation index = rri->ri_IndexRelationDescs[i];
+        if (index == nullptr) continue;
+        if (rri->ri_IndexRelationInfo[i]->ii_ExclusionOps != nullptr ||
+            (index->rd_index->indisunique && !index->rd_index->indimmediate))
+            return false;
+    }
+    return true;
+}
+
 // The index of the table by name; can't-happen error when it is missing.
 Relation index_named(ResultRelInfo* rri, const char* name) {
     for (int i = 0; i < rri->ri_NumIndices; i++)
@@ -89,6 +124,7 @@ struct Table {
     Snapshot snapshot;
     CommandId cid;
     bool has_lease_until;    // a claim's lease_until, computed once per call
+    bool own_index_loop;     // write_indexes() may skip the unique checks (plain_indexes())
     TimestampTz lease_until;
 };
 
@@ -152,9 +188,43 @@ TM_Result write_heap(Table* t, ItemPointer tid, bool wait, TM_FailureData* tmfd,
     return compat::tuple_update(t->rel, tid, t->written, t->cid, t->snapshot, wait, tmfd, indexed);
 }
 
-// The index entries of the version written in `slot` (its tts_tid).
+// The index entries of the version written in `slot` (its tts_tid): what
+// ExecInsertIndexTuples() does for an update, except that a valid unique index with no
+// predicate whose key the writes leave unchanged (the primary key, the dedup key:
+// hint_unchanged_keys()) is not checked for uniqueness. The row's own older version
+// holds that key in it, so no other row can: an inserter of the key finds the older
+// version, waits for this transaction and then finds the new one. The check found the older version's entry and fetched it from
+// the heap, on every claim and settle. A table with an index this loop does not cover
+// (plain_indexes()) takes ExecInsertIndexTuples().
 void write_indexes(Table* t, TupleTableSlot* slot) {
-    compat::insert_index_tuples(t->rri, slot, t->estate);
+    if (!t->own_index_loop) {
+        compat::insert_index_tuples(t->rri, slot, t->estate);
+        ResetPerTupleExprContext(t->estate);
+        return;
+    }
+    ResultRelInfo* rri = t->rri;
+    ExprContext* econtext = GetPerTupleExprContext(t->estate);
+    econtext->ecxt_scantuple = slot;
+    Datum values[INDEX_MAX_KEYS];
+    bool isnull[INDEX_MAX_KEYS];
+    for (int i = 0; i < rri->ri_NumIndices; i++) {
+        Relation index = rri->ri_IndexRelationDescs[i];
+        IndexInfo* info = rri->ri_IndexRelationInfo[i];
+        if (index == nullptr || !info->ii_ReadyForInserts) continue;
+        if (info->ii_Predicate != NIL) {
+            if (info->ii_PredicateState == nullptr)
+                info->ii_PredicateState = ExecPrepareQual(info->ii_Predicate, t->estate);
+            if (!ExecQual(info->ii_PredicateState, econtext)) continue;
+        }
+        FormIndexDatum(info, slot, t->estate, values, isnull);
+        // Checked: a partial index, which may take an entry the older version did not
+        // have (its predicate on a written column), and one still being built.
+        bool same_key_as_before =
+            info->ii_IndexUnchanged && info->ii_Predicate == NIL && index->rd_index->indisvalid;
+        IndexUniqueCheck check =
+            index->rd_index->indisunique && !same_key_as_before ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO;
+        index_insert(index, values, isnull, &slot->tts_tid, t->rel, check, info->ii_IndexUnchanged, info);
+    }
     ResetPerTupleExprContext(t->estate);
 }
 
@@ -239,12 +309,12 @@ Table* open() {
         }
         t->estate = CreateExecutorState();
         t->rri = makeNode(ResultRelInfo);
-        // No range table entry (index 0), so no record of the updated columns: the
-        // executor then tells each index its key is unchanged, a hint for btree's
-        // bottom-up deletion that is right for the primary key and the dedup key (never
-        // changed here) and merely unneeded for the lease and settled indexes.
+        // No range table entry (index 0), so no record of the updated columns: which
+        // index keys the writes leave unchanged is told by hint_unchanged_keys().
         InitResultRelInfo(t->rri, rel, 0, nullptr, 0);
         ExecOpenIndices(t->rri, false);
+        hint_unchanged_keys(t->rri, t->col);
+        t->own_index_loop = plain_indexes(t->rri);
         t->pkey = index_named(t->rri, "deliveries_pkey");
         t->claimable = index_named(t->rri, "deliveries_claimable");
         t->found = table_slot_create(rel, nullptr);

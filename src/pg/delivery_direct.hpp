@@ -24,6 +24,9 @@
 //     trigger), rules, stored generated columns or row security, when Citus is loaded
 //     (its tables are not the local heap), and when baton.direct_access is off; the
 //     store then runs its SQL statements.
+//   - The index entries: as ExecInsertIndexTuples() writes them for an UPDATE, without
+//     the uniqueness check of the primary key and the dedup key, which no claim or
+//     settle changes (write_indexes() says why that is sound).
 //
 // Every function here runs its Postgres calls under guard(): a Postgres error comes
 // out as a PgError, and the resources it held (relation, buffers, snapshot) are

@@ -17,10 +17,10 @@ namespace baton::pg::fence {
 
 namespace {
 
-// States read under a share lock this transaction still holds. A share lock that is
-// already held (LOCKACQUIRE_ALREADY_HELD) has been held since the read that followed
-// its acquisition, so no state change can have committed since: the read stands. The
-// epoch moves when this backend itself changes a tenant's state.
+// States read under a share lock this transaction still holds: the lock has been held
+// since the read that followed its acquisition, so no state change can have committed
+// since and the read stands. The epoch moves when this backend itself changes a
+// tenant's state, or a subtransaction aborts (its locks are released).
 struct CacheEntry {
     pg_uuid_t tenant;
     LocalTransactionId lxid;
@@ -125,15 +125,18 @@ Check read_state(const pg_uuid_t* tenant, bool latest, bool* mine = nullptr) {
 // Share-locks the fence (waiting or not) and reads the state unless a read under the
 // same held lock is cached, or pg/authz_cache knows the tenant writable: its ticket is
 // taken with the lock held, so a state change has either not committed (it waits for
-// this lock) or sent its invalidation, which the ticket accepted.
+// this lock) or sent its invalidation, which the ticket accepted. A read cached in this
+// transaction was made with the lock taken and is answered before LockAcquire: the lock
+// is held until the transaction ends, or until a subtransaction that took it aborts,
+// which moves the epoch (as this backend's own state change does). The fence trigger
+// asks on every row a statement writes, and the lock table's look-up of a lock already
+// held was most of its cost.
 Check share_lock_and_read(const pg_uuid_t* tenant, bool wait) {
     restore_load::mark_in_use();  // a write through the fence: no restore window any more
+    if (const Check* c = cached(tenant)) return *c;
     LOCKTAG tag = fence_tag(tenant);
     LockAcquireResult r = guard([&tag, wait] { return LockAcquire(&tag, ShareLock, false, !wait); });
     if (r == LOCKACQUIRE_NOT_AVAIL) return {Access::kBusy, tenant::State::kActive};
-    if (r != LOCKACQUIRE_OK) {
-        if (const Check* c = cached(tenant)) return *c;
-    }
     authz_cache::Ticket ticket = authz_cache::begin();
     Check check{Access::kAllowed, tenant::State::kActive};
     if (!authz_cache::writable(ticket, tenant)) {
