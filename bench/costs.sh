@@ -41,7 +41,12 @@
 # enqueue_batch10k), --no-callgrind, --no-wal,
 # --keep DIR (keep the profile of each path's longer run as DIR/PATH.SYSTEM.callgrind, for callgrind_annotate; callgrind
 # then also records instructions by line, --dump-instr=yes), --baton-only (no plain SQL
-# runs: its figures do not depend on pg_baton's build).
+# runs: its figures do not depend on pg_baton's build), --systems LIST (of baton, plain,
+# wide, split, hybrid; default baton,plain): the layouts of deliveries written by plain
+# SQL, what each costs the storage engine apart from pg_baton's code, on the paths
+# cycle, batch, batch500, enqueue_batch and enqueue_batch10k: wide is pg_baton's layout
+# (bench/sql/wide_*.sql), split the lease state apart (split_*.sql), hybrid pg_baton's
+# table updated HOT beside a table of ready rows and one of leases (hybrid_*.sql).
 # Environment: BATON_BENCH_PORT (first port to try, default 55560).
 set -euo pipefail
 export LC_ALL=C
@@ -70,6 +75,7 @@ while (($# > 0)); do
         --no-wal) WAL=0 ;;
         --keep) KEEP=${2:?--keep DIR}; shift ;;
         --baton-only) SYSTEMS=baton ;;
+        --systems) SYSTEMS=${2:?--systems LIST}; SYSTEMS=${SYSTEMS//,/ }; shift ;;
         -h | --help)
             sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
             exit 0
@@ -126,6 +132,38 @@ SELECT r.dedup_key, coalesce(r.payload, '{}')
                              FROM generate_series(1, :items))) AS r(target text, dedup_key text, payload jsonb)
 ON CONFLICT (dedup_key) DO NOTHING;
 EOF
+# The layouts (--systems wide,split): the items inserted as they come, no key looked up.
+cat >"$WORK/wide_enqueue_batch.sql" <<'EOF'
+INSERT INTO w (tenant, target, dedup_key, payload)
+SELECT :tenant, r.target, r.dedup_key, coalesce(r.payload, '{}')
+  FROM jsonb_to_recordset((SELECT jsonb_agg(jsonb_build_object('target', 'bench', 'dedup_key', 'k' || pg_catalog.nextval('public.costs_keys')))
+                             FROM generate_series(1, :items))) AS r(target text, dedup_key text, payload jsonb);
+EOF
+cat >"$WORK/split_enqueue_batch.sql" <<'EOF'
+WITH i AS (INSERT INTO s_items (tenant, target, dedup_key, payload)
+           SELECT :tenant, r.target, r.dedup_key, coalesce(r.payload, '{}')
+             FROM jsonb_to_recordset((SELECT jsonb_agg(jsonb_build_object('target', 'bench', 'dedup_key', 'k' || pg_catalog.nextval('public.costs_keys')))
+                                        FROM generate_series(1, :items))) AS r(target text, dedup_key text, payload jsonb)
+           RETURNING tenant, id, target, priority),
+     s AS (INSERT INTO s_state (tenant, id) SELECT tenant, id FROM i)
+INSERT INTO s_ready (tenant, target, priority, id, run_after) SELECT tenant, target, priority, id, now() FROM i;
+EOF
+cat >"$WORK/hybrid_enqueue_batch.sql" <<'EOF'
+WITH i AS (INSERT INTO h (tenant, target, dedup_key, payload)
+           SELECT :tenant, r.target, r.dedup_key, coalesce(r.payload, '{}')
+             FROM jsonb_to_recordset((SELECT jsonb_agg(jsonb_build_object('target', 'bench', 'dedup_key', 'k' || pg_catalog.nextval('public.costs_keys')))
+                                        FROM generate_series(1, :items))) AS r(target text, dedup_key text, payload jsonb)
+           RETURNING tenant, id, target, priority, run_after)
+INSERT INTO h_ready (tenant, target, priority, id, run_after) SELECT tenant, target, priority, id, run_after FROM i;
+EOF
+
+# supports PATH SYSTEM: whether the system has the path (the layouts only the delivery paths).
+supports() {
+    case $2:$1 in
+        wide:enqueue | wide:step | split:enqueue | split:step | hybrid:enqueue | hybrid:step) return 1 ;;
+        *) return 0 ;;
+    esac
+}
 
 # path PATH SYSTEM -> "script items_per_txn txns" and sets up fresh tables for W + txns.
 setup() { # PATH SYSTEM TXNS
@@ -135,6 +173,8 @@ setup() { # PATH SYSTEM TXNS
             if [[ $2 == baton ]]; then
                 q -d costs -v tenant="$TENANT" -v rows=0 -f "$SQL/baton_setup.sql" >/dev/null 2>&1
                 q -d costs -c "ALTER DATABASE costs SET baton.notify = off" >/dev/null
+            elif [[ $2 == wide || $2 == split || $2 == hybrid ]]; then
+                q -d costs -v tenant="$TENANT" -v rows=0 -f "$SQL/$2_setup.sql" >/dev/null 2>&1
             else
                 # The queue of plain_setup.sql, empty, with a unique dedup key.
                 q -d costs -v rows=0 -f "$SQL/plain_setup.sql" \
@@ -146,8 +186,8 @@ setup() { # PATH SYSTEM TXNS
             # SQL's batched claim (id IN (subquery)) as a hash join over the whole table.
             rows=$((($(warmup "$1") + $3) * $(items "$1") + 100))
             ((rows >= 100000)) || rows=100000
-            if [[ $2 == baton ]]; then
-                q -d costs -v tenant="$TENANT" -v rows="$rows" -f "$SQL/baton_setup.sql" >/dev/null 2>&1
+            if [[ $2 != plain ]]; then
+                q -d costs -v tenant="$TENANT" -v rows="$rows" -f "$SQL/$2_setup.sql" >/dev/null 2>&1
             else
                 q -d costs -v rows="$rows" -f "$SQL/plain_setup.sql" >/dev/null 2>&1
             fi
@@ -209,6 +249,12 @@ done_items() { # PATH SYSTEM
         enqueue*:plain) q -d costs -c "SELECT count(*) FROM q" ;;
         cycle:baton | batch*:baton) q -d costs -c "SELECT count(*) FROM baton.deliveries WHERE status = 'finished'" ;;
         cycle:plain | batch*:plain) q -d costs -c "SELECT count(*) FROM q WHERE status = 'finished'" ;;
+        enqueue*:wide) q -d costs -c "SELECT count(*) FROM w" ;;
+        enqueue*:split) q -d costs -c "SELECT count(*) FROM s_items" ;;
+        cycle:wide | batch*:wide) q -d costs -c "SELECT count(*) FROM w WHERE status = 'finished'" ;;
+        cycle:split | batch*:split) q -d costs -c "SELECT count(*) FROM s_state WHERE status = 'finished'" ;;
+        enqueue*:hybrid) q -d costs -c "SELECT count(*) FROM h" ;;
+        cycle:hybrid | batch*:hybrid) q -d costs -c "SELECT count(*) FROM h WHERE status = 'finished'" ;;
         step:baton) q -d costs -c "SELECT count(*) FROM baton.stages s JOIN bench_wf_clients c ON c.run = s.run_id" ;;
         step:plain) q -d costs -c "SELECT count(*) FROM wf_stages s JOIN wf_clients c ON c.run = s.run_id" ;;
     esac
@@ -221,6 +267,7 @@ declare -A WALB INSTR DETAIL
 if ((WAL)); then
     for p in "${PATHS[@]}"; do
         for s in $SYSTEMS; do
+            supports "$p" "$s" || continue
             n=$(txns "$p")
             setup "$p" "$s" "$n"
             pgbench_run "$p" "$s" "$(warmup "$p")"
@@ -291,6 +338,7 @@ if ((CALLGRIND)); then
     }
     for p in "${PATHS[@]}"; do
         for s in $SYSTEMS; do
+            supports "$p" "$s" || continue
             n=$(txns "$p")
             W=$(warmup "$p")
             a=$(backend_instructions "$p" "$s" "$W")
@@ -301,19 +349,25 @@ if ((CALLGRIND)); then
 fi
 
 # --- the table ----------------------------------------------------------------------------
-echo "== costs per item: pg_baton against plain SQL (one client; $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg))"
-printf '%-40s %14s %14s %6s %11s %11s %6s\n' path "instr pg_baton" "instr plain" ratio "WAL pg_baton" "WAL plain" ratio
+echo "== costs per item against plain SQL (one client; $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg))"
+# ratio A B: A / B to two places, or - when either is unknown.
+ratio() { if [[ -n $1 && -n $2 ]]; then awk "BEGIN { printf \"%.2f\", $1 / $2 }"; else echo -; fi; }
+printf '%-40s %-8s %14s %8s %11s %8s\n' path system instructions "x plain" "WAL bytes" "x plain"
 for p in "${PATHS[@]}"; do
-    ib=${INSTR[$p.baton]:-} ip=${INSTR[$p.plain]:-} wb=${WALB[$p.baton]:-} wp=${WALB[$p.plain]:-}
-    printf '%-40s %14s %14s %6s %11s %11s %6s\n' "$(label "$p")" "${ib:--}" "${ip:--}" \
-        "$([[ -n $ib && -n $ip ]] && awk "BEGIN { printf \"%.2f\", $ib / $ip }" || echo -)" "${wb:--}" "${wp:--}" \
-        "$([[ -n $wb && -n $wp ]] && awk "BEGIN { printf \"%.2f\", $wb / $wp }" || echo -)"
+    for s in $SYSTEMS; do
+        supports "$p" "$s" || continue
+        i=${INSTR[$p.$s]:-} w=${WALB[$p.$s]:-}
+        printf '%-40s %-8s %14s %8s %11s %8s\n' "$(label "$p")" "$s" "${i:--}" "$(ratio "$i" "${INSTR[$p.plain]:-}")" \
+            "${w:--}" "$(ratio "$w" "${WALB[$p.plain]:-}")"
+    done
 done
 if ((WAL)); then
     echo
     echo "-- WAL bytes per item by resource manager (pg_waldump --stats: records and their full-page images)"
     for p in "${PATHS[@]}"; do
-        printf '%-40s pg_baton: %s\n%-40s plain:    %s\n' "$(label "$p")" "${DETAIL[$p.baton]:--}" "" "${DETAIL[$p.plain]:--}"
+        for s in $SYSTEMS; do
+            supports "$p" "$s" && printf '%-40s %-8s %s\n' "$(label "$p")" "$s:" "${DETAIL[$p.$s]:--}"
+        done
     done
     echo
     echo "-- the disk: pg_test_fsync, fdatasync (wal_sync_method's default here): ${fsync_rate:-?} flushes/s"

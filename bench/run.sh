@@ -61,6 +61,15 @@
 #             the same protocol kept client-side in plain SQL (plain_wf_step.sql). Both
 #             start from 2,000 finished runs of 10 stages (statistics and kept plans of
 #             tables in use). Steps = completed stages counted in the tables.
+#   layouts   (only with --only layouts: a design experiment, not a goal) candidate
+#             storage layouts of deliveries written by plain SQL, at 1 and 16 clients,
+#             unbatched and batched by 50, backlog 10,000, fresh tables each round: the
+#             plain SQL queue; pg_baton's layout (wide_*.sql: baton.deliveries' columns
+#             and indexes); the lease state apart (split_*.sql); pg_baton's table with
+#             indexes only on what never changes, so that claim and finish update it HOT,
+#             and side tables for the pending rows and the leases (hybrid_*.sql); and
+#             pg_baton itself. What a layout costs the storage engine, apart from
+#             pg_baton's code (instructions and WAL: bench/costs.sh --systems).
 #   memory    one backend: a thousand pg_baton calls, then about a million more
 #             (1,000,000 baton.delivery reads, 100,000 failing baton.finish calls caught,
 #             10,000 claim + finish pairs); context bytes (pg_backend_memory_contexts) and
@@ -80,7 +89,7 @@
 # Options:
 #   --quick          the ~3-minute smoke version (one round each, smaller counts)
 #   --only LIST      comma-separated groups: scale,backlog,peers,enqueue,vacuum,workflow,memory,
-#                    history,network
+#                    history,network (and layouts, never by default)
 #   --rounds N       rounds for scale, backlog and workflow (default 5; --quick 1)
 #   --keep           leave the cluster running at the end (prints how to reach it)
 # Environment: BATON_BENCH_PORT (first port to try, default 55470), BATON_BENCH_CACHE.
@@ -243,6 +252,9 @@ setup_baton() {
 count_ceiling() { q -d "$1" -c "SELECT sum(n) FROM bench_ceiling"; }
 count_plain() { q -d "$1" -c "SELECT count(*) FROM q WHERE status = 'finished'"; }
 count_baton() { q -d "$1" -c "SELECT count(*) FROM baton.deliveries WHERE status = 'finished'"; }
+count_wide() { q -d "$1" -c "SELECT count(*) FROM w WHERE status = 'finished'"; }
+count_split() { q -d "$1" -c "SELECT count(*) FROM s_state WHERE status = 'finished'"; }
+count_hybrid() { q -d "$1" -c "SELECT count(*) FROM h WHERE status = 'finished'"; }
 pending_plain() { q -d "$1" -c "SELECT count(*) FROM q WHERE status = 'pending'"; }
 pending_baton() { q -d "$1" -c "SELECT count(*) FROM baton.deliveries WHERE status = 'pending'"; }
 
@@ -310,6 +322,38 @@ if want scale; then
                 measure scale "plainb@$c" "$r" small count_plain "$c" -t "$(per_client "$BATCHED" $((c * BATCH)))" plain_batch.sql
                 setup_baton small "$SMALL"
                 measure scale "batonb@$c" "$r" small count_baton "$c" -t "$(per_client "$BATCHED" $((c * BATCH)))" baton_batch.sql
+            done
+        done
+    done
+fi
+
+# ---------------------------------------------------------------------------
+# layouts: the storage layouts of deliveries in plain SQL, 1 and 16 clients
+# ---------------------------------------------------------------------------
+if want layouts; then
+    meta small "$SMALL"
+    say
+    say "-- layouts: 1 and 16 clients, backlog $SMALL, $ROUNDS rounds (progress)"
+    for ((r = 1; r <= ROUNDS; r++)); do
+        for c in 1 16; do
+            u=${UNBATCHED[$c]}
+            for l in plain wide split hybrid baton; do
+                for kind in cycle batch; do
+                    case $l in
+                        plain) setup_plain small "$SMALL" ;;
+                        baton) setup_baton small "$SMALL" ;;
+                        *)
+                            q -d small -v tenant="$TENANT" -v rows="$SMALL" -f "$SQL/${l}_setup.sql" >/dev/null 2>&1 \
+                                || die "${l}_setup.sql failed"
+                            q -d small -c CHECKPOINT
+                            ;;
+                    esac
+                    if [[ $kind == cycle ]]; then
+                        measure layouts "$l@$c" "$r" small "count_$l" "$c" -t "$(per_client "$u" "$c")" "${l}_cycle.sql"
+                    else
+                        measure layouts "${l}b@$c" "$r" small "count_$l" "$c" -t "$(per_client "$BATCHED" $((c * BATCH)))" "${l}_batch.sql"
+                    fi
+                done
             done
         done
     done

@@ -96,6 +96,26 @@ for (const c of CLIENTS) {
   ]);
 }
 
+if (runs['layouts/plain@1']) {
+  section('layouts: deliveries stored four ways, written by plain SQL, and pg_baton; fresh tables each round');
+  const LAYOUTS = [
+    ['plain', 'plain SQL queue'],
+    ['wide', "pg_baton's layout"],
+    ['split', 'lease state apart'],
+    ['hybrid', 'HOT row + ready, leases'],
+    ['baton', 'pg_baton'],
+  ];
+  for (const c of [1, 16]) {
+    for (const [kind, what] of [['', 'cycle'], ['b', 'batched 50']]) {
+      for (const [l, name] of LAYOUTS) {
+        const vs = l === 'plain' ? [] : [[`layouts/plain${kind}@${c}`, 'plain SQL']];
+        if (l !== 'plain' && l !== 'wide') vs.push([`layouts/wide${kind}@${c}`, "pg_baton's layout"]);
+        row(`layouts/${l}${kind}@${c}`, `${name}: ${what}`, c, small, vs);
+      }
+    }
+  }
+}
+
 section('backlog: 16 clients; the small side refilled each round, the big one filled once, VACUUMed before each round');
 row('backlog/plain:small', 'plain SQL cycle', 16, small);
 row('backlog/plain:big', 'plain SQL cycle', 16, big, [['backlog/plain:small', `${fmtInt(small)} pending`]]);
