@@ -237,7 +237,7 @@ label() {
 }
 # pgbench_run PATH SYSTEM TXNS: one client, one backend.
 pgbench_run() {
-    "$BINDIR/pgbench" -n -M prepared -c 1 -t "$3" -D tenant="$TENANT" -D batch="$(items "$1")" -D items="$(items "$1")" -D loaded=0 \
+    "$BINDIR/pgbench" -n -M prepared -c 1 -t "$3" -D tenant="$TENANT" -D batch="$(items "$1")" -D items="$(items "$1")" -D loaded=0 -D reap=1 \
         -f "$(script "$1" "$2")" costs >"$WORK/pgbench.log" 2>&1 || { tail -5 "$WORK/pgbench.log" >&2; die "pgbench failed ($1, $2)"; }
     grep -q "number of failed transactions: 0\|^number of transactions actually processed: $3/" "$WORK/pgbench.log" \
         || { tail -5 "$WORK/pgbench.log" >&2; die "pgbench: not every transaction ran ($1, $2)"; }

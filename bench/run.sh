@@ -266,7 +266,7 @@ pgbench_run() {
     shift 5
     ((clients == 1)) && jobs=1
     if ! "$PGBENCH" -n -M prepared -c "$clients" -j "$jobs" "$how" "$n" "$@" \
-        -D tenant="$TENANT" -D batch="$BATCH" -D rows="$SMALL" -D loaded=0 \
+        -D tenant="$TENANT" -D batch="$BATCH" -D rows="$SMALL" -D loaded=0 -D reap=0 \
         -f "$SQL/$script" "$db" >"$log" 2>&1; then
         cat "$log" >&2
         die "pgbench failed ($script, $clients clients)"

@@ -1,7 +1,8 @@
 -- One unbatched cycle on the hybrid layout (hybrid_setup.sql). The claim deletes the
 -- row's ready entry, updates the row (HOT) and records the lease; the finish updates the
--- row (HOT). Reap's later deletion of the lease row is paid here, one expired-first row
--- a cycle, so that the figure counts it. pgbench -D tenant=UUID.
+-- row (HOT). With -D reap=1, reap's later deletion of the lease row is paid here, one
+-- expired-first row a cycle, so that the figure counts it (bench/costs.sh); with reap=0
+-- it is left to a reaper, as on a live system (bench/run.sh). pgbench -D tenant=UUID.
 WITH r AS (
     DELETE FROM h_ready
      WHERE ctid = (SELECT ctid FROM h_ready
@@ -18,5 +19,7 @@ SELECT count(*) AS n, coalesce(max(id), 0) AS id, coalesce(max(generation), 0) A
 \if :n > 0
 UPDATE h SET status = 'finished', result = NULL, lease_until = NULL, settled_at = now()
  WHERE tenant = :tenant AND id = :id AND generation = :gen AND status = 'claimed';
+\if :reap
 DELETE FROM h_leases WHERE ctid = (SELECT ctid FROM h_leases ORDER BY lease_until LIMIT 1 FOR UPDATE SKIP LOCKED);
+\endif
 \endif

@@ -1,8 +1,9 @@
 -- One unbatched cycle on the split layout (split_setup.sql). The claim deletes the
 -- item's ready row, updates its state (HOT), records the lease and reads the item (the
--- payload a claim returns); the finish updates the state (HOT). Reap's later deletion
--- of the lease row is paid here, one expired-first row a cycle, so that the figure
--- counts it. pgbench -D tenant=UUID.
+-- payload a claim returns); the finish updates the state (HOT). With -D reap=1,
+-- reap's later deletion of the lease row is paid here, one expired-first row a cycle,
+-- so that the figure counts it (bench/costs.sh); with reap=0 it is left to a reaper, as
+-- on a live system (bench/run.sh). pgbench -D tenant=UUID.
 WITH r AS (
     DELETE FROM s_ready
      WHERE ctid = (SELECT ctid FROM s_ready
@@ -21,5 +22,7 @@ SELECT count(*) AS n, coalesce(max(c.id), 0) AS id, coalesce(max(c.generation), 
 \if :n > 0
 UPDATE s_state SET status = 'finished', result = NULL, lease_until = NULL, settled_at = now()
  WHERE tenant = :tenant AND id = :id AND generation = :gen AND status = 'claimed';
+\if :reap
 DELETE FROM s_leases WHERE ctid = (SELECT ctid FROM s_leases ORDER BY lease_until LIMIT 1 FOR UPDATE SKIP LOCKED);
+\endif
 \endif
