@@ -84,6 +84,9 @@ while (($# > 0)); do
     esac
     shift
 done
+for s in $SYSTEMS; do
+    [[ $s =~ ^(baton|plain|wide|split|hybrid)$ ]] || die "unknown system '$s' (--systems takes baton, plain, wide, split, hybrid)"
+done
 BINDIR=$(_cluster_bindir) || die "no PostgreSQL server binaries"
 if ((CALLGRIND)) && ! command -v valgrind >/dev/null; then die "valgrind is needed (or --no-callgrind)"; fi
 TENANT=b0000000-0000-4000-8000-00000000c057
@@ -132,7 +135,7 @@ SELECT r.dedup_key, coalesce(r.payload, '{}')
                              FROM generate_series(1, :items))) AS r(target text, dedup_key text, payload jsonb)
 ON CONFLICT (dedup_key) DO NOTHING;
 EOF
-# The layouts (--systems wide,split): the items inserted as they come, no key looked up.
+# The layouts (--systems wide,split,hybrid): the items inserted as they come, no key looked up.
 cat >"$WORK/wide_enqueue_batch.sql" <<'EOF'
 INSERT INTO w (tenant, target, dedup_key, payload)
 SELECT :tenant, r.target, r.dedup_key, coalesce(r.payload, '{}')
@@ -173,7 +176,7 @@ setup() { # PATH SYSTEM TXNS
             if [[ $2 == baton ]]; then
                 q -d costs -v tenant="$TENANT" -v rows=0 -f "$SQL/baton_setup.sql" >/dev/null 2>&1
                 q -d costs -c "ALTER DATABASE costs SET baton.notify = off" >/dev/null
-            elif [[ $2 == wide || $2 == split || $2 == hybrid ]]; then
+            elif [[ $2 != plain ]]; then
                 q -d costs -v tenant="$TENANT" -v rows=0 -f "$SQL/$2_setup.sql" >/dev/null 2>&1
             else
                 # The queue of plain_setup.sql, empty, with a unique dedup key.
