@@ -126,11 +126,15 @@ SELECT (now() AT TIME ZONE 'UTC')::date + 3 AS day,
 SELECT format('<-05>5<-04>,%s/2,%s/2', :n, (:n + 100) % 365) AS jump_zone,
        format('<-05>5<-04>,%s/2,%s/2', (:n + 265) % 365, :n) AS back_zone \gset
 -- The zone as Postgres reads it: 01:59:59 then 03:00:00 on the day of the jump, 01:59:59
--- twice on the day the clocks go back.
-SELECT (:'day'::date + time '06:59:59') AT TIME ZONE 'UTC' AT TIME ZONE :'jump_zone' AS before_jump,
-       (:'day'::date + time '07:00:00') AT TIME ZONE 'UTC' AT TIME ZONE :'jump_zone' AS after_jump,
-       (:'day'::date + time '05:59:59') AT TIME ZONE 'UTC' AT TIME ZONE :'back_zone' AS before_back,
-       (:'day'::date + time '06:59:59') AT TIME ZONE 'UTC' AT TIME ZONE :'back_zone' AS after_back;
+-- twice on the day the clocks go back (times of day, all four on that day).
+SELECT to_char(j.before_jump, 'HH24:MI:SS') AS before_jump, to_char(j.after_jump, 'HH24:MI:SS') AS after_jump,
+       to_char(j.before_back, 'HH24:MI:SS') AS before_back, to_char(j.after_back, 'HH24:MI:SS') AS after_back,
+       ARRAY[j.before_jump::date, j.after_jump::date, j.before_back::date, j.after_back::date]
+         = array_fill(:'day'::date, ARRAY[4]) AS on_the_day
+  FROM (SELECT (:'day'::date + time '06:59:59') AT TIME ZONE 'UTC' AT TIME ZONE :'jump_zone' AS before_jump,
+               (:'day'::date + time '07:00:00') AT TIME ZONE 'UTC' AT TIME ZONE :'jump_zone' AS after_jump,
+               (:'day'::date + time '05:59:59') AT TIME ZONE 'UTC' AT TIME ZONE :'back_zone' AS before_back,
+               (:'day'::date + time '06:59:59') AT TIME ZONE 'UTC' AT TIME ZONE :'back_zone' AS after_back) j;
 -- 02:30 does not exist that day: a fixed-time spec fires once at the jump, 03:00 new
 -- time (07:00 UTC); a wildcard spec has no slot in the gap and goes on on the next day
 -- of its month, at 02:00 (06:00 UTC, in daylight-saving time).
