@@ -6,7 +6,7 @@ DATA        = pg_baton--0.1.0.sql pg_baton--0.2.0.sql pg_baton--0.3.0.sql \
               pg_baton--0.1.0--0.2.0.sql pg_baton--0.2.0--0.3.0.sql \
               pg_baton--0.3.0--0.4.0.sql pg_baton--0.4.0--0.5.0.sql \
               pg_baton--0.5.0--0.6.0.sql pg_baton--0.6.0--0.7.0.sql \
-              pg_baton--0.7.0--0.8.0.sql
+              pg_baton--0.7.0--0.8.0.sql pg_baton--0.8.0--0.9.0.sql
 
 SRCS = $(sort $(wildcard src/*.cpp src/core/*.cpp src/pg/*.cpp src/api/*.cpp))
 OBJS = $(SRCS:.cpp=.o)
@@ -18,7 +18,7 @@ SHLIB_LINK += -lstdc++
 # pg_regress: sql/NAME.sql against expected/NAME.out, in this order.
 REGRESS      = setup tenants deliveries delivery_errors authorization boundary workflows workflow_errors markers
 # claim, finish and finish_batch with direct access and through the SPI fallback.
-REGRESS     += direct_access
+REGRESS     += direct_access leases
 REGRESS     += hostile_arguments hostile_json security
 # Operations: the views for monitoring, then retention (recreates the extension).
 REGRESS     += monitoring retention

@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "pg/boundary.hpp"
 #include "pg/citus.hpp"
+#include "pg/lease_rows.hpp"
 #include "pg/owner.hpp"
 #include "pg/read_only.hpp"
 #include "pg/spi.hpp"
@@ -16,9 +17,11 @@ namespace {
 
 // The tenant tables, distributed by their column "tenant" and colocated with
 // baton.tenants, in an order that distributes each table a foreign key references
-// before the table that holds the key (stages, markers and deliveries reference runs).
+// before the table that holds the key (stages, markers and deliveries reference runs),
+// and leases before deliveries, whose rows copied into their shards write their leases
+// into the shards of leases.
 constexpr const char* kTenantTables[] = {"tenants", "runs", "target_bindings", "stages",
-                                         "step_entries", "markers", "deliveries", "schedule_rows"};
+                                         "step_entries", "markers", "leases", "deliveries", "schedule_rows"};
 // Global tables: one copy on every node (reference tables); the wake-up secret is one, so
 // that a channel has the same name on every node. baton.in_use stays a local table on
 // each node: it records whether that node's own tables have been written to.
@@ -111,7 +114,8 @@ void distribute_functions(pg::Spi& spi) {
 
 // The statement that gives this node's shards of pg_baton's tables what their logical
 // table has and they lack, run on every node (complete_shards()): its indexes (those
-// not backing a constraint) and its CHECK, UNIQUE and EXCLUDE constraints. An update
+// not backing a constraint) and its CHECK, UNIQUE and EXCLUDE constraints; and that
+// drops the indexes (not backing a constraint) an update dropped from the table. An update
 // script changes the logical table on each node (Citus does not propagate the script's
 // statements, see pg/citus.hpp); Citus' worker_apply_shard_ddl_command names each
 // object on the shard as Citus does (deliveries_claimable_102008). A constraint of a
@@ -136,7 +140,15 @@ constexpr const char* kCompleteShards =
     "AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_constraint c "
     "WHERE c.conrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(pg_catalog.shard_name(s.logicalrelid, s.shardid)) "
     "AND c.conname OPERATOR(pg_catalog.=) ANY (ARRAY[k.conname, "
-    "(k.conname::pg_catalog.text OPERATOR(pg_catalog.||) '_' OPERATOR(pg_catalog.||) s.shardid::pg_catalog.text)::pg_catalog.name]))"
+    "(k.conname::pg_catalog.text OPERATOR(pg_catalog.||) '_' OPERATOR(pg_catalog.||) s.shardid::pg_catalog.text)::pg_catalog.name])) "
+    "UNION ALL "
+    "SELECT pg_catalog.format('DROP INDEX IF EXISTS baton.%I', pg_catalog.regexp_replace(x.relname::pg_catalog.text, "
+    "'_' OPERATOR(pg_catalog.||) s.shardid::pg_catalog.text OPERATOR(pg_catalog.||) '$', '')) "
+    "FROM pg_catalog.pg_index xi JOIN pg_catalog.pg_class x ON x.oid OPERATOR(pg_catalog.=) xi.indexrelid "
+    "WHERE xi.indrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(pg_catalog.shard_name(s.logicalrelid, s.shardid)) "
+    "AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_constraint k WHERE k.conindid OPERATOR(pg_catalog.=) xi.indexrelid) "
+    "AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_index i WHERE i.indrelid OPERATOR(pg_catalog.=) s.logicalrelid "
+    "AND pg_catalog.to_regclass(pg_catalog.shard_name(i.indexrelid, s.shardid)) OPERATOR(pg_catalog.=) xi.indexrelid)"
     ") d(ddl) "
     "WHERE t.relnamespace OPERATOR(pg_catalog.=) 'baton'::pg_catalog.regnamespace "
     "AND p.groupid OPERATOR(pg_catalog.=) (SELECT g.groupid FROM pg_catalog.pg_dist_local_group g)";
@@ -187,7 +199,9 @@ void separate_id_ranges(pg::Spi& spi) {
 // that takes the tenant first by that argument, colocated with the tables. Idempotent:
 // what Citus has already is left as it is. After ALTER EXTENSION pg_baton UPDATE it
 // finishes the update: the shards get the indexes and constraints the update added to
-// their tables (complete_shards) and the new tenant functions are distributed. Each
+// their tables (complete_shards), baton.leases the leases the deliveries hold
+// (lease_rows::fill, for an update from before 0.9.0) and the new tenant functions are
+// distributed. Each
 // worker's id sequences get a range of their own (separate_id_ranges). The views granted
 // to roles read through functions that run as the owner (serve_views_by_functions). Triggers on
 // distributed tables need citus.enable_unsafe_triggers, which is set for this call only.
@@ -201,6 +215,9 @@ Datum distribute(FunctionCallInfo fcinfo, Oid caller) {
     for (const char* table : kTenantTables) distribute_table(spi, table, true);
     for (const char* table : kGlobalTables) distribute_table(spi, table, false);
     complete_shards(spi);
+    pg::guard([] {
+        if (pg::lease_rows::kept()) pg::lease_rows::fill();
+    });
     distribute_functions(spi);
     serve_views_by_functions(spi);
     separate_id_ranges(spi);

@@ -13,6 +13,7 @@
 #include "pg/boundary.hpp"
 #include "pg/claim_hints.hpp"
 #include "pg/fence.hpp"
+#include "pg/lease_rows.hpp"
 #include "pg/relations.hpp"
 #include "pg/restore_load.hpp"
 
@@ -43,13 +44,14 @@ TriggerData* trigger_data(FunctionCallInfo fcinfo) {
     return reinterpret_cast<TriggerData*>(fcinfo->context);
 }
 
-// The columns of baton.deliveries its trigger reads (the row rules, the claim hints);
-// is_deliveries is false for the other tables.
+// The columns of baton.deliveries its trigger reads (the row rules, the claim hints, the
+// leases); is_deliveries is false for the other tables.
 struct DeliveryColumns {
     bool is_deliveries;
-    int id, target, status, priority, run_after, max_attempts;
+    int id, target, status, priority, run_after, max_attempts, generation, lease_until;
 };
-const char* const kDeliveryColumnNames[] = {"id", "target", "status", "priority", "run_after", "max_attempts"};
+const char* const kDeliveryColumnNames[] = {"id",           "target",     "status",     "priority",
+                                            "run_after",    "max_attempts", "generation", "lease_until"};
 constexpr int kDeliveryColumns = sizeof kDeliveryColumnNames / sizeof kDeliveryColumnNames[0];
 
 // The columns of `rel` when it is baton.deliveries, or on Citus one of its shards
@@ -68,7 +70,7 @@ DeliveryColumns delivery_columns(Relation rel, const char* table) {
             RelationGetNamespace(rel) != get_namespace_oid("baton", true))
             return;
         const AttrNumber* n = pg::relations::attnums(rel, kDeliveryColumnNames, kDeliveryColumns);
-        c = {true, n[0], n[1], n[2], n[3], n[4], n[5]};
+        c = {true, n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7]};
         for (int i = 0; i < kDeliveryColumns; i++)
             if (n[i] <= 0) c.is_deliveries = false;
     });
@@ -184,6 +186,47 @@ void note_delivery_write(TriggerData* td, const DeliveryColumns& c) {
                                      after.run_after);
 }
 
+// True when the version of a delivery row has status claimed.
+bool row_claimed(HeapTuple tuple, TupleDesc desc, const DeliveryColumns& c) {
+    bool isnull = false;
+    Datum status = heap_getattr(tuple, c.status, desc, &isnull);
+    if (isnull) return false;
+    text* s = DatumGetTextPP(status);
+    return delivery::parse_status(std::string_view(VARDATA_ANY(s), VARSIZE_ANY_EXHDR(s))) ==
+           delivery::Status::kClaimed;
+}
+
+// Adds to baton.leases the lease a delivery row takes (pg/lease_rows.hpp): a row written
+// claimed, with a lease_until, that it did not hold before (a new row, or a generation or
+// lease_until other than the version before).
+void note_lease(TriggerData* td, const DeliveryColumns& c) {
+    Relation rel = td->tg_relation;
+    TupleDesc desc = RelationGetDescr(rel);
+    bool update = TRIGGER_FIRED_BY_UPDATE(td->tg_event);
+    HeapTuple after = update ? td->tg_newtuple : td->tg_trigtuple;
+    if (!row_claimed(after, desc, c)) return;
+    bool n1 = false, n2 = false, n3 = false;
+    Datum lease_until = heap_getattr(after, c.lease_until, desc, &n1);
+    Datum generation = heap_getattr(after, c.generation, desc, &n2);
+    Datum id = heap_getattr(after, c.id, desc, &n3);
+    if (n1 || n2 || n3) return;
+    if (update && row_claimed(td->tg_trigtuple, desc, c)) {
+        bool b1 = false, b2 = false;
+        Datum before_lease = heap_getattr(td->tg_trigtuple, c.lease_until, desc, &b1);
+        Datum before_generation = heap_getattr(td->tg_trigtuple, c.generation, desc, &b2);
+        if (!b1 && !b2 && DatumGetTimestampTz(before_lease) == DatumGetTimestampTz(lease_until) &&
+            DatumGetInt64(before_generation) == DatumGetInt64(generation))
+            return;
+    }
+    const pg_uuid_t* tenant = row_tenant(after, rel);
+    pg::guard([rel, tenant, id, generation, lease_until] {
+        pg::lease_rows::Writer* w = pg::lease_rows::open(rel);
+        if (w == nullptr) return;  // a schema before 0.9.0
+        pg::lease_rows::add(w, tenant, DatumGetInt64(id), DatumGetInt64(generation), DatumGetTimestampTz(lease_until));
+        pg::lease_rows::close(w);
+    });
+}
+
 // The logical table a trigger guards: its first argument (the install script names the
 // table there, and Citus copies a trigger's arguments to the triggers of the table's
 // shards, which fire on deliveries_102008 and the like), else the relation's own name.
@@ -194,8 +237,9 @@ const char* logical_table(const TriggerData* td) {
 
 // BEFORE INSERT/UPDATE/DELETE FOR EACH ROW on every tenant-owned table: the row's tenant
 // (old and new, for an update) must be writable, but for the rows a restore loads. On
-// deliveries, the row must also keep the row rules, and the write is told to the claim
-// hints; on target_bindings, to pg/authz_cache.
+// deliveries, the row must also keep the row rules, the write is told to the claim
+// hints, and a lease it takes is added to baton.leases; on target_bindings, the write is
+// told to pg/authz_cache.
 Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     TriggerData* td = trigger_data(fcinfo);
     Relation rel = td->tg_relation;
@@ -218,6 +262,7 @@ Datum fence_row(FunctionCallInfo fcinfo, Oid) {
         if (!TRIGGER_FIRED_BY_DELETE(ev))
             check_delivery_row(TRIGGER_FIRED_BY_UPDATE(ev) ? td->tg_newtuple : td->tg_trigtuple, rel, c);
         if (pg::claim_hints::enabled()) note_delivery_write(td, c);
+        if (!TRIGGER_FIRED_BY_DELETE(ev)) note_lease(td, c);
     }
     return PointerGetDatum(TRIGGER_FIRED_BY_UPDATE(ev) ? td->tg_newtuple : td->tg_trigtuple);
 }

@@ -55,4 +55,13 @@ inline void insert_index_tuples(ResultRelInfo* rri, TupleTableSlot* slot, EState
 #endif
 }
 
+// ExecInsertIndexTuples() for a new row (no ON CONFLICT), its recheck list freed.
+inline void insert_new_index_tuples(ResultRelInfo* rri, TupleTableSlot* slot, EState* estate) {
+#if PG_VERSION_NUM >= 160000
+    list_free(ExecInsertIndexTuples(rri, slot, estate, false, false, nullptr, NIL, false));
+#else
+    list_free(ExecInsertIndexTuples(rri, slot, estate, false, false, nullptr, NIL));
+#endif
+}
+
 }  // namespace baton::pg::compat

@@ -8,6 +8,7 @@
 #include "core/delivery.hpp"
 #include "pg/claim_hints.hpp"
 #include "pg/delivery_direct.hpp"
+#include "pg/lease_rows.hpp"
 #include "pg/relations.hpp"
 #include "pg/settings.hpp"
 
@@ -58,8 +59,8 @@ bool only_own_triggers(Relation rel, Oid baton_nsp) {
 // range table entry this path has not): unchanged when none of its columns is one that
 // a claim or a settle writes, and it has no expression. An unchanged key (the primary
 // key, the dedup key) asks btree for bottom-up deletion of the row's older versions
-// before a page splits; a changed one (the lease and settled indexes, whose new entries
-// go to their right end among the entries of other rows) does not, which spares a pass
+// before a page splits; a changed one (the settled index, whose new entries go to its
+// right end among the entries of other rows) does not, which spares a pass
 // that visits heap pages in search of versions to delete.
 void hint_unchanged_keys(ResultRelInfo* rri, const AttrNumber* col) {
     const Column written[] = {kStatus, kGeneration, kAttempts, kLeaseUntil, kSettledAt, kResult};
@@ -118,6 +119,7 @@ struct Table {
     Relation pkey;
     Relation claimable;
     IndexScanDesc by_key;  // the primary key probe of settle(), begun on first use
+    lease_rows::Writer* leases;  // baton.leases, opened by the first claim
     AttrNumber col[kColumns];
     TupleTableSlot* found;    // the version read (a buffer slot)
     TupleTableSlot* written;  // the version written (virtual)
@@ -336,6 +338,7 @@ Table* open() {
 void close(Table* t) {
     guard([t] {
         if (t->by_key != nullptr) index_endscan(t->by_key);
+        if (t->leases != nullptr) lease_rows::close(t->leases);
         ExecDropSingleTupleTableSlot(t->found);
         ExecDropSingleTupleTableSlot(t->written);
         ExecCloseIndices(t->rri);
@@ -516,6 +519,15 @@ void build_settle(Table* t, Datum outcome, const Jsonb* result, bool keep_result
 }
 
 
+// Adds the lease of a row claimed to baton.leases, as the fence trigger does for a
+// statement's writes (pg/lease_rows.hpp).
+void add_lease(Table* t, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation) {
+    guard([t, tenant, id, generation] {
+        if (t->leases == nullptr) t->leases = lease_rows::open(t->rel);
+        if (t->leases != nullptr) lease_rows::add(t->leases, tenant, id, generation, t->lease_until);
+    });
+}
+
 }  // namespace
 
 // The settle under guard() (see the header).
@@ -583,6 +595,7 @@ Claimed claim(Table* t, const ClaimCall& call, ClaimRange range, claim_hint::Pos
         Datum values[8];
         bool nulls[8];
         complete(cursor, static_cast<int>(i), values, nulls, &got.last);
+        add_lease(t, call.tenant, DatumGetInt64(values[0]), DatumGetInt64(values[1]));
         put_row(call.rsinfo, values, nulls);
         got.n++;
     }

@@ -15,8 +15,9 @@
 //     serialization failure (40001), as for an UPDATE; the index and heap access
 //     methods take the predicate locks.
 //   - The fence trigger's work: the caller has checked the tenant's fence; a claim tells
-//     the claim hints about each row it takes, before the write (as the trigger would);
-//     the rows written always keep the row rules (their statuses are the core's).
+//     the claim hints about each row it takes, before the write, and adds each lease to
+//     baton.leases (pg/lease_rows.hpp), as the trigger would; the rows written always
+//     keep the row rules (their statuses are the core's).
 //   - The table's NOT NULL and CHECK constraints are checked on every row written, as
 //     an UPDATE checks them (ExecConstraints).
 //   - Every other trigger, rule, generated column, row security, Citus: open() returns

@@ -17,6 +17,7 @@
 #include "pg/auth.hpp"
 #include "pg/citus.hpp"
 #include "pg/delivery_store.hpp"
+#include "pg/lease_rows.hpp"
 #include "pg/local_shards.hpp"
 #include "pg/relations.hpp"
 
@@ -245,30 +246,71 @@ pg::KeptPlan g_give_back_settled_citus = {
     "lease_until = NULL, last_error = $6 WHERE " KEY_OF_D,
     6, {UUIDOID, INT8OID, TEXTOID, INT8OID, TIMESTAMPTZOID, TEXTOID}, nullptr};
 
-// The tenants among the oldest expired leases, active ones only (a fenced tenant's
-// leases must not hide everyone else's), the tenant with the oldest first.
+// The tenants among the oldest expired rows of baton.leases (live or stale: reap
+// deletes both), active ones only (a fenced tenant's leases must not hide everyone
+// else's), the tenant with the oldest first.
 pg::KeptPlan g_reap_tenants = {
+    "SELECT e.tenant FROM (SELECT l.tenant, l.lease_until FROM baton.leases l JOIN baton.tenants t "
+    "ON t.tenant OPERATOR(pg_catalog.=) l.tenant "
+    "WHERE t.state OPERATOR(pg_catalog.=) 'active' AND l.lease_until OPERATOR(pg_catalog.<) pg_catalog.now() "
+    "ORDER BY l.lease_until LIMIT $1) e GROUP BY e.tenant ORDER BY pg_catalog.min(e.lease_until) LIMIT 256",
+    1, {INT4OID}, nullptr};
+
+// Returns up to $2 expired leases of one tenant, oldest expiry first, skipping rows
+// others hold: the deliveries claimed at the generation of an expired row of
+// baton.leases, whose lease (lease_until, renewed or not) has expired. The CASE is
+// delivery::give_back_status(), set-wise (docs/architecture.md, the rule copies). $3 is
+// now(), the transaction's start: Citus refuses now() inside a CASE of a distributed
+// UPDATE.
+pg::KeptPlan g_reap = {
+    "UPDATE baton.deliveries d SET "
+    "status = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN " FAILED " ELSE " PENDING " END, "
+    "generation = d.generation OPERATOR(pg_catalog.+) 1, lease_until = NULL, "
+    "last_error = 'lease expired', "
+    "settled_at = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN $3 END "
+    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) ANY (ARRAY("
+    "SELECT c.id FROM baton.leases l JOIN baton.deliveries c ON c.tenant OPERATOR(pg_catalog.=) l.tenant "
+    "AND c.id OPERATOR(pg_catalog.=) l.id AND c.generation OPERATOR(pg_catalog.=) l.generation "
+    "WHERE l.tenant OPERATOR(pg_catalog.=) $1 AND l.lease_until OPERATOR(pg_catalog.<) $3 "
+    "AND c.status OPERATOR(pg_catalog.=) " CLAIMED " AND c.lease_until OPERATOR(pg_catalog.<) $3 "
+    "ORDER BY l.lease_until LIMIT $2 FOR UPDATE OF c SKIP LOCKED))",
+    3, {UUIDOID, INT4OID, TIMESTAMPTZOID}, nullptr};
+
+// After g_reap, in the same transaction: deletes up to $2 expired rows of baton.leases
+// of one tenant whose delivery no longer holds that lease (finished, retried, renewed,
+// reaped just now, removed), oldest first, skipping rows another reaper holds. A row
+// whose delivery still holds it, expired (g_reap skipped the delivery, held by its
+// worker), stays for the next reap.
+pg::KeptPlan g_sweep = {
+    "DELETE FROM baton.leases l WHERE l.tenant OPERATOR(pg_catalog.=) $1 AND l.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
+    "SELECT x.ctid FROM baton.leases x WHERE x.tenant OPERATOR(pg_catalog.=) $1 "
+    "AND x.lease_until OPERATOR(pg_catalog.<) $3 AND NOT EXISTS (SELECT 1 FROM baton.deliveries c "
+    "WHERE c.tenant OPERATOR(pg_catalog.=) x.tenant AND c.id OPERATOR(pg_catalog.=) x.id "
+    "AND c.generation OPERATOR(pg_catalog.=) x.generation AND c.status OPERATOR(pg_catalog.=) " CLAIMED " "
+    "AND c.lease_until OPERATOR(pg_catalog.=) x.lease_until) "
+    "ORDER BY x.lease_until LIMIT $2 FOR UPDATE SKIP LOCKED))",
+    3, {UUIDOID, INT4OID, TIMESTAMPTZOID}, nullptr};
+
+// g_reap_tenants and g_reap for a schema before 0.9.0, which has no baton.leases: the
+// claimed deliveries in order of expiry, on its partial index deliveries_leases.
+pg::KeptPlan g_reap_tenants_before_leases = {
     "SELECT e.tenant FROM (SELECT d.tenant, d.lease_until FROM baton.deliveries d JOIN baton.tenants t "
     "ON t.tenant OPERATOR(pg_catalog.=) d.tenant "
     "WHERE t.state OPERATOR(pg_catalog.=) 'active' AND d.status OPERATOR(pg_catalog.=) " CLAIMED " "
     "AND d.lease_until OPERATOR(pg_catalog.<) pg_catalog.now() "
     "ORDER BY d.lease_until LIMIT $1) e GROUP BY e.tenant ORDER BY pg_catalog.min(e.lease_until) LIMIT 256",
     1, {INT4OID}, nullptr};
-
-// Returns up to $2 expired leases of one tenant, oldest expiry first, skipping rows
-// others hold. The CASE is delivery::give_back_status(), set-wise (docs/architecture.md,
-// the rule copies).
-pg::KeptPlan g_reap = {
+pg::KeptPlan g_reap_before_leases = {
     "UPDATE baton.deliveries d SET "
     "status = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN " FAILED " ELSE " PENDING " END, "
     "generation = d.generation OPERATOR(pg_catalog.+) 1, lease_until = NULL, "
     "last_error = 'lease expired', "
-    "settled_at = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN pg_catalog.now() END "
+    "settled_at = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN $3 END "
     "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) ANY (ARRAY("
     "SELECT c.id FROM baton.deliveries c WHERE c.tenant OPERATOR(pg_catalog.=) $1 "
-    "AND c.status OPERATOR(pg_catalog.=) " CLAIMED " AND c.lease_until OPERATOR(pg_catalog.<) pg_catalog.now() "
+    "AND c.status OPERATOR(pg_catalog.=) " CLAIMED " AND c.lease_until OPERATOR(pg_catalog.<) $3 "
     "ORDER BY c.lease_until LIMIT $2 FOR UPDATE SKIP LOCKED))",
-    2, {UUIDOID, INT4OID}, nullptr};
+    3, {UUIDOID, INT4OID, TIMESTAMPTZOID}, nullptr};
 
 // cancel_delivery's write, as delivery::cancelled() chose it: generation $3 fences the
 // holder; a NULL reason keeps last_error.
@@ -296,20 +338,6 @@ pg::KeptPlan g_redrive_oldest = {
 pg::KeptPlan g_redrive_ids = {
     REDRIVE_SET "AND c.id OPERATOR(pg_catalog.=) ANY ($3) ORDER BY c.id FOR UPDATE SKIP LOCKED))",
     3, {UUIDOID, TEXTOID, INT8ARRAYOID}, nullptr};
-
-// g_reap on Citus, which refuses now() inside a CASE of a distributed UPDATE: the
-// transaction's start time is $3, in the CASE and in the expiry test.
-pg::KeptPlan g_reap_citus = {
-    "UPDATE baton.deliveries d SET "
-    "status = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN " FAILED " ELSE " PENDING " END, "
-    "generation = d.generation OPERATOR(pg_catalog.+) 1, lease_until = NULL, "
-    "last_error = 'lease expired', "
-    "settled_at = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN $3 END "
-    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) ANY (ARRAY("
-    "SELECT c.id FROM baton.deliveries c WHERE c.tenant OPERATOR(pg_catalog.=) $1 "
-    "AND c.status OPERATOR(pg_catalog.=) " CLAIMED " AND c.lease_until OPERATOR(pg_catalog.<) $3 "
-    "ORDER BY c.lease_until LIMIT $2 FOR UPDATE SKIP LOCKED))",
-    3, {UUIDOID, INT4OID, TIMESTAMPTZOID}, nullptr};
 
 pg::KeptPlan g_get = {"SELECT d FROM baton.deliveries d WHERE " KEY_OF_D, 2, {UUIDOID, INT8OID}, nullptr};
 
@@ -629,8 +657,10 @@ pg_uuid_t** DeliveryStore::reap_tenants(std::int32_t max_rows, std::uint64_t* n)
     Datum limit[1] = {Int32GetDatum(max_rows)};
     Spi& s = spi();
     std::uint64_t count = 0;
-    if (!local_shards::run_on_own_shards(s, g_reap_tenants, limit, {"deliveries", "tenants"}, &count))
-        count = s.run(g_reap_tenants, limit, nullptr);
+    bool kept = guard([] { return lease_rows::kept(); });
+    KeptPlan& plan = kept ? g_reap_tenants : g_reap_tenants_before_leases;
+    if (!local_shards::run_on_own_shards(s, plan, limit, {kept ? "leases" : "deliveries", "tenants"}, &count))
+        count = s.run(plan, limit, nullptr);
     pg_uuid_t** tenants =
         guard([count] { return static_cast<pg_uuid_t**>(palloc(sizeof(pg_uuid_t*) * (count + 1))); });
     for (std::uint64_t i = 0; i < count; i++) {
@@ -641,12 +671,21 @@ pg_uuid_t** DeliveryStore::reap_tenants(std::int32_t max_rows, std::uint64_t* n)
     return tenants;
 }
 
-// One UPDATE over the tenant's oldest expired leases (on Citus g_reap_citus, with now(),
-// the transaction's start, as its third parameter).
+// One UPDATE over the tenant's oldest expired leases, then one DELETE of the expired
+// rows of baton.leases that no delivery holds any longer. Every finish leaves such a
+// row, and the reaper calls reap once a round when it finds nothing to reap, so the
+// sweep takes many more rows than a reap returns (kSweepRows, twice max_rows when that
+// is more): a round keeps up with claims at that rate per second.
 std::int32_t DeliveryStore::reap(pg_uuid_t* tenant, std::int32_t max_rows) {
+    constexpr std::int32_t kSweepRows = 50000;
     Datum values[3] = {UUIDPGetDatum(tenant), Int32GetDatum(max_rows),
                        TimestampTzGetDatum(GetCurrentTransactionStartTimestamp())};
-    return static_cast<std::int32_t>(spi().run(citus::pick(g_reap, g_reap_citus), values, nullptr));
+    if (!guard([] { return lease_rows::kept(); }))
+        return static_cast<std::int32_t>(spi().run(g_reap_before_leases, values, nullptr));
+    std::int32_t reaped = static_cast<std::int32_t>(spi().run(g_reap, values, nullptr));
+    values[1] = Int32GetDatum(std::max(kSweepRows, max_rows < PG_INT32_MAX / 2 ? max_rows * 2 : PG_INT32_MAX));
+    spi().run(g_sweep, values, nullptr);
+    return reaped;
 }
 
 // One UPDATE of the row lock() has locked, and only while it still has the generation

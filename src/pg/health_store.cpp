@@ -9,6 +9,7 @@
 #include "pg/citus.hpp"
 #include "pg/health_store.hpp"
 #include "pg/launcher.hpp"
+#include "pg/lease_rows.hpp"
 #include "pg/local_shards.hpp"
 #include "pg/reaper.hpp"
 
@@ -24,14 +25,26 @@ namespace {
 // A count of at most $1 rows of FROM_WHERE (its other parameters following).
 #define CAPPED_COUNT(FROM_WHERE) "SELECT pg_catalog.count(*) FROM (SELECT 1 " FROM_WHERE " LIMIT $1) c"
 
-// Claimed deliveries whose lease expired, on index deliveries_leases.
-#define EXPIRED_FROM \
+// Claimed deliveries whose lease expired: the live rows of baton.leases (their delivery
+// claimed at that generation, with that lease_until) expired, on its primary key leases_pkey (lease_until first).
+#define EXPIRED_FROM                                                                                 \
+    "FROM baton.leases l JOIN baton.deliveries d ON d.tenant" EQ "l.tenant AND d.id" EQ "l.id "      \
+    "AND d.generation" EQ "l.generation AND d.lease_until" EQ "l.lease_until "                       \
+    "WHERE l.lease_until" LT NOW " AND d.status" EQ "'" BATON_STATUS_CLAIMED "'"
+// The same on a schema before 0.9.0 (no baton.leases), on its index deliveries_leases.
+#define EXPIRED_FROM_BEFORE_LEASES \
     "FROM baton.deliveries d WHERE d.status" EQ "'" BATON_STATUS_CLAIMED "' AND d.lease_until" LT NOW
-KeptPlan g_expired_count = {CAPPED_COUNT(EXPIRED_FROM), 1, {INT8OID}, nullptr};
-KeptPlan g_expired_oldest = {
-    "SELECT d.tenant::pg_catalog.text, d.target, d.id, " SECONDS_SINCE("d.lease_until") " " EXPIRED_FROM
-    " ORDER BY d.lease_until LIMIT 1",
-    0, {}, nullptr};
+#define EXPIRED_OLDEST(FROM) \
+    "SELECT d.tenant::pg_catalog.text, d.target, d.id, " SECONDS_SINCE("d.lease_until") " " FROM " ORDER BY d.lease_until LIMIT 1"
+// The count and the oldest, for each schema (expired_plans()).
+struct ExpiredPlans {
+    KeptPlan count, oldest;
+};
+ExpiredPlans g_expired = {{CAPPED_COUNT(EXPIRED_FROM), 1, {INT8OID}, nullptr},
+                          {EXPIRED_OLDEST(EXPIRED_FROM), 0, {}, nullptr}};
+ExpiredPlans g_expired_before_leases = {{CAPPED_COUNT(EXPIRED_FROM_BEFORE_LEASES), 1, {INT8OID}, nullptr},
+                                        {EXPIRED_OLDEST(EXPIRED_FROM_BEFORE_LEASES), 0, {}, nullptr}};
+ExpiredPlans& expired_plans() { return guard([] { return lease_rows::kept(); }) ? g_expired : g_expired_before_leases; }
 
 // Unfinished runs (index runs_runnable) with their current stage (index stages_current):
 // since when the owner's lease expired, before the cutoff $2; since when the retry
@@ -194,8 +207,9 @@ std::vector<health::TableRows> baton_tables(Spi& spi) {
 }
 
 health::ExpiredLeases expired_leases(Spi& spi) {
-    health::ExpiredLeases e{capped_count(spi, g_expired_count, 0), "", "", 0, 0};
-    if (e.count > 0 && spi.run(g_expired_oldest, nullptr, nullptr) == 1) {
+    ExpiredPlans& plans = expired_plans();
+    health::ExpiredLeases e{capped_count(spi, plans.count, 0), "", "", 0, 0};
+    if (e.count > 0 && spi.run(plans.oldest, nullptr, nullptr) == 1) {
         e.tenant = string_at(spi, 0, 1);
         e.target = string_at(spi, 0, 2);
         e.id = spi.int64_at(0, 3);
@@ -204,11 +218,14 @@ health::ExpiredLeases expired_leases(Spi& spi) {
     return e;
 }
 
-// On a worker g_expired_count over its own shards (see pg/local_shards).
+// On a worker the count of expired leases over its own shards (see pg/local_shards).
 std::int64_t expired_here(Spi& spi, std::int64_t counted) {
     Datum values[1] = {Int64GetDatum(health::kCountCap)};
     std::uint64_t rows = 0;
-    if (!local_shards::run_on_own_shards(spi, g_expired_count, values, {"deliveries"}, &rows)) return counted;
+    bool here = guard([] { return lease_rows::kept(); })
+                    ? local_shards::run_on_own_shards(spi, g_expired.count, values, {"leases", "deliveries"}, &rows)
+                    : local_shards::run_on_own_shards(spi, g_expired_before_leases.count, values, {"deliveries"}, &rows);
+    if (!here) return counted;
     return rows == 0 ? 0 : spi.int64_at(0, 1);
 }
 

@@ -133,7 +133,7 @@ check "distribute() on the coordinator, saying nothing (no notices)" "0 0" \
 check "no local copy of the wake-up secret is left on the coordinator" "0" \
     "$(q -c "SELECT pg_relation_size('baton.wakeup_key')")"
 check "distribute() again: idempotent" "ok" "$(code -c "SELECT baton.distribute()")"
-check "eight tenant tables hash-distributed by tenant, one colocation group" "8 1 8" \
+check "nine tenant tables hash-distributed by tenant, one colocation group" "9 1 9" \
     "$(q -c "SELECT count(*), count(DISTINCT colocationid), count(*) FILTER (WHERE column_to_column_name(logicalrelid, partkey) = 'tenant') FROM pg_dist_partition WHERE logicalrelid::text LIKE 'baton.%' AND partmethod = 'h'" | tr '|' ' ')"
 check "workflows and wakeup_key are reference tables" "n n" \
     "$(q -c "SELECT partmethod FROM pg_dist_partition WHERE logicalrelid IN ('baton.workflows'::regclass, 'baton.wakeup_key'::regclass)" | paste -sd' ')"
@@ -361,8 +361,17 @@ for t in "$A" "$B"; do
     q -c "SELECT baton.enqueue('$t', 'rx', 'r1')" -c "SELECT baton.enqueue('$t', 'rx', 'r2', max_attempts => 1)" >/dev/null
     q -c "SELECT count(*) FROM baton.claim('$t', 'rx', '1 second', 2)" >/dev/null
 done
+# The claims' leases in baton.leases, each in the shard of its tenant (a query of one
+# tenant goes to that tenant's shard group only).
+leases_of_rx() {
+    for t in "$A" "$B"; do
+        q -c "SELECT count(*) FROM baton.leases l JOIN baton.deliveries d ON d.tenant = l.tenant AND d.id = l.id WHERE l.tenant = '$t' AND d.target = 'rx'"
+    done | paste -sd' '
+}
+check "each claim's lease is in baton.leases, in the shard of its tenant, on each worker" "2 2" "$(leases_of_rx)"
 sleep 1.2
 check "reap on the coordinator reaps the expired leases of tenants on both workers" "4" "$(q -c "SELECT baton.reap()")"
+check "... and deletes their rows of baton.leases" "0 0" "$(leases_of_rx)"
 check "... each given back or failed by its attempts, as on one node" "failed 2 pending 2" \
     "$(q -c "SELECT string_agg(status || ' ' || n, ' ' ORDER BY status) FROM (SELECT status, count(*) n FROM baton.deliveries WHERE target = 'rx' GROUP BY status) s")"
 check "purge on the coordinator removes the settled rows on both workers" "t 0" \

@@ -114,6 +114,8 @@ q -c "CREATE DATABASE fresh" >/dev/null
 "$B/pg_restore" -d fresh "$DIR/src.dump" 2>/dev/null
 in_use() { q -d fresh -c "SELECT count(*) FROM baton.in_use"; }
 check "a fresh restore is not in use yet" "0" "$(in_use)"
+check "the restore wrote the lease of every claimed delivery it loaded into baton.leases (not dumped)" "t" \
+    "$(q -d fresh -c "SELECT count(*) > 0 AND count(*) = (SELECT count(*) FROM baton.deliveries WHERE status = 'claimed') FROM baton.leases l JOIN baton.deliveries d ON d.tenant = l.tenant AND d.id = l.id AND d.generation = l.generation AND d.lease_until = l.lease_until AND d.status = 'claimed'")"
 sleep 1
 check "the background reaper leaves a restore alone (an expired lease stays claimed)" "claimed 0" \
     "$(q -d fresh -c "SELECT status FROM baton.deliveries WHERE dedup_key = 's1'") $(in_use)"
@@ -163,7 +165,7 @@ if "$B/pg_dump" --schema-only -d src | q -d schema_only >/dev/null 2>"$DIR/schem
 else
     not_ok "pg_dump --schema-only | psql: $(head -c 400 "$DIR/schema.err")"
 fi
-check "the schema-only copy has pg_baton and no rows" "0.8.0 0" \
+check "the schema-only copy has pg_baton and no rows" "0.9.0 0" \
     "$(q -d schema_only -c "SELECT extversion || ' ' || (SELECT count(*) FROM baton.deliveries) FROM pg_extension WHERE extname = 'pg_baton'")"
 check "the schema-only copy works (create_tenant, enqueue)" "1" \
     "$(q -d schema_only -c "SELECT baton.create_tenant('$TA')" -c "SELECT baton.enqueue('$TA', 'w', 'k')" | tail -n 1)"

@@ -118,7 +118,9 @@ tooling_tables() {
 # DIR/<sequence> its last_value and is_called; DIR/counts the row count of each.
 # baton.in_use is left out: it says whether this copy has been written to, and a
 # restored copy starts without its row by design (docs/operations.md, "Backups"). So is
-# baton.wakeup_key: every copy makes a secret of its own (docs/wakeups.md).
+# baton.wakeup_key: every copy makes a secret of its own (docs/wakeups.md). Of
+# baton.leases only the live rows count (those of leases the deliveries hold): it is not
+# dumped, and a restore writes those alone.
 tooling_digest() {
     local db=$1 dir=$2 rel kind
     mkdir -p "$dir"
@@ -126,6 +128,12 @@ tooling_digest() {
     while IFS='|' read -r rel kind; do
         if [[ $kind == S ]]; then
             q -d "$db" -c "SELECT last_value || ' ' || is_called FROM baton.$rel" >"$dir/$rel"
+        elif [[ $rel == leases ]]; then
+            # Not dumped: a restore writes the leases its claimed deliveries hold, and
+            # only those (the rows no delivery holds any longer wait for reap).
+            q -d "$db" -c "SELECT md5(l::text) FROM baton.leases l JOIN baton.deliveries d ON d.tenant = l.tenant AND d.id = l.id
+                             AND d.generation = l.generation AND d.lease_until = l.lease_until AND d.status = 'claimed' ORDER BY 1" >"$dir/$rel"
+            echo "$rel $(wc -l <"$dir/$rel")" >>"$dir/counts"
         else
             q -d "$db" -c "SELECT md5(t::text) FROM baton.$rel t ORDER BY 1" >"$dir/$rel"
             echo "$rel $(wc -l <"$dir/$rel")" >>"$dir/counts"
