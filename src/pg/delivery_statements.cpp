@@ -261,14 +261,16 @@ pg::KeptPlan g_reap_tenants = {
 // baton.leases, whose lease (lease_until, renewed or not) has expired. The CASE is
 // delivery::give_back_status(), set-wise (docs/architecture.md, the rule copies). $3 is
 // now(), the transaction's start: Citus refuses now() inside a CASE of a distributed
-// UPDATE.
-pg::KeptPlan g_reap = {
-    "UPDATE baton.deliveries d SET "
-    "status = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN " FAILED " ELSE " PENDING " END, "
-    "generation = d.generation OPERATOR(pg_catalog.+) 1, lease_until = NULL, "
-    "last_error = 'lease expired', "
-    "settled_at = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN $3 END "
+// UPDATE. REAP_UPDATE is the write, up to the subquery that picks the rows.
+#define REAP_UPDATE                                                                                   \
+    "UPDATE baton.deliveries d SET "                                                                   \
+    "status = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN " FAILED " ELSE " PENDING \
+    " END, generation = d.generation OPERATOR(pg_catalog.+) 1, lease_until = NULL, "                   \
+    "last_error = 'lease expired', "                                                                   \
+    "settled_at = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN $3 END "            \
     "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) ANY (ARRAY("
+pg::KeptPlan g_reap = {
+    REAP_UPDATE
     "SELECT c.id FROM baton.leases l JOIN baton.deliveries c ON c.tenant OPERATOR(pg_catalog.=) l.tenant "
     "AND c.id OPERATOR(pg_catalog.=) l.id AND c.generation OPERATOR(pg_catalog.=) l.generation "
     "WHERE l.tenant OPERATOR(pg_catalog.=) $1 AND l.lease_until OPERATOR(pg_catalog.<) $3 "
@@ -301,12 +303,7 @@ pg::KeptPlan g_reap_tenants_before_leases = {
     "ORDER BY d.lease_until LIMIT $1) e GROUP BY e.tenant ORDER BY pg_catalog.min(e.lease_until) LIMIT 256",
     1, {INT4OID}, nullptr};
 pg::KeptPlan g_reap_before_leases = {
-    "UPDATE baton.deliveries d SET "
-    "status = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN " FAILED " ELSE " PENDING " END, "
-    "generation = d.generation OPERATOR(pg_catalog.+) 1, lease_until = NULL, "
-    "last_error = 'lease expired', "
-    "settled_at = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN $3 END "
-    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) ANY (ARRAY("
+    REAP_UPDATE
     "SELECT c.id FROM baton.deliveries c WHERE c.tenant OPERATOR(pg_catalog.=) $1 "
     "AND c.status OPERATOR(pg_catalog.=) " CLAIMED " AND c.lease_until OPERATOR(pg_catalog.<) $3 "
     "ORDER BY c.lease_until LIMIT $2 FOR UPDATE SKIP LOCKED))",
