@@ -1,10 +1,11 @@
--- pg_baton 0.8.0 -> 0.9.0: the expiry of leases in a narrow table of its own,
--- baton.leases, in place of the partial index deliveries_leases (docs/architecture.md,
--- "Where a lease's expiry is kept"). Every lease a delivery row takes (a claim, a renew,
--- a row written claimed by direct SQL or a restore) adds a row here, written by the same
--- code that writes the delivery; reap reads it in order of expiry and deletes what it has
--- passed. A delivery's write no longer adds an entry to an index on lease_until: the
--- first of the indexes on changing columns to leave baton.deliveries.
+-- pg_baton 0.8.0 -> 0.9.0: the side tables of deliveries (docs/architecture.md, "The side
+-- tables of deliveries"). The expiry of leases moves to baton.leases, in place of the
+-- partial index deliveries_leases; the pending rows in claim order and by due time move
+-- to baton.ready, in place of the partial indexes deliveries_claimable and
+-- deliveries_due. Both are written by the same code that writes the delivery (the fence
+-- trigger, or the direct claim), in the same transaction: claim reads baton.ready, reap
+-- reads baton.leases. No index of baton.deliveries but deliveries_settled has status,
+-- lease_until or run_after in it any longer.
 \echo Use "ALTER EXTENSION pg_baton UPDATE TO '0.9.0'" to load this file. \quit
 
 -- One row per lease handed out: the delivery, the generation that holds it, and until
@@ -27,11 +28,35 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON baton.leases TO @extowner@;
 COMMENT ON TABLE baton.leases IS
     'The expiry of the leases pg_baton handed out, for reap: written with every delivery row that takes a lease, deleted by reap once expired. Not dumped: a restore writes it from the deliveries it loads.';
 
--- The leases held now (on a distributed install baton.distribute() writes them, once it
--- has distributed the table).
-CREATE FUNCTION baton.fill_leases() RETURNS void
-    LANGUAGE C AS 'MODULE_PATHNAME', 'baton_fill_leases';
-SELECT baton.fill_leases();
-DROP FUNCTION baton.fill_leases();
+-- One row per pending delivery, in claim order: what claim scans, a target's rows,
+-- highest priority first, then oldest (a unique index of columns that are NOT NULL: a key
+-- for pg_repack, with the tenant in it for Citus); and in order of becoming due, what
+-- baton.health's oldest_pending reads. Added when a delivery becomes pending, removed
+-- when it stops being one, by the transaction that holds the delivery's row. Not dumped:
+-- a restore writes it from the deliveries it loads.
+CREATE TABLE baton.ready (
+    tenant    uuid        NOT NULL,
+    target    text        NOT NULL,
+    priority  integer     NOT NULL,
+    id        bigint      NOT NULL,
+    run_after timestamptz NOT NULL
+);
+CREATE UNIQUE INDEX ready_claim ON baton.ready (tenant, target, priority DESC, id);
+CREATE INDEX ready_due ON baton.ready (run_after);
+ALTER TABLE baton.ready SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000);
+REVOKE ALL ON baton.ready FROM PUBLIC;
+GRANT SELECT, INSERT, UPDATE, DELETE ON baton.ready TO @extowner@;
+
+COMMENT ON TABLE baton.ready IS
+    'The pending deliveries in claim order, for claim: a row added when a delivery becomes pending, removed when it stops being one. Not dumped: a restore writes it from the deliveries it loads.';
+
+-- The leases held and the pending rows now (on a distributed install baton.distribute()
+-- writes them, once it has distributed the tables).
+CREATE FUNCTION baton.fill_side_tables() RETURNS void
+    LANGUAGE C AS 'MODULE_PATHNAME', 'baton_fill_side_tables';
+SELECT baton.fill_side_tables();
+DROP FUNCTION baton.fill_side_tables();
 
 DROP INDEX baton.deliveries_leases;
+DROP INDEX baton.deliveries_claimable;
+DROP INDEX baton.deliveries_due;

@@ -5,7 +5,7 @@
 #include "core/error.hpp"
 #include "pg/boundary.hpp"
 #include "pg/citus.hpp"
-#include "pg/lease_rows.hpp"
+#include "pg/side_rows.hpp"
 #include "pg/owner.hpp"
 #include "pg/read_only.hpp"
 #include "pg/spi.hpp"
@@ -18,10 +18,10 @@ namespace {
 // The tenant tables, distributed by their column "tenant" and colocated with
 // baton.tenants, in an order that distributes each table a foreign key references
 // before the table that holds the key (stages, markers and deliveries reference runs),
-// and leases before deliveries, whose rows copied into their shards write their leases
-// into the shards of leases.
+// and the side tables (leases, ready) before deliveries, whose rows copied into their
+// shards write their side rows into the shards of those.
 constexpr const char* kTenantTables[] = {"tenants", "runs", "target_bindings", "stages",
-                                         "step_entries", "markers", "leases", "deliveries", "schedule_rows"};
+                                         "step_entries", "markers", "leases", "ready", "deliveries", "schedule_rows"};
 // Global tables: one copy on every node (reference tables); the wake-up secret is one, so
 // that a channel has the same name on every node. baton.in_use stays a local table on
 // each node: it records whether that node's own tables have been written to.
@@ -118,7 +118,7 @@ void distribute_functions(pg::Spi& spi) {
 // drops the indexes (not backing a constraint) an update dropped from the table. An update
 // script changes the logical table on each node (Citus does not propagate the script's
 // statements, see pg/citus.hpp); Citus' worker_apply_shard_ddl_command names each
-// object on the shard as Citus does (deliveries_claimable_102008). A constraint of a
+// object on the shard as Citus does (deliveries_run_102008). A constraint of a
 // shard made with its table keeps its own name (tenants_state_check), one added later
 // gets the shard id appended: either counts as present. Foreign keys and triggers an
 // update might add are not completed here.
@@ -199,8 +199,8 @@ void separate_id_ranges(pg::Spi& spi) {
 // that takes the tenant first by that argument, colocated with the tables. Idempotent:
 // what Citus has already is left as it is. After ALTER EXTENSION pg_baton UPDATE it
 // finishes the update: the shards get the indexes and constraints the update added to
-// their tables (complete_shards), baton.leases the leases the deliveries hold
-// (lease_rows::fill, for an update from before 0.9.0) and the new tenant functions are
+// their tables (complete_shards), the side tables what the deliveries hold
+// (side_rows::fill, for an update from before 0.9.0) and the new tenant functions are
 // distributed. Each
 // worker's id sequences get a range of their own (separate_id_ranges). The views granted
 // to roles read through functions that run as the owner (serve_views_by_functions). Triggers on
@@ -216,7 +216,7 @@ Datum distribute(FunctionCallInfo fcinfo, Oid caller) {
     for (const char* table : kGlobalTables) distribute_table(spi, table, false);
     complete_shards(spi);
     pg::guard([] {
-        if (pg::lease_rows::kept()) pg::lease_rows::fill();
+        if (pg::side_rows::kept()) pg::side_rows::fill();
     });
     distribute_functions(spi);
     serve_views_by_functions(spi);

@@ -13,7 +13,7 @@
 #include "pg/boundary.hpp"
 #include "pg/claim_hints.hpp"
 #include "pg/fence.hpp"
-#include "pg/lease_rows.hpp"
+#include "pg/side_rows.hpp"
 #include "pg/relations.hpp"
 #include "pg/restore_load.hpp"
 
@@ -196,7 +196,7 @@ bool row_claimed(HeapTuple tuple, TupleDesc desc, const DeliveryColumns& c) {
            delivery::Status::kClaimed;
 }
 
-// Adds to baton.leases the lease a delivery row takes (pg/lease_rows.hpp): a row written
+// Adds to baton.leases the lease a delivery row takes (pg/side_rows.hpp): a row written
 // claimed, with a lease_until, that it did not hold before (a new row, or a generation or
 // lease_until other than the version before).
 void note_lease(TriggerData* td, const DeliveryColumns& c) {
@@ -220,10 +220,37 @@ void note_lease(TriggerData* td, const DeliveryColumns& c) {
     }
     const pg_uuid_t* tenant = row_tenant(after, rel);
     pg::guard([rel, tenant, id, generation, lease_until] {
-        pg::lease_rows::Writer* w = pg::lease_rows::open(rel);
+        pg::side_rows::Writer* w = pg::side_rows::open(rel, pg::side_rows::Table::kLeases);
         if (w == nullptr) return;  // a schema before 0.9.0
-        pg::lease_rows::add(w, tenant, DatumGetInt64(id), DatumGetInt64(generation), DatumGetTimestampTz(lease_until));
-        pg::lease_rows::close(w);
+        pg::side_rows::add_lease(w, tenant, DatumGetInt64(id), DatumGetInt64(generation),
+                                 DatumGetTimestampTz(lease_until));
+        pg::side_rows::close(w);
+    });
+}
+
+// Keeps baton.ready in step with a write to baton.deliveries (pg/side_rows.hpp): a row
+// that stops being pending, or moves in claim order while pending (its target,
+// priority or due time changed), loses its ready row; one that becomes pending, or
+// moved, gets one.
+void note_ready(TriggerData* td, const DeliveryColumns& c) {
+    Relation rel = td->tg_relation;
+    TriggerEvent ev = td->tg_event;
+    HintRow before{}, after{};
+    if (!TRIGGER_FIRED_BY_INSERT(ev)) before = hint_row(td->tg_trigtuple, rel, c);
+    if (TRIGGER_FIRED_BY_INSERT(ev)) after = hint_row(td->tg_trigtuple, rel, c);
+    if (TRIGGER_FIRED_BY_UPDATE(ev)) after = hint_row(td->tg_newtuple, rel, c);
+    if (!before.pending && !after.pending) return;
+    if (before.pending && after.pending && same_place(before, after)) return;
+    pg::guard([rel, &before, &after] {
+        pg::side_rows::Writer* w = pg::side_rows::open(rel, pg::side_rows::Table::kReady);
+        if (w == nullptr) return;  // a schema before 0.9.0
+        if (before.pending)
+            pg::side_rows::remove_ready(w, before.tenant, before.target, static_cast<std::int32_t>(before.at.priority),
+                                        before.at.id);
+        if (after.pending)
+            pg::side_rows::add_ready(w, after.tenant, after.target, static_cast<std::int32_t>(after.at.priority),
+                                     after.at.id, after.run_after);
+        pg::side_rows::close(w);
     });
 }
 
@@ -238,8 +265,9 @@ const char* logical_table(const TriggerData* td) {
 // BEFORE INSERT/UPDATE/DELETE FOR EACH ROW on every tenant-owned table: the row's tenant
 // (old and new, for an update) must be writable, but for the rows a restore loads. On
 // deliveries, the row must also keep the row rules, the write is told to the claim
-// hints, and a lease it takes is added to baton.leases; on target_bindings, the write is
-// told to pg/authz_cache.
+// hints, and the side tables are kept in step (a lease it takes added to baton.leases,
+// its place in claim order to baton.ready); on target_bindings, the write is told to
+// pg/authz_cache.
 Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     TriggerData* td = trigger_data(fcinfo);
     Relation rel = td->tg_relation;
@@ -263,6 +291,7 @@ Datum fence_row(FunctionCallInfo fcinfo, Oid) {
             check_delivery_row(TRIGGER_FIRED_BY_UPDATE(ev) ? td->tg_newtuple : td->tg_trigtuple, rel, c);
         if (pg::claim_hints::enabled()) note_delivery_write(td, c);
         if (!TRIGGER_FIRED_BY_DELETE(ev)) note_lease(td, c);
+        note_ready(td, c);
     }
     return PointerGetDatum(TRIGGER_FIRED_BY_UPDATE(ev) ? td->tg_newtuple : td->tg_trigtuple);
 }

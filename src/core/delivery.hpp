@@ -25,7 +25,7 @@ enum class Status { kPending, kClaimed, kFinished, kFailed, kCancelled };
 
 // The stored spelling of each status: the one list. status_name() returns them, and the
 // SQL statements splice them in as literals where a partial index's predicate must be
-// proved by a generic plan (deliveries_claimable, deliveries_leases).
+// proved by a generic plan (the partial indexes of deliveries before 0.9.0).
 #define BATON_STATUS_PENDING "pending"
 #define BATON_STATUS_CLAIMED "claimed"
 #define BATON_STATUS_FINISHED "finished"

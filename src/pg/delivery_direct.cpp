@@ -8,7 +8,7 @@
 #include "core/delivery.hpp"
 #include "pg/claim_hints.hpp"
 #include "pg/delivery_direct.hpp"
-#include "pg/lease_rows.hpp"
+#include "pg/side_rows.hpp"
 #include "pg/relations.hpp"
 #include "pg/settings.hpp"
 
@@ -25,6 +25,10 @@ enum Column {
 const char* const kColumnNames[kColumns] = {
     "id",       "target",    "dedup_key",   "status",  "generation", "attempts", "max_attempts", "priority",
     "run_after", "lease_until", "payload",  "binding", "result",     "run_id",   "settled_at"};
+
+// The columns of baton.ready a claim reads, found as those above.
+enum ReadyColumn { kReadyPriority, kReadyId, kReadyRunAfter, kReadyColumns };
+const char* const kReadyColumnNames[kReadyColumns] = {"priority", "id", "run_after"};
 
 // The columns of baton.target_bindings bound_role() reads, found as those above.
 enum BindingColumn { kBindingTenant, kBindingTarget, kBindingRole, kBindingColumns };
@@ -117,9 +121,12 @@ struct Table {
     EState* estate;
     ResultRelInfo* rri;
     Relation pkey;
-    Relation claimable;
-    IndexScanDesc by_key;  // the primary key probe of settle(), begun on first use
-    lease_rows::Writer* leases;  // baton.leases, opened by the first claim
+    Relation ready;        // baton.ready and its index ready_claim: what a claim scans
+    Relation ready_claim;
+    TupleTableSlot* ready_found;  // the ready row read
+    AttrNumber ready_col[kReadyColumns];
+    IndexScanDesc by_key;  // the primary key probe of settle() and of a claim, begun on first use
+    side_rows::Writer* leases;  // baton.leases, opened by the first claim
     AttrNumber col[kColumns];
     TupleTableSlot* found;    // the version read (a buffer slot)
     TupleTableSlot* written;  // the version written (virtual)
@@ -133,8 +140,10 @@ struct Table {
 // A claim's index scan over one range, and the rows it has reserved.
 struct Cursor {
     Table* table;
-    IndexScanDesc scan;
+    const pg_uuid_t* tenant;
+    IndexScanDesc scan;    // of baton.ready's ready_claim
     ScanKeyData keys[4];
+    ItemPointerData ready_tid;  // the ready row of the last candidate
     ItemPointerData* reserved;  // the claimed versions reserve() wrote to the heap
     bool* indexed;              // ...and whether each needs index entries from complete()
     int nreserved;
@@ -268,15 +277,23 @@ bool untouched(Table* t) {
     return clear;
 }
 
-// True when the core says the version read is claimable at `now`. The scan's keys hold
-// its tenant and target, and the visible version an entry of the claim index leads to is
-// a pending one (a row leaves pending by a non-HOT update, status being in the index's
-// predicate); the status is checked all the same. run_after is not in the index.
+// True when the core says the version read is claimable at `now`: pending and due.
 bool claimable(Table* t, TimestampTz now) {
     std::optional<delivery::Status> status = found_status(t);
     bool isnull = false;
     Datum run_after = found_value(t, kRunAfter, &isnull);
     return status && !isnull && delivery::claimable(*status, DatumGetTimestampTz(run_after), now);
+}
+
+// Reads the row (tenant, id) visible to the call's snapshot into `found`, by the primary
+// key; false when there is none.
+bool fetch_by_key(Table* t, const pg_uuid_t* tenant, std::int64_t id) {
+    ScanKeyData keys[2];
+    ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
+    ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(id));
+    if (t->by_key == nullptr) t->by_key = index_beginscan(t->rel, t->pkey, t->snapshot, 2, 0);
+    index_rescan(t->by_key, keys, 2, nullptr, 0);
+    return index_getnext_slot(t->by_key, ForwardScanDirection, t->found);
 }
 
 // A by-reference column of a version, copied into the current context.
@@ -292,7 +309,8 @@ Datum copied(Table* t, TupleTableSlot* slot, Column c, bool* isnull) {
 Table* open() {
     if (!settings::direct_access) return nullptr;
     return guard([]() -> Table* {
-        if (citus_loaded()) return nullptr;
+        // Citus, or a schema before 0.9.0 (its claims read deliveries_claimable).
+        if (citus_loaded() || !side_rows::kept()) return nullptr;
         Relation rel = relations::open("deliveries", RowExclusiveLock);
         Oid nsp = RelationGetNamespace(rel);  // schema baton's
         if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity || rel->rd_rules != nullptr ||
@@ -318,7 +336,16 @@ Table* open() {
         hint_unchanged_keys(t->rri, t->col);
         t->own_index_loop = plain_indexes(t->rri);
         t->pkey = index_named(t->rri, "deliveries_pkey");
-        t->claimable = index_named(t->rri, "deliveries_claimable");
+        // baton.ready, locked before its index (relations.hpp), as an INSERT would.
+        Oid ready_claim = InvalidOid;
+        t->ready = relations::open_with_index("ready", "ready_claim", RowExclusiveLock, &ready_claim);
+        t->ready_claim = index_open(ready_claim, RowExclusiveLock);
+        const AttrNumber* ready_cols = relations::attnums(t->ready, kReadyColumnNames, kReadyColumns);
+        for (int c = 0; c < kReadyColumns; c++) {
+            t->ready_col[c] = ready_cols[c];
+            if (t->ready_col[c] == 0) elog(ERROR, "pg_baton cannot find column baton.ready.%s", kReadyColumnNames[c]);
+        }
+        t->ready_found = table_slot_create(t->ready, nullptr);
         t->found = table_slot_create(rel, nullptr);
         t->written = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
         // As an SPI statement does: this transaction's earlier writes become visible,
@@ -338,7 +365,10 @@ Table* open() {
 void close(Table* t) {
     guard([t] {
         if (t->by_key != nullptr) index_endscan(t->by_key);
-        if (t->leases != nullptr) lease_rows::close(t->leases);
+        if (t->leases != nullptr) side_rows::close(t->leases);
+        ExecDropSingleTupleTableSlot(t->ready_found);
+        index_close(t->ready_claim, NoLock);
+        table_close(t->ready, NoLock);
         ExecDropSingleTupleTableSlot(t->found);
         ExecDropSingleTupleTableSlot(t->written);
         ExecCloseIndices(t->rri);
@@ -367,11 +397,12 @@ Cursor* begin_claim(Table* t, const pg_uuid_t* tenant, const text* target, Claim
         c->reserved = static_cast<ItemPointerData*>(palloc(sizeof(ItemPointerData) * (max_rows + 1)));
         c->indexed = static_cast<bool*>(palloc(sizeof(bool) * (max_rows + 1)));
         c->table = t;
+        c->tenant = tenant;
         c->in_written = -1;
-        // deliveries_claimable is (tenant, target, priority DESC, id) WHERE status = 'pending'.
+        // ready_claim is (tenant, target, priority DESC, id).
         ScanKeyInit(&c->keys[0], 1, BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
         ScanKeyInit(&c->keys[1], 2, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(target));
-        c->keys[1].sk_collation = t->claimable->rd_indcollation[1];
+        c->keys[1].sk_collation = t->ready_claim->rd_indcollation[1];
         int nkeys = 2;
         if (range == ClaimRange::kLevel) {
             ScanKeyInit(&c->keys[2], 3, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(static_cast<int32>(from.priority)));
@@ -381,7 +412,7 @@ Cursor* begin_claim(Table* t, const pg_uuid_t* tenant, const text* target, Claim
             ScanKeyInit(&c->keys[2], 3, BTLessStrategyNumber, F_INT4LT, Int32GetDatum(static_cast<int32>(from.priority)));
             nkeys = 3;
         }
-        c->scan = index_beginscan(t->rel, t->claimable, t->snapshot, nkeys, 0);
+        c->scan = index_beginscan(t->ready, t->ready_claim, t->snapshot, nkeys, 0);
         index_rescan(c->scan, c->keys, nkeys, nullptr, 0);
         return c;
     });
@@ -397,17 +428,22 @@ void end_claim(Cursor* c) {
     });
 }
 
-// The next claimable row of the scan, read into `found`.
+// The next claimable row of the scan: the next ready row due at `now`, and its delivery,
+// read into `found` and asked delivery::claimable() (a ready row is removed by the
+// transaction that takes its delivery out of pending, so the one this snapshot sees
+// leads to a pending version; its status is checked all the same).
 Candidate next_candidate(Cursor* c, TimestampTz now) {
     return guard([c, now] {
         Table* t = c->table;
-        while (index_getnext_slot(c->scan, ForwardScanDirection, t->found)) {
-            if (!claimable(t, now)) continue;
+        while (index_getnext_slot(c->scan, ForwardScanDirection, t->ready_found)) {
             bool n1 = false, n2 = false, n3 = false;
-            Candidate found{true,
-                            {DatumGetInt32(found_value(t, kPriority, &n1)), DatumGetInt64(found_value(t, kId, &n2))},
-                            DatumGetTimestampTz(found_value(t, kRunAfter, &n3))};
-            return found;
+            TimestampTz run_after = DatumGetTimestampTz(slot_getattr(t->ready_found, t->ready_col[kReadyRunAfter], &n1));
+            if (n1 || run_after > now) continue;
+            std::int64_t id = DatumGetInt64(slot_getattr(t->ready_found, t->ready_col[kReadyId], &n2));
+            std::int32_t priority = DatumGetInt32(slot_getattr(t->ready_found, t->ready_col[kReadyPriority], &n3));
+            if (!fetch_by_key(t, c->tenant, id) || !claimable(t, now)) continue;
+            c->ready_tid = t->ready_found->tts_tid;
+            return Candidate{true, {priority, id}, run_after};
         }
         return Candidate{false, claim_hint::kEnd, 0};
     });
@@ -450,8 +486,9 @@ TM_Result reserve_found(Cursor* c, TimestampTz lease_until, bool wait) {
 }
 
 // Writes the claimed version of the candidate next_candidate() just returned to the
-// heap (see claim() in delivery_direct.hpp). False when another transaction holds it or
-// changed it after the snapshot.
+// heap (see claim() in delivery_direct.hpp), and removes its ready row, as the fence
+// trigger does for a statement's claim. False when another transaction holds it or
+// changed it after the snapshot: then the ready row is that transaction's to remove.
 bool reserve(Cursor* c, TimestampTz lease_until) {
     return guard([c, lease_until] {
         Table* t = c->table;
@@ -459,14 +496,18 @@ bool reserve(Cursor* c, TimestampTz lease_until) {
         // updated at once, without a lock of its own (one WAL record less). A row another
         // claimer has touched (its xmax is set: read without the buffer lock, a hint only)
         // goes straight to the lock, which skips it cheaply while that claimer holds it.
+        bool reserved = false;
         if (untouched(t)) {
             TM_Result r = reserve_found(c, lease_until, false);
-            if (r == TM_Ok) return true;
             if (r == TM_SelfModified) return false;
+            reserved = r == TM_Ok;
         }
-        if (!hold_found(t)) return false;
-        if (reserve_found(c, lease_until, true) != TM_Ok)
-            elog(ERROR, "pg_baton could not update a delivery it holds locked");
+        if (!reserved) {
+            if (!hold_found(t)) return false;
+            if (reserve_found(c, lease_until, true) != TM_Ok)
+                elog(ERROR, "pg_baton could not update a delivery it holds locked");
+        }
+        simple_heap_delete(t->ready, &c->ready_tid);
         return true;
     });
 }
@@ -520,11 +561,11 @@ void build_settle(Table* t, Datum outcome, const Jsonb* result, bool keep_result
 
 
 // Adds the lease of a row claimed to baton.leases, as the fence trigger does for a
-// statement's writes (pg/lease_rows.hpp).
+// statement's writes (pg/side_rows.hpp).
 void add_lease(Table* t, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation) {
     guard([t, tenant, id, generation] {
-        if (t->leases == nullptr) t->leases = lease_rows::open(t->rel);
-        if (t->leases != nullptr) lease_rows::add(t->leases, tenant, id, generation, t->lease_until);
+        if (t->leases == nullptr) t->leases = side_rows::open(t->rel, side_rows::Table::kLeases);
+        side_rows::add_lease(t->leases, tenant, id, generation, t->lease_until);
     });
 }
 
@@ -536,12 +577,7 @@ FoundDelivery settle(Table* t, const pg_uuid_t* tenant, std::int64_t id, std::in
     const char* outcome_name = delivery::status_name(outcome);
     return guard([t, tenant, id, generation, outcome, outcome_name, result, keep_result] {
         FoundDelivery s{};
-        ScanKeyData keys[2];
-        ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
-        ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(id));
-        if (t->by_key == nullptr) t->by_key = index_beginscan(t->rel, t->pkey, t->snapshot, 2, 0);
-        index_rescan(t->by_key, keys, 2, nullptr, 0);
-        if (!index_getnext_slot(t->by_key, ForwardScanDirection, t->found)) return s;
+        if (!fetch_by_key(t, tenant, id)) return s;
         if (!held(t, generation)) return read_found(t);
         Datum outcome_text = CStringGetTextDatum(outcome_name);
         ItemPointerData tid = t->found->tts_tid;

@@ -3,9 +3,10 @@
 // finish_batch). An SPI statement pays for its
 // executor start-up on every call (the plan's nodes, six indexes, a RETURNING
 // projection: more than half of a claim and finish, docs/performance.md); here a claim
-// is one index scan of deliveries_claimable and an update per row, a finish one probe of
-// the primary key and an update, with the indexes inserted into by the executor's own
-// ExecInsertIndexTuples.
+// is one index scan of baton.ready's ready_claim and, per row, a probe of the primary
+// key, an update, the removal of its ready row and the insert of its lease
+// (pg/side_rows.hpp); a finish one probe of the primary key and an update, with the
+// indexes inserted into by the executor's own ExecInsertIndexTuples.
 //
 // What the statements gave and this keeps:
 //   - READ COMMITTED: a finish of a row changed since the snapshot locks its latest
@@ -15,9 +16,9 @@
 //     serialization failure (40001), as for an UPDATE; the index and heap access
 //     methods take the predicate locks.
 //   - The fence trigger's work: the caller has checked the tenant's fence; a claim tells
-//     the claim hints about each row it takes, before the write, and adds each lease to
-//     baton.leases (pg/lease_rows.hpp), as the trigger would; the rows written always
-//     keep the row rules (their statuses are the core's).
+//     the claim hints about each row it takes, before the write, removes its row from
+//     baton.ready and adds its lease to baton.leases (pg/side_rows.hpp), as the trigger
+//     would; the rows written always keep the row rules (their statuses are the core's).
 //   - The table's NOT NULL and CHECK constraints are checked on every row written, as
 //     an UPDATE checks them (ExecConstraints).
 //   - Every other trigger, rule, generated column, row security, Citus: open() returns

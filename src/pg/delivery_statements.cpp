@@ -17,7 +17,7 @@
 #include "pg/auth.hpp"
 #include "pg/citus.hpp"
 #include "pg/delivery_store.hpp"
-#include "pg/lease_rows.hpp"
+#include "pg/side_rows.hpp"
 #include "pg/local_shards.hpp"
 #include "pg/relations.hpp"
 
@@ -141,29 +141,41 @@ pg::KeptPlan g_existing = {
 // sort node and a CTE would cost more to start, per call, than sorting max_items rows).
 // The last column is the priority, for that order. The SET is delivery::claimed().
 // $5 is the clock the claim reads right after its hint (pg/claim_hints.hpp): run_after
-// is compared with it rather than with the transaction's start.
-#define CLAIM_SQL(OPEN, CLOSE, EXTRA)                                                             \
+// is compared with it rather than with the transaction's start. PICK is the subquery:
+// the target's rows of baton.ready in claim order, each delivery locked (skipping those
+// others hold) and checked pending; on a schema before 0.9.0, the pending rows of
+// baton.deliveries on its partial index deliveries_claimable.
+#define CLAIM_SQL(OPEN, CLOSE, PICK)                                                              \
     "UPDATE baton.deliveries d SET status = " CLAIMED ", "                                        \
     "generation = d.generation OPERATOR(pg_catalog.+) 1, "                                        \
     "attempts = d.attempts OPERATOR(pg_catalog.+) 1, "                                            \
     "lease_until = pg_catalog.now() OPERATOR(pg_catalog.+) $4 "                                   \
-    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) " OPEN "("          \
-    "SELECT c.id FROM baton.deliveries c "                                                        \
-    "WHERE c.tenant OPERATOR(pg_catalog.=) $1 AND c.target OPERATOR(pg_catalog.=) $2 "            \
-    "AND c.status OPERATOR(pg_catalog.=) " PENDING " "                                            \
-    "AND c.run_after OPERATOR(pg_catalog.<=) $5 " EXTRA                                           \
-    "ORDER BY c.priority DESC, c.id LIMIT $3 FOR UPDATE SKIP LOCKED)" CLOSE                        \
-    " RETURNING d.id, d.generation, d.lease_until, d.dedup_key, d.payload, d.binding, d.attempts, " \
+    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) " OPEN "(" PICK ")" \
+    CLOSE " RETURNING d.id, d.generation, d.lease_until, d.dedup_key, d.payload, d.binding, d.attempts, " \
     "d.run_id, d.priority"
+#define PICK_READY(EXTRA)                                                                        \
+    "SELECT c.id FROM baton.ready r JOIN baton.deliveries c ON c.tenant OPERATOR(pg_catalog.=) r.tenant " \
+    "AND c.id OPERATOR(pg_catalog.=) r.id "                                                      \
+    "WHERE r.tenant OPERATOR(pg_catalog.=) $1 AND r.target OPERATOR(pg_catalog.=) $2 "           \
+    "AND r.run_after OPERATOR(pg_catalog.<=) $5 AND c.status OPERATOR(pg_catalog.=) " PENDING " " EXTRA("r") \
+    "ORDER BY r.priority DESC, r.id LIMIT $3 FOR UPDATE OF c SKIP LOCKED"
+#define PICK_PENDING(EXTRA)                                                                      \
+    "SELECT c.id FROM baton.deliveries c "                                                       \
+    "WHERE c.tenant OPERATOR(pg_catalog.=) $1 AND c.target OPERATOR(pg_catalog.=) $2 "           \
+    "AND c.status OPERATOR(pg_catalog.=) " PENDING " "                                           \
+    "AND c.run_after OPERATOR(pg_catalog.<=) $5 " EXTRA("c")                                     \
+    "ORDER BY c.priority DESC, c.id LIMIT $3 FOR UPDATE SKIP LOCKED"
 
-// With `expected`: every top-level field of $6 equals the binding's field of that name.
-#define EXPECTED_SQL                                                                             \
+// The filters of a claim's range, on the rows of table alias A. With `expected`: every
+// top-level field of $6 equals the binding's field of that name (the delivery's, c).
+#define ALL_SQL(A) ""
+#define EXPECTED_SQL(A)                                                                          \
     "AND NOT EXISTS (SELECT 1 FROM pg_catalog.jsonb_each($6) e WHERE NOT COALESCE("              \
     "((c.binding OPERATOR(pg_catalog.->) e.key) OPERATOR(pg_catalog.=) e.value), false)) "
 // From a claim hint at ($6, $7): the rest of its priority level, then the levels below
 // (two index ranges; one row comparison cannot bound an index that mixes DESC and ASC).
-#define LEVEL_SQL "AND c.priority OPERATOR(pg_catalog.=) $6 AND c.id OPERATOR(pg_catalog.>=) $7 "
-#define BELOW_SQL "AND c.priority OPERATOR(pg_catalog.<) $6 "
+#define LEVEL_SQL(A) "AND " A ".priority OPERATOR(pg_catalog.=) $6 AND " A ".id OPERATOR(pg_catalog.>=) $7 "
+#define BELOW_SQL(A) "AND " A ".priority OPERATOR(pg_catalog.<) $6 "
 
 #define CLAIM_TYPES UUIDOID, TEXTOID, INT4OID, INTERVALOID, TIMESTAMPTZOID
 // One row: `id = (SELECT ...)`, a primary-key equality, the plan the planner picks even
@@ -172,16 +184,15 @@ pg::KeptPlan g_existing = {
 struct ClaimPlans {
     pg::KeptPlan all, level, below, expected;
 };
-ClaimPlans g_claim_one = {
-    {CLAIM_SQL("", "", ""), 5, {CLAIM_TYPES}, nullptr},
-    {CLAIM_SQL("", "", LEVEL_SQL), 7, {CLAIM_TYPES, INT4OID, INT8OID}, nullptr},
-    {CLAIM_SQL("", "", BELOW_SQL), 6, {CLAIM_TYPES, INT4OID}, nullptr},
-    {CLAIM_SQL("", "", EXPECTED_SQL), 6, {CLAIM_TYPES, JSONBOID}, nullptr}};
-ClaimPlans g_claim_many = {
-    {CLAIM_SQL("ANY (ARRAY", ")", ""), 5, {CLAIM_TYPES}, nullptr},
-    {CLAIM_SQL("ANY (ARRAY", ")", LEVEL_SQL), 7, {CLAIM_TYPES, INT4OID, INT8OID}, nullptr},
-    {CLAIM_SQL("ANY (ARRAY", ")", BELOW_SQL), 6, {CLAIM_TYPES, INT4OID}, nullptr},
-    {CLAIM_SQL("ANY (ARRAY", ")", EXPECTED_SQL), 6, {CLAIM_TYPES, JSONBOID}, nullptr}};
+#define CLAIM_PLANS(OPEN, CLOSE, PICK)                                                        \
+    {{CLAIM_SQL(OPEN, CLOSE, PICK(ALL_SQL)), 5, {CLAIM_TYPES}, nullptr},                      \
+     {CLAIM_SQL(OPEN, CLOSE, PICK(LEVEL_SQL)), 7, {CLAIM_TYPES, INT4OID, INT8OID}, nullptr},  \
+     {CLAIM_SQL(OPEN, CLOSE, PICK(BELOW_SQL)), 6, {CLAIM_TYPES, INT4OID}, nullptr},           \
+     {CLAIM_SQL(OPEN, CLOSE, PICK(EXPECTED_SQL)), 6, {CLAIM_TYPES, JSONBOID}, nullptr}}
+ClaimPlans g_claim_one = CLAIM_PLANS("", "", PICK_READY);
+ClaimPlans g_claim_many = CLAIM_PLANS("ANY (ARRAY", ")", PICK_READY);
+ClaimPlans g_claim_one_before_ready = CLAIM_PLANS("", "", PICK_PENDING);
+ClaimPlans g_claim_many_before_ready = CLAIM_PLANS("ANY (ARRAY", ")", PICK_PENDING);
 
 // The lease calls name the status 'claimed' as a parameter ($5, $6): a generic plan
 // cannot prove a partial index's predicate from a parameter, so it probes the primary
@@ -552,7 +563,9 @@ Added DeliveryStore::existing(pg_uuid_t* tenant, const NewDelivery& d) {
 // One claim statement for the range (the filtered one with `expected`).
 Claimed DeliveryStore::claim_by_statement(const ClaimCall& call, ClaimRange range, claim_hint::Position from,
                                           std::int64_t n) {
-    ClaimPlans& plans = n == 1 ? g_claim_one : g_claim_many;
+    bool ready = guard([] { return side_rows::kept(); });
+    ClaimPlans& plans = ready ? (n == 1 ? g_claim_one : g_claim_many)
+                              : (n == 1 ? g_claim_one_before_ready : g_claim_many_before_ready);
     Datum values[7] = {UUIDPGetDatum(call.tenant), PointerGetDatum(call.target),
                        Int32GetDatum(static_cast<std::int32_t>(n)), IntervalPGetDatum(call.lease),
                        TimestampTzGetDatum(call.now), 0, 0};
@@ -654,7 +667,7 @@ pg_uuid_t** DeliveryStore::reap_tenants(std::int32_t max_rows, std::uint64_t* n)
     Datum limit[1] = {Int32GetDatum(max_rows)};
     Spi& s = spi();
     std::uint64_t count = 0;
-    bool kept = guard([] { return lease_rows::kept(); });
+    bool kept = guard([] { return side_rows::kept(); });
     KeptPlan& plan = kept ? g_reap_tenants : g_reap_tenants_before_leases;
     if (!local_shards::run_on_own_shards(s, plan, limit, {kept ? "leases" : "deliveries", "tenants"}, &count))
         count = s.run(plan, limit, nullptr);
@@ -677,7 +690,7 @@ std::int32_t DeliveryStore::reap(pg_uuid_t* tenant, std::int32_t max_rows) {
     constexpr std::int32_t kSweepRows = 50000;
     Datum values[3] = {UUIDPGetDatum(tenant), Int32GetDatum(max_rows),
                        TimestampTzGetDatum(GetCurrentTransactionStartTimestamp())};
-    if (!guard([] { return lease_rows::kept(); }))
+    if (!guard([] { return side_rows::kept(); }))
         return static_cast<std::int32_t>(spi().run(g_reap_before_leases, values, nullptr));
     std::int32_t reaped = static_cast<std::int32_t>(spi().run(g_reap, values, nullptr));
     values[1] = Int32GetDatum(std::max(kSweepRows, max_rows < PG_INT32_MAX / 2 ? max_rows * 2 : PG_INT32_MAX));

@@ -54,7 +54,8 @@ struct FoundDelivery {
     TimestampTz lease_until;  // renew: the lease as the row holds it
 };
 
-// The part of deliveries_claimable a claim scans, in claim order: all of a target, the
+// The part of a target's pending rows a claim scans, in claim order (baton.ready's
+// ready_claim): all of a target, the
 // rest of a priority level from a position, or the levels below a priority.
 enum class ClaimRange { kAll, kLevel, kBelow };
 

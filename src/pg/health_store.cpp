@@ -9,7 +9,7 @@
 #include "pg/citus.hpp"
 #include "pg/health_store.hpp"
 #include "pg/launcher.hpp"
-#include "pg/lease_rows.hpp"
+#include "pg/side_rows.hpp"
 #include "pg/local_shards.hpp"
 #include "pg/reaper.hpp"
 
@@ -44,7 +44,7 @@ ExpiredPlans g_expired = {{CAPPED_COUNT(EXPIRED_FROM), 1, {INT8OID}, nullptr},
                           {EXPIRED_OLDEST(EXPIRED_FROM), 0, {}, nullptr}};
 ExpiredPlans g_expired_before_leases = {{CAPPED_COUNT(EXPIRED_FROM_BEFORE_LEASES), 1, {INT8OID}, nullptr},
                                         {EXPIRED_OLDEST(EXPIRED_FROM_BEFORE_LEASES), 0, {}, nullptr}};
-ExpiredPlans& expired_plans() { return guard([] { return lease_rows::kept(); }) ? g_expired : g_expired_before_leases; }
+ExpiredPlans& expired_plans() { return guard([] { return side_rows::kept(); }) ? g_expired : g_expired_before_leases; }
 
 // Unfinished runs (index runs_runnable) with their current stage (index stages_current):
 // since when the owner's lease expired, before the cutoff $2; since when the retry
@@ -87,12 +87,14 @@ KeptPlan g_behind_oldest = {
     " ORDER BY s.next_fire_at LIMIT 1",
     2, {INT8OID, TIMESTAMPTZOID}, nullptr};
 
-// The pending delivery due first, on index deliveries_due.
-KeptPlan g_oldest_pending = {
-    "SELECT d.tenant::pg_catalog.text, d.target, d.id, " SECONDS_SINCE("d.run_after") " "
-    "FROM baton.deliveries d WHERE d.status" EQ "'" BATON_STATUS_PENDING "' AND d.run_after OPERATOR(pg_catalog.<=) " NOW
-    " ORDER BY d.run_after LIMIT 1",
-    0, {}, nullptr};
+// The pending delivery due first: the first row of baton.ready on its index ready_due;
+// on a schema before 0.9.0, of baton.deliveries on its partial index deliveries_due.
+#define OLDEST_PENDING(FROM_WHERE)                                                                 \
+    "SELECT d.tenant::pg_catalog.text, d.target, d.id, " SECONDS_SINCE("d.run_after") " " FROM_WHERE \
+    " AND d.run_after OPERATOR(pg_catalog.<=) " NOW " ORDER BY d.run_after LIMIT 1"
+KeptPlan g_oldest_pending = {OLDEST_PENDING("FROM baton.ready d WHERE true"), 0, {}, nullptr};
+KeptPlan g_oldest_pending_before_ready = {
+    OLDEST_PENDING("FROM baton.deliveries d WHERE d.status" EQ "'" BATON_STATUS_PENDING "'"), 0, {}, nullptr};
 
 // This node's counts of the tables of schema baton.
 #define TABLES                                                                                           \
@@ -222,7 +224,7 @@ health::ExpiredLeases expired_leases(Spi& spi) {
 std::int64_t expired_here(Spi& spi, std::int64_t counted) {
     Datum values[1] = {Int64GetDatum(health::kCountCap)};
     std::uint64_t rows = 0;
-    bool here = guard([] { return lease_rows::kept(); })
+    bool here = guard([] { return side_rows::kept(); })
                     ? local_shards::run_on_own_shards(spi, g_expired.count, values, {"leases", "deliveries"}, &rows)
                     : local_shards::run_on_own_shards(spi, g_expired_before_leases.count, values, {"deliveries"}, &rows);
     if (!here) return counted;
@@ -280,7 +282,8 @@ health::SchedulesBehind schedules_behind(Spi& spi, double warn_seconds) {
 
 health::OldestPending oldest_pending(Spi& spi) {
     health::OldestPending p{false, "", "", 0, 0};
-    if (spi.run(g_oldest_pending, nullptr, nullptr) == 1) {
+    KeptPlan& plan = guard([] { return side_rows::kept(); }) ? g_oldest_pending : g_oldest_pending_before_ready;
+    if (spi.run(plan, nullptr, nullptr) == 1) {
         p.any = true;
         p.tenant = string_at(spi, 0, 1);
         p.target = string_at(spi, 0, 2);

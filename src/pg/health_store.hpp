@@ -45,7 +45,7 @@ health::MarkersInDoubt markers_in_doubt(Spi& spi);
 // has_schedules false when it does not.
 health::SchedulesBehind schedules_behind(Spi& spi, double warn_seconds);
 
-// The due pending delivery that became due first (index deliveries_due).
+// The due pending delivery that became due first (baton.ready's index ready_due).
 health::OldestPending oldest_pending(Spi& spi);
 
 // The reaper of this database: the preload, baton.reaper_databases, its last batch (from

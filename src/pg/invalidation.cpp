@@ -3,7 +3,7 @@
 
 #include "pg/authz_cache.hpp"
 #include "pg/citus.hpp"
-#include "pg/lease_rows.hpp"
+#include "pg/side_rows.hpp"
 #include "pg/notify.hpp"
 #include "pg/owner.hpp"
 #include "pg/relations.hpp"
@@ -21,7 +21,7 @@ void on_relcache(Datum, Oid relid) {
     relations::forget(relid);
     restore_load::forget(relid);
     citus::forget_relation(relid);
-    lease_rows::forget(relid);
+    side_rows::forget(relid);
     notify::forget_relation(relid);
     owner::forget();
 }
@@ -30,7 +30,7 @@ void on_relcache(Datum, Oid relid) {
 // names, and REASSIGN OWNED changes the schema's owner with the extension's.
 void on_schema(Datum, int, uint32) {
     relations::forget(InvalidOid);
-    lease_rows::forget(InvalidOid);
+    side_rows::forget(InvalidOid);
     authz_cache::forget();
     owner::forget();
 }

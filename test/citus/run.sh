@@ -133,7 +133,7 @@ check "distribute() on the coordinator, saying nothing (no notices)" "0 0" \
 check "no local copy of the wake-up secret is left on the coordinator" "0" \
     "$(q -c "SELECT pg_relation_size('baton.wakeup_key')")"
 check "distribute() again: idempotent" "ok" "$(code -c "SELECT baton.distribute()")"
-check "nine tenant tables hash-distributed by tenant, one colocation group" "9 1 9" \
+check "ten tenant tables hash-distributed by tenant, one colocation group" "10 1 10" \
     "$(q -c "SELECT count(*), count(DISTINCT colocationid), count(*) FILTER (WHERE column_to_column_name(logicalrelid, partkey) = 'tenant') FROM pg_dist_partition WHERE logicalrelid::text LIKE 'baton.%' AND partmethod = 'h'" | tr '|' ' ')"
 check "workflows and wakeup_key are reference tables" "n n" \
     "$(q -c "SELECT partmethod FROM pg_dist_partition WHERE logicalrelid IN ('baton.workflows'::regclass, 'baton.wakeup_key'::regclass)" | paste -sd' ')"

@@ -13,7 +13,7 @@
 #   2. ALTER EXTENSION pg_baton UPDATE through the coordinator, then SELECT
 #      baton.distribute(): every node at the default version; the rows unchanged; the
 #      indexes and constraints of every shard those of a single-node install of the
-#      default version; the leases the claimed deliveries hold in baton.leases; cancel_delivery and redrive distributed by their tenant (on
+#      default version; the leases the claimed deliveries hold in baton.leases, the pending ones in baton.ready; cancel_delivery and redrive distributed by their tenant (on
 #      every node's metadata) and delegated; the row rules of the new version on a shard
 #      by direct SQL ('cancelled' accepted, 'bogus' refused); the same role reads
 #      delivery_stats with the column 0.7.0 appended.
@@ -116,14 +116,16 @@ check "distribute() after the update" "ok" "$(code -c "SELECT baton.distribute()
 check "the rows are unchanged" "$BEFORE" "$(rows)"
 check "distribute() wrote the lease of each of the 12 claimed deliveries into baton.leases (0.9.0)" "12" \
     "$(q -c "SELECT count(*) FROM baton.leases l JOIN baton.deliveries d ON d.tenant = l.tenant AND d.id = l.id AND d.generation = l.generation AND d.lease_until = l.lease_until WHERE d.status = 'claimed'")"
+check "... and a ready row for each of the 12 pending ones into baton.ready" "12" \
+    "$(q -c "SELECT count(*) FROM baton.ready r JOIN baton.deliveries d ON d.tenant = r.tenant AND d.id = r.id AND d.target = r.target AND d.priority = r.priority AND d.run_after = r.run_after WHERE d.status = 'pending'")"
 check "... the same role reads delivery_stats with 0.7.0's column cancelled appended" "12 12 12 12 0 12" \
     "$(q -U up_admin -c "SELECT concat_ws(' ', sum(pending), sum(claimed), sum(finished), sum(failed), sum(cancelled)) FROM baton.delivery_stats" 2>&1) $(q -c "SELECT count(*) FROM pg_attribute WHERE attrelid = 'baton.delivery_stats'::regclass AND attnum > 0")"
 q -c "CREATE DATABASE single" >/dev/null 2>&1
 q -d single -c "CREATE EXTENSION pg_baton" >/dev/null
 SINGLE=$(table_defs "$p0" single)
-check "a single-node install has the nine tenant tables, workflows and wakeup_key" "11" "$(grep -c . <<<"$SINGLE")"
+check "a single-node install has the ten tenant tables, workflows and wakeup_key" "12" "$(grep -c . <<<"$SINGLE")"
 check "every shard (and the reference tables' placements) has the indexes and constraints of a single-node $DEFAULT install" \
-    "42 shards, 0 differ" "$(shards_like "$SINGLE")"
+    "46 shards, 0 differ" "$(shards_like "$SINGLE")"
 check "cancel_delivery and redrive are distributed by their tenant" "2" "$(q -c "$DISTRIBUTED_FUNCTIONS")"
 check "... colocated with the tables: every function taking the tenant first is" "0" \
     "$(q -c "SELECT count(*) FROM pg_proc p WHERE p.pronamespace = 'baton'::regnamespace AND p.proargtypes[0] = 'uuid'::regtype AND p.proargnames[1] = 'tenant'
@@ -153,12 +155,12 @@ SQL
 check "an update adding an index and a constraint, through the coordinator" "ok" "$(code -c "ALTER EXTENSION pg_baton UPDATE TO '$PROBE'")"
 check "every node at $PROBE" "$PROBE $PROBE $PROBE" "$(versions)"
 SHELLS=$(table_defs "$p0" postgres)
-check "before distribute(): the deliveries shards lack them" "42 shards, 4 differ" "$(shards_like "$SHELLS")"
+check "before distribute(): the deliveries shards lack them" "46 shards, 4 differ" "$(shards_like "$SHELLS")"
 check "distribute() after the update" "ok" "$(code -c "SELECT baton.distribute()")"
-check "every shard has its table's indexes and constraints" "42 shards, 0 differ" "$(shards_like "$SHELLS")"
+check "every shard has its table's indexes and constraints" "46 shards, 0 differ" "$(shards_like "$SHELLS")"
 check "the new constraint refuses a row on its shard (23514)" "23514" \
     "$(code -p "$port" -c "INSERT INTO $shard (tenant, id, target, dedup_key, priority) VALUES ('$A', 900003, 'w', 'direct-low', -2000000)")"
-check "distribute() again changes nothing" "ok 42 shards, 0 differ" "$(code -c "SELECT baton.distribute()") $(shards_like "$SHELLS")"
+check "distribute() again changes nothing" "ok 46 shards, 0 differ" "$(code -c "SELECT baton.distribute()") $(shards_like "$SHELLS")"
 check "the rows are still there" "49" "$(q -c "SELECT count(*) FROM baton.deliveries")"
 
 # --- 4. removal ---------------------------------------------------------------------------

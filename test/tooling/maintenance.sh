@@ -23,7 +23,7 @@ ROLE=maint_tool
 LOAD_TENANT=00000000-0000-0000-0014-000000000001
 PRELOADED=${BATON_MAINT_PENDING:-5000}      # pending deliveries before the load starts
 SETTLED=${BATON_MAINT_SETTLED:-200000}      # settled deliveries (the history a queue keeps)
-TABLES=(tenants target_bindings workflows runs stages step_entries markers deliveries leases schedule_rows in_use wakeup_key)
+TABLES=(tenants target_bindings workflows runs stages step_entries markers deliveries leases ready schedule_rows in_use wakeup_key)
 
 dir=$(mktemp -d /tmp/pg_baton-maint.XXXXXX)
 logdir=$dir/load
@@ -173,7 +173,8 @@ run_on_table() {
     case $cmd in
         vacuum_full) out=$(q -d "$DB" -c "VACUUM FULL baton.$table" 2>&1) || rc=$? ;;
         cluster)
-            idx=$(q -d "$DB" -c "SELECT indexrelid::regclass FROM pg_index WHERE indrelid = 'baton.$table'::regclass AND indisprimary")
+            # The primary key, or for a table without one (baton.ready) its unique index.
+            idx=$(q -d "$DB" -c "SELECT indexrelid::regclass FROM pg_index WHERE indrelid = 'baton.$table'::regclass AND indisunique ORDER BY indisprimary DESC LIMIT 1")
             out=$(q -d "$DB" -c "CLUSTER baton.$table USING ${idx#baton.}" 2>&1) || rc=$?
             ;;
         reindex_index)

@@ -124,9 +124,12 @@ if q -d $A -c "ALTER EXTENSION pg_baton UPDATE"; then ok "ALTER EXTENSION pg_bat
 check "A is at 0.9.0" "0.9.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 digests $A >"$WORK/after"
 if diff "$WORK/before" "$WORK/after"; then ok "no row changed in the update (digests of every table)"; else not_ok "rows changed in the update"; fi
-# 0.9.0: the lease of every claimed delivery has its row in baton.leases.
+# 0.9.0: the lease of every claimed delivery has its row in baton.leases, every
+# pending delivery its row in baton.ready.
 check "the update wrote the lease of each claimed delivery into baton.leases" "true 2" \
     "$(q -d $A -c "SELECT (count(*) = (SELECT count(*) FROM baton.deliveries WHERE status = 'claimed')) || ' ' || count(*) FROM baton.leases l JOIN baton.deliveries d ON d.tenant = l.tenant AND d.id = l.id AND d.generation = l.generation AND d.lease_until = l.lease_until AND d.status = 'claimed'")"
+check "the update wrote a ready row for each pending delivery into baton.ready" "t" \
+    "$(q -d $A -c "SELECT count(*) = (SELECT count(*) FROM baton.deliveries WHERE status = 'pending') AND count(*) = (SELECT count(*) FROM baton.ready) FROM baton.ready r JOIN baton.deliveries d ON d.tenant = r.tenant AND d.id = r.id AND d.target = r.target AND d.priority = r.priority AND d.run_after = r.run_after AND d.status = 'pending'")"
 
 # The upgraded database works: 0.1.0's functions and 0.2.0's views and purge.
 check "claim after the update" "2" "$(q -d $A -c "SELECT count(*) FROM baton.claim('$T1', 'w', '1 hour', 10)")"
@@ -241,13 +244,22 @@ else
     ok "a 0.1.0 schema (C) differs from 0.9.0 (B): the comparison can fail"
 fi
 for obj in 'FUNCTION baton.purge' 'VIEW baton.run_stats' 'INDEX deliveries_settled' 'INDEX runs_finished' \
-    'FUNCTION baton.health_checks' 'VIEW baton.health' 'INDEX deliveries_due' \
+    'FUNCTION baton.health_checks' 'VIEW baton.health' \
     'FUNCTION baton.fire_schedules' 'VIEW baton.schedules' 'INDEX schedule_rows_due' \
-    'TABLE baton.leases' 'leases_pkey'; do
+    'TABLE baton.leases' 'leases_pkey' 'TABLE baton.ready' 'INDEX ready_claim' 'INDEX ready_due'; do
     if grep -q "$obj" "$WORK/a.sql" && ! grep -q "$obj" "$WORK/c.sql"; then
         ok "the update adds $obj"
     else
         not_ok "the update adds $obj"
+    fi
+done
+# 0.9.0: the partial indexes on status leave baton.deliveries (the side tables hold
+# what they ordered).
+for obj in 'INDEX deliveries_claimable' 'INDEX deliveries_leases'; do
+    if grep -q "$obj" "$WORK/c.sql" && ! grep -q "$obj" "$WORK/a.sql"; then
+        ok "the update drops $obj"
+    else
+        not_ok "the update drops $obj"
     fi
 done
 

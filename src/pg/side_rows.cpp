@@ -1,0 +1,249 @@
+// The side tables of baton.deliveries (see side_rows.hpp).
+#include <cstring>
+
+#include "pg/relations.hpp"
+#include "pg/side_rows.hpp"
+
+namespace baton::pg::side_rows {
+
+namespace {
+
+// What this file knows of each side table: its name, the columns it writes (found by
+// name once per backend, relations::attnums) and the unique index a row is found by.
+//   leases: (tenant, id, generation, lease_until), found by its primary key
+//           leases_pkey (lease_until, tenant, id, generation)
+//   ready:  (tenant, target, priority, id, run_after), found by ready_claim
+//           (tenant, target, priority DESC, id)
+constexpr int kMaxColumns = 5;
+struct Spec {
+    const char* table;
+    const char* const* columns;
+    int ncolumns;
+    const char* key;  // the unique index
+};
+enum LeaseColumn { kLeaseTenant, kLeaseId, kLeaseGeneration, kLeaseUntil, kLeaseColumns };
+const char* const kLeaseColumnNames[kLeaseColumns] = {"tenant", "id", "generation", "lease_until"};
+enum ReadyColumn { kReadyTenant, kReadyTarget, kReadyPriority, kReadyId, kReadyRunAfter, kReadyColumns };
+const char* const kReadyColumnNames[kReadyColumns] = {"tenant", "target", "priority", "id", "run_after"};
+const Spec kSpecs[2] = {{"leases", kLeaseColumnNames, kLeaseColumns, "leases_pkey"},
+                        {"ready", kReadyColumnNames, kReadyColumns, "ready_claim"}};
+
+const Spec& spec(Table table) { return kSpecs[table == Table::kLeases ? 0 : 1]; }
+
+// The shards of the side tables found for shards of baton.deliveries, per backend: a
+// shard keeps its oid until Citus moves or splits it (a new relation, a relcache
+// invalidation: forget()).
+constexpr int kShards = 64;
+struct ShardPair {
+    Oid deliveries;
+    Table table;
+    Oid side;
+};
+ShardPair g_shards[kShards];
+int g_nshards = 0;
+
+// The shard of baton.<table> colocated with `shard`, a shard of baton.deliveries named
+// deliveries_<shard id>: the shard of that table with the same hash range, from Citus'
+// metadata, which every node of a distributed install holds.
+Oid colocated(Relation shard, Table table) {
+    Oid relid = RelationGetRelid(shard);
+    for (int i = 0; i < g_nshards; i++)
+        if (g_shards[i].deliveries == relid && g_shards[i].table == table) return g_shards[i].side;
+    const char* name = RelationGetRelationName(shard);
+    const char* underscore = std::strrchr(name, '_');
+    int64 shardid = underscore != nullptr ? pg_strtoint64(underscore + 1) : 0;
+    Oid side = InvalidOid;
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_baton could not connect to SPI");
+    Oid types[2] = {INT8OID, TEXTOID};
+    Datum values[2] = {Int64GetDatum(shardid), CStringGetTextDatum(spec(table).table)};
+    int rc = SPI_execute_with_args(
+        "SELECT pg_catalog.to_regclass(pg_catalog.shard_name(l.logicalrelid, l.shardid))::pg_catalog.oid "
+        "FROM pg_catalog.pg_dist_shard s JOIN pg_catalog.pg_dist_shard l ON l.logicalrelid OPERATOR(pg_catalog.=) "
+        "pg_catalog.to_regclass('baton.' OPERATOR(pg_catalog.||) $2) "
+        "AND l.shardminvalue OPERATOR(pg_catalog.=) s.shardminvalue "
+        "WHERE s.shardid OPERATOR(pg_catalog.=) $1",
+        2, types, values, nullptr, true, 1);
+    if (rc == SPI_OK_SELECT && SPI_processed == 1) {
+        bool isnull = false;
+        Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+        if (!isnull) side = DatumGetObjectId(d);
+    }
+    SPI_finish();
+    if (!OidIsValid(side))
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("pg_baton cannot find the shard of baton.%s that goes with shard %s", spec(table).table,
+                               name),
+                        errhint("Run SELECT baton.distribute() on the coordinator after ALTER EXTENSION pg_baton "
+                                "UPDATE.")));
+    if (g_nshards == kShards) g_nshards = 0;  // a full cache starts again
+    g_shards[g_nshards++] = {relid, table, side};
+    return side;
+}
+
+}  // namespace
+
+// The relation and what its writes need: its indexes, a slot, an executor state, and
+// the probe of its unique index (begun on first use).
+struct Writer {
+    Table table;
+    Relation rel;
+    EState* estate;
+    ResultRelInfo* rri;
+    TupleTableSlot* slot;
+    Relation key;
+    IndexScanDesc probe;
+    TupleTableSlot* found;
+    SnapshotData dirty;
+    AttrNumber col[kMaxColumns];
+};
+
+bool kept() { return OidIsValid(relations::relid("leases")) && OidIsValid(relations::relid("ready")); }
+
+// The side table itself next to baton.deliveries; on Citus the colocated shard.
+Writer* open(Relation deliveries, Table table) {
+    if (!kept()) return nullptr;
+    const Spec& s = spec(table);
+    Oid relid = RelationGetRelid(deliveries) != relations::relid("deliveries") ? colocated(deliveries, table)
+                : table == Table::kLeases                                      ? relations::relid("leases")
+                                                                               : relations::relid("ready");
+    Writer* w = static_cast<Writer*>(palloc0(sizeof(Writer)));
+    w->table = table;
+    w->rel = table_open(relid, RowExclusiveLock);
+    const AttrNumber* cols = relations::attnums(w->rel, s.columns, s.ncolumns);
+    for (int c = 0; c < s.ncolumns; c++) {
+        w->col[c] = cols[c];
+        if (w->col[c] == 0) elog(ERROR, "pg_baton cannot find column baton.%s.%s", s.table, s.columns[c]);
+    }
+    w->estate = CreateExecutorState();
+    w->rri = makeNode(ResultRelInfo);
+    InitResultRelInfo(w->rri, w->rel, 0, nullptr, 0);
+    ExecOpenIndices(w->rri, false);
+    w->slot = MakeSingleTupleTableSlot(RelationGetDescr(w->rel), &TTSOpsVirtual);
+    // The key index by its name without a shard's suffix (ready_claim, ready_claim_102040).
+    std::size_t n = std::strlen(s.key);
+    for (int i = 0; i < w->rri->ri_NumIndices; i++) {
+        const char* name = RelationGetRelationName(w->rri->ri_IndexRelationDescs[i]);
+        if (std::strncmp(name, s.key, n) == 0 && (name[n] == '\0' || name[n] == '_'))
+            w->key = w->rri->ri_IndexRelationDescs[i];
+    }
+    if (w->key == nullptr) elog(ERROR, "pg_baton cannot find index baton.%s", s.key);
+    return w;
+}
+
+void close(Writer* w) {
+    if (w->probe != nullptr) {
+        index_endscan(w->probe);
+        ExecDropSingleTupleTableSlot(w->found);
+    }
+    ExecDropSingleTupleTableSlot(w->slot);
+    ExecCloseIndices(w->rri);
+    FreeExecutorState(w->estate);
+    table_close(w->rel, NoLock);
+    pfree(w);
+}
+
+namespace {
+
+// True when the key index holds a row equal to `keys` (its first n columns, each compared
+// by procs[k]), seen by a dirty snapshot (committed or not); the row is left in w->found.
+bool find(Writer* w, const Datum* keys, const RegProcedure* procs, int n) {
+    if (w->probe == nullptr) {
+        InitDirtySnapshot(w->dirty);
+        w->probe = index_beginscan(w->rel, w->key, &w->dirty, n, 0);
+        w->found = table_slot_create(w->rel, nullptr);
+    }
+    ScanKeyData scan[kMaxColumns];
+    for (int k = 0; k < n; k++) {
+        ScanKeyInit(&scan[k], k + 1, BTEqualStrategyNumber, procs[k], keys[k]);
+        scan[k].sk_collation = w->key->rd_indcollation[k];
+    }
+    index_rescan(w->probe, scan, n, nullptr, 0);
+    return index_getnext_slot(w->probe, ForwardScanDirection, w->found);
+}
+
+// A heap insert of `values` (in the order of the table's Spec) and its index entries, as
+// an INSERT writes them (the table has no constraint but NOT NULL, which these values
+// keep, and its unique index).
+void insert(Writer* w, const Datum* values) {
+    const Spec& s = spec(w->table);
+    TupleTableSlot* slot = w->slot;
+    ExecClearTuple(slot);
+    int natts = RelationGetDescr(w->rel)->natts;
+    for (int i = 0; i < natts; i++) {
+        slot->tts_values[i] = 0;
+        slot->tts_isnull[i] = true;
+    }
+    for (int c = 0; c < s.ncolumns; c++) {
+        slot->tts_values[w->col[c] - 1] = values[c];
+        slot->tts_isnull[w->col[c] - 1] = false;
+    }
+    ExecStoreVirtualTuple(slot);
+    table_tuple_insert(w->rel, slot, GetCurrentCommandId(true), 0, nullptr);
+    if (w->rri->ri_NumIndices > 0) compat::insert_new_index_tuples(w->rri, slot, w->estate);
+    ResetPerTupleExprContext(w->estate);
+}
+
+// The key of a ready row, as ready_claim orders it, and its equality procedures.
+const RegProcedure kReadyProcs[4] = {F_UUID_EQ, F_TEXTEQ, F_INT4EQ, F_INT8EQ};
+
+}  // namespace
+
+void add_lease(Writer* w, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
+               TimestampTz lease_until) {
+    Datum values[kLeaseColumns] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)), Int64GetDatum(id),
+                                   Int64GetDatum(generation), TimestampTzGetDatum(lease_until)};
+    // leases_pkey is (lease_until, tenant, id, generation).
+    const Datum key[4] = {values[kLeaseUntil], values[kLeaseTenant], values[kLeaseId], values[kLeaseGeneration]};
+    const RegProcedure procs[4] = {F_TIMESTAMPTZ_EQ, F_UUID_EQ, F_INT8EQ, F_INT8EQ};
+    if (find(w, key, procs, 4)) return;
+    insert(w, values);
+}
+
+// A ready row left behind by a write that passed no trigger (session_replication_role =
+// replica) is replaced, so that the delivery becomes claimable again.
+void add_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int32_t priority, std::int64_t id,
+               TimestampTz run_after) {
+    Datum values[kReadyColumns] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)), PointerGetDatum(target),
+                                   Int32GetDatum(priority), Int64GetDatum(id), TimestampTzGetDatum(run_after)};
+    if (find(w, values, kReadyProcs, 4)) simple_heap_delete(w->rel, &w->found->tts_tid);
+    insert(w, values);
+}
+
+void remove_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int32_t priority, std::int64_t id) {
+    Datum key[4] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)), PointerGetDatum(target), Int32GetDatum(priority),
+                    Int64GetDatum(id)};
+    if (find(w, key, kReadyProcs, 4)) simple_heap_delete(w->rel, &w->found->tts_tid);
+}
+
+void remove_at(Writer* w, ItemPointer tid) { simple_heap_delete(w->rel, tid); }
+
+void fill() {
+    const char* const statements[2] = {
+        "INSERT INTO baton.leases (tenant, id, generation, lease_until) "
+        "SELECT d.tenant, d.id, d.generation, d.lease_until FROM baton.deliveries d "
+        "WHERE d.status OPERATOR(pg_catalog.=) 'claimed' AND d.lease_until IS NOT NULL "
+        "AND NOT EXISTS (SELECT 1 FROM baton.leases l WHERE l.tenant OPERATOR(pg_catalog.=) d.tenant "
+        "AND l.id OPERATOR(pg_catalog.=) d.id AND l.generation OPERATOR(pg_catalog.=) d.generation "
+        "AND l.lease_until OPERATOR(pg_catalog.=) d.lease_until)",
+        "INSERT INTO baton.ready (tenant, target, priority, id, run_after) "
+        "SELECT d.tenant, d.target, d.priority, d.id, d.run_after FROM baton.deliveries d "
+        "WHERE d.status OPERATOR(pg_catalog.=) 'pending' "
+        "AND NOT EXISTS (SELECT 1 FROM baton.ready r WHERE r.tenant OPERATOR(pg_catalog.=) d.tenant "
+        "AND r.target OPERATOR(pg_catalog.=) d.target AND r.priority OPERATOR(pg_catalog.=) d.priority "
+        "AND r.id OPERATOR(pg_catalog.=) d.id)"};
+    for (const char* sql : statements) {
+        int rc = SPI_execute(sql, false, 0);
+        if (rc != SPI_OK_INSERT) elog(ERROR, "pg_baton could not fill its side tables: %s", SPI_result_code_string(rc));
+    }
+}
+
+void forget(Oid relid) {
+    if (relid == InvalidOid) {
+        g_nshards = 0;
+        return;
+    }
+    for (int i = 0; i < g_nshards; i++)
+        if (g_shards[i].deliveries == relid || g_shards[i].side == relid) g_shards[i] = g_shards[--g_nshards], i--;
+}
+
+}  // namespace baton::pg::side_rows

@@ -1,0 +1,72 @@
+// The narrow tables kept in step with baton.deliveries, so that the delivery's own table
+// needs no index on a column a claim, a renew or a finish changes
+// (docs/architecture.md, "The side tables of deliveries"):
+//
+//   baton.leases  a row per lease handed out (tenant, id, generation, lease_until), in
+//                 order of expiry, for reap. Added whenever a delivery row is written
+//                 claimed with a lease it did not hold before (a claim, a renew, a row
+//                 claimed by direct SQL or loaded by a restore). A row is live while its
+//                 delivery is claimed at that generation with that lease_until, stale
+//                 after; reap returns the deliveries of expired live rows and deletes
+//                 expired rows (pg/delivery_statements.cpp).
+//   baton.ready   a row per pending delivery (tenant, target, priority, id, run_after),
+//                 in claim order, for claim (and by run_after, for baton.health): added
+//                 when a row becomes pending (enqueue, retry, reap, redrive, direct SQL),
+//                 removed when it stops being one (claim, cancel, deletion), both by the
+//                 transaction that holds the delivery's row, so a ready row is never
+//                 removed by two transactions at once.
+//
+// The fence trigger keeps both for every write that passes it; the direct claim, which
+// passes no trigger, keeps them itself. On Citus the delivery written is a row of a
+// shard (deliveries_102008) on the node that holds it, and the side rows go to the
+// shards colocated with it, on the same node, in the same transaction.
+#pragma once
+
+#include <cstdint>
+
+#include "pg/postgres.hpp"
+
+namespace baton::pg::side_rows {
+
+// True when this database's pg_baton has the side tables (0.9.0 on). Before that the
+// schema's partial indexes on deliveries are what claim and reap read, and no side row
+// is written (one pg_baton.so serves a schema not yet updated). Postgres calls only.
+bool kept();
+
+enum class Table { kLeases, kReady };
+
+// One side table (or on Citus its shard colocated with `deliveries`) opened for a call's
+// writes.
+struct Writer;
+
+// Opens `table` for writes that go with `deliveries` (baton.deliveries, or on Citus one
+// of its shards); nullptr when the schema has no side tables (kept()). Postgres calls
+// only (call them all inside guard()).
+Writer* open(Relation deliveries, Table table);
+void close(Writer* w);
+
+// baton.leases: adds a lease, unless that very row is there already (a renew back to an
+// earlier lease_until of the same generation, in the transaction that wrote it).
+void add_lease(Writer* w, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
+               TimestampTz lease_until);
+
+// baton.ready: adds the row of a delivery that became pending; removes the row of one
+// that stopped being pending (by its key; nothing when there is none).
+void add_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int32_t priority, std::int64_t id,
+               TimestampTz run_after);
+void remove_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int32_t priority, std::int64_t id);
+// Removes the row at tid, found by a scan of the claim that took its delivery.
+void remove_at(Writer* w, ItemPointer tid);
+
+// Adds what the deliveries hold and the side tables lack: the leases of the claimed rows
+// and the ready rows of the pending ones. What an update to 0.9.0 writes, on one node
+// from its script and on Citus from distribute(), once the tables are distributed (a
+// distributed INSERT ... SELECT, each shard group on its node). Idempotent. Postgres
+// calls only, inside an SPI connection.
+void fill();
+
+// Forgets the shards found for relation relid (InvalidOid: all): from pg/invalidation's
+// relcache callback, as a shard moved by Citus is a new relation.
+void forget(Oid relid);
+
+}  // namespace baton::pg::side_rows
