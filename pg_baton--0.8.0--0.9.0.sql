@@ -4,8 +4,9 @@
 -- to baton.ready, in place of the partial indexes deliveries_claimable and
 -- deliveries_due. Both are written by the same code that writes the delivery (the fence
 -- trigger, or the direct claim), in the same transaction: claim reads baton.ready, reap
--- reads baton.leases. No index of baton.deliveries but deliveries_settled has status,
--- lease_until or run_after in it any longer.
+-- reads baton.leases. Purge reads a new index on created_at, in place of the one on
+-- settled_at, and the table leaves room on its pages: the updates of a claim, a renew, a
+-- finish, a retry and a reap become HOT.
 \echo Use "ALTER EXTENSION pg_baton UPDATE TO '0.9.0'" to load this file. \quit
 
 -- One row per lease handed out: the delivery, the generation that holds it, and until
@@ -28,20 +29,22 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON baton.leases TO @extowner@;
 COMMENT ON TABLE baton.leases IS
     'The expiry of the leases pg_baton handed out, for reap: written with every delivery row that takes a lease, deleted by reap once expired. Not dumped: a restore writes it from the deliveries it loads.';
 
--- One row per pending delivery, in claim order: what claim scans, a target's rows,
--- highest priority first, then oldest (a unique index of columns that are NOT NULL: a key
--- for pg_repack, with the tenant in it for Citus); and in order of becoming due, what
--- baton.health's oldest_pending reads. Added when a delivery becomes pending, removed
--- when it stops being one, by the transaction that holds the delivery's row. Not dumped:
--- a restore writes it from the deliveries it loads.
+-- One row per pending delivery, in claim order: its primary key is what claim scans, a
+-- target's rows, highest priority first (rank is the priority negated, so that the key
+-- orders them ascending: a primary key cannot mix DESC and ASC), then oldest. A key for
+-- pg_repack, for logical replication (a Citus shard move) and, with the tenant in it,
+-- for Citus. In order of becoming due, what baton.health's oldest_pending reads. Added
+-- when a delivery becomes pending, removed when it stops being one, by the transaction
+-- that holds the delivery's row. Not dumped: a restore writes it from the deliveries it
+-- loads.
 CREATE TABLE baton.ready (
     tenant    uuid        NOT NULL,
     target    text        NOT NULL,
-    priority  integer     NOT NULL,
+    rank      bigint      NOT NULL,
     id        bigint      NOT NULL,
-    run_after timestamptz NOT NULL
+    run_after timestamptz NOT NULL,
+    PRIMARY KEY (tenant, target, rank, id)
 );
-CREATE UNIQUE INDEX ready_claim ON baton.ready (tenant, target, priority DESC, id);
 CREATE INDEX ready_due ON baton.ready (run_after);
 ALTER TABLE baton.ready SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000);
 REVOKE ALL ON baton.ready FROM PUBLIC;
@@ -60,3 +63,15 @@ DROP FUNCTION baton.fill_side_tables();
 DROP INDEX baton.deliveries_leases;
 DROP INDEX baton.deliveries_claimable;
 DROP INDEX baton.deliveries_due;
+
+-- What purge scans: the deliveries outside runs in order of creation (a delivery settles
+-- after it is created, so those settled before a cutoff are among those created before
+-- it), in place of deliveries_settled, whose key a finish wrote. created_at never
+-- changes: no index of baton.deliveries is on a column a claim, a renew, a finish, a
+-- retry or a reap writes any longer.
+CREATE INDEX deliveries_created ON baton.deliveries (created_at) WHERE run_id IS NULL;
+DROP INDEX baton.deliveries_settled;
+-- Room on each page for the next version of its rows, so that those updates stay on the
+-- page and write no index entry (HOT). Pages written before keep theirs full until their
+-- rows change.
+ALTER TABLE baton.deliveries SET (fillfactor = 70);

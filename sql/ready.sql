@@ -8,8 +8,10 @@ SELECT baton.create_tenant(:'t');
 SELECT count(*) AS enqueued FROM generate_series(1, 6) g, baton.enqueue(:'t', 'w', 'k' || g);
 -- The ready rows of tenant t against its pending deliveries: each pending delivery has
 -- exactly one, in its place (target, priority, due time), and no other delivery has one.
-\set ready_rows 'SELECT d.dedup_key, d.status, r.target, r.priority, r.run_after = d.run_after AS due_as_row FROM baton.deliveries d LEFT JOIN baton.ready r ON r.tenant = d.tenant AND r.id = d.id WHERE d.tenant = ''00000000-0000-0000-0111-000000000001'' ORDER BY d.id, r.priority'
-\set in_step 'SELECT (SELECT count(*) FROM baton.ready r WHERE r.tenant = ''00000000-0000-0000-0111-000000000001'') AS ready, (SELECT count(*) FROM baton.deliveries d JOIN baton.ready r ON r.tenant = d.tenant AND r.id = d.id AND r.target = d.target AND r.priority = d.priority AND r.run_after = d.run_after WHERE d.tenant = ''00000000-0000-0000-0111-000000000001'' AND d.status = ''pending'') AS matching, (SELECT count(*) FROM baton.deliveries d WHERE d.tenant = ''00000000-0000-0000-0111-000000000001'' AND d.status = ''pending'') AS pending'
+\set ready_rows 'SELECT d.dedup_key, d.status, r.target, -r.rank AS priority, r.run_after = d.run_after AS due_as_row FROM baton.deliveries d LEFT JOIN baton.ready r ON r.tenant = d.tenant AND r.id = d.id WHERE d.tenant = ''00000000-0000-0000-0111-000000000001'' ORDER BY d.id, r.rank'
+-- The dedup keys of the deliveries a claim took (ids: its ids, comma-separated).
+\set claimed_keys 'SELECT d.dedup_key FROM baton.deliveries d WHERE d.tenant = ''00000000-0000-0000-0111-000000000001'' AND d.id = ANY (string_to_array(:''ids'', '','')::bigint[]) ORDER BY d.id'
+\set in_step 'SELECT (SELECT count(*) FROM baton.ready r WHERE r.tenant = ''00000000-0000-0000-0111-000000000001'') AS ready, (SELECT count(*) FROM baton.deliveries d JOIN baton.ready r ON r.tenant = d.tenant AND r.id = d.id AND r.target = d.target AND r.rank = -d.priority AND r.run_after = d.run_after WHERE d.tenant = ''00000000-0000-0000-0111-000000000001'' AND d.status = ''pending'') AS matching, (SELECT count(*) FROM baton.deliveries d WHERE d.tenant = ''00000000-0000-0000-0111-000000000001'' AND d.status = ''pending'') AS pending'
 :in_step;
 
 -- A claim by each path removes the rows it takes.
@@ -27,7 +29,8 @@ SELECT baton.retry(:'t', :k1, :g1, 'again', '1 hour') AS retried;
 SELECT baton.cancel_delivery(:'t', :k3, 'not needed') AS cancelled;
 :in_step;
 -- The retried row waits: a claim does not take it before it is due.
-SELECT d.dedup_key FROM baton.claim(:'t', 'w', '1 hour', 10) c JOIN baton.deliveries d ON d.tenant = :'t' AND d.id = c.id ORDER BY c.id;
+SELECT coalesce(string_agg(c.id::text, ','), '') AS ids FROM baton.claim(:'t', 'w', '1 hour', 10) c \gset
+:claimed_keys;
 :in_step;
 
 -- Direct SQL: a new priority moves the row in claim order, a new target too; a
@@ -37,7 +40,8 @@ SELECT baton.redrive(:'t', 'w') AS redriven;
 :ready_rows;
 :in_step;
 -- The claim takes the highest priority first.
-SELECT d.dedup_key FROM baton.claim(:'t', 'w', '1 hour', 1) c JOIN baton.deliveries d ON d.tenant = :'t' AND d.id = c.id;
+SELECT coalesce(string_agg(c.id::text, ','), '') AS ids FROM baton.claim(:'t', 'w', '1 hour', 1) c \gset
+:claimed_keys;
 
 -- A reap gives expired leases back: rows again.
 UPDATE baton.deliveries SET lease_until = now() - interval '1 second' WHERE tenant = :'t' AND status = 'claimed';
@@ -57,10 +61,11 @@ RESET session_replication_role;
 SELECT count(*) AS ready_left_behind FROM baton.ready r JOIN baton.deliveries d ON d.tenant = r.tenant AND d.id = r.id
  WHERE r.tenant = :'t' AND d.status <> 'pending';
 SET baton.direct_access = on;
-SELECT count(*) FILTER (WHERE d.dedup_key = 'k4') AS took_k4, count(*) AS claimed
-  FROM baton.claim(:'t', 'w', '1 hour', 10) c JOIN baton.deliveries d ON d.tenant = :'t' AND d.id = c.id;
+SELECT coalesce(string_agg(c.id::text, ','), '') AS ids FROM baton.claim(:'t', 'w', '1 hour', 10) c \gset
 RESET baton.direct_access;
+:claimed_keys;
 UPDATE baton.deliveries SET status = 'pending', settled_at = NULL WHERE tenant = :'t' AND dedup_key = 'k4';
 :in_step;
-SELECT d.dedup_key FROM baton.claim(:'t', 'w', '1 hour', 10) c JOIN baton.deliveries d ON d.tenant = :'t' AND d.id = c.id;
+SELECT coalesce(string_agg(c.id::text, ','), '') AS ids FROM baton.claim(:'t', 'w', '1 hour', 10) c \gset
+:claimed_keys;
 :in_step;

@@ -42,7 +42,10 @@ SELECT count(*) AS claimed FROM baton.claim(:'b', 'ret', '1 hour', 1);
 SELECT d.dedup_key, baton.finish(d.tenant, d.id, d.generation, CASE WHEN d.dedup_key = 'd2' THEN 'failed' ELSE 'finished' END)
   FROM baton.deliveries d WHERE d.dedup_key IN ('d1', 'd2', 'd3', 'e1') ORDER BY d.dedup_key;
 SELECT dedup_key, status FROM baton.deliveries WHERE dedup_key IN ('d4', 'd5') ORDER BY dedup_key;
-UPDATE baton.deliveries SET settled_at = now() - interval '2 days' WHERE dedup_key IN ('d1', 'd2', 'e1');
+-- (Created before they settled, as every delivery is: purge reads them in order of
+-- creation.)
+UPDATE baton.deliveries SET settled_at = now() - interval '2 days', created_at = now() - interval '3 days'
+ WHERE dedup_key IN ('d1', 'd2', 'e1');
 UPDATE baton.deliveries SET created_at = now() - interval '3 days' WHERE dedup_key IN ('d4', 'd5');
 
 -- ---------------------------------------------------------------------------

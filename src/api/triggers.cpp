@@ -164,26 +164,37 @@ void check_delivery_row(HeapTuple tuple, Relation rel, const DeliveryColumns& c)
     refuse_row(rel, delivery::parse_status(status_text) ? c.max_attempts : c.status, message, detail);
 }
 
-// Tells the claim hints about a write to baton.deliveries: a row that becomes pending
-// (or moves while pending) lowers its target's hint; a pending row taken out (claimed,
-// settled, deleted) comes back if the transaction aborts.
-void note_delivery_write(TriggerData* td, const DeliveryColumns& c) {
+// A write to baton.deliveries as claim order sees it: the row before and after (pending
+// or not, and where), and whether it moved (became pending, stopped being pending, or
+// moved while pending: its target, priority or due time changed).
+struct Move {
+    HintRow before, after;
+    bool moved;
+};
+Move claim_order_move(TriggerData* td, const DeliveryColumns& c) {
     Relation rel = td->tg_relation;
     TriggerEvent ev = td->tg_event;
-    HintRow before{}, after{};
-    if (!TRIGGER_FIRED_BY_INSERT(ev)) before = hint_row(td->tg_trigtuple, rel, c);
-    if (TRIGGER_FIRED_BY_INSERT(ev)) after = hint_row(td->tg_trigtuple, rel, c);
-    if (TRIGGER_FIRED_BY_UPDATE(ev)) after = hint_row(td->tg_newtuple, rel, c);
-    bool unchanged = before.pending && after.pending && same_place(before, after);
-    if (unchanged) return;
-    if (before.pending)
-        pg::claim_hints::row_taken(before.tenant, VARDATA_ANY(before.target),
-                                   static_cast<int>(VARSIZE_ANY_EXHDR(before.target)), before.at,
-                                   before.run_after);
-    if (after.pending)
-        pg::claim_hints::row_pending(after.tenant, VARDATA_ANY(after.target),
-                                     static_cast<int>(VARSIZE_ANY_EXHDR(after.target)), after.at,
-                                     after.run_after);
+    Move m{};
+    if (!TRIGGER_FIRED_BY_INSERT(ev)) m.before = hint_row(td->tg_trigtuple, rel, c);
+    if (TRIGGER_FIRED_BY_INSERT(ev)) m.after = hint_row(td->tg_trigtuple, rel, c);
+    if (TRIGGER_FIRED_BY_UPDATE(ev)) m.after = hint_row(td->tg_newtuple, rel, c);
+    m.moved = (m.before.pending || m.after.pending) &&
+              !(m.before.pending && m.after.pending && same_place(m.before, m.after));
+    return m;
+}
+
+// Tells the claim hints about a move: a row that becomes pending (or moves while
+// pending) lowers its target's hint; a pending row taken out (claimed, settled, deleted)
+// comes back if the transaction aborts.
+void note_hints(const Move& m) {
+    if (m.before.pending)
+        pg::claim_hints::row_taken(m.before.tenant, VARDATA_ANY(m.before.target),
+                                   static_cast<int>(VARSIZE_ANY_EXHDR(m.before.target)), m.before.at,
+                                   m.before.run_after);
+    if (m.after.pending)
+        pg::claim_hints::row_pending(m.after.tenant, VARDATA_ANY(m.after.target),
+                                     static_cast<int>(VARSIZE_ANY_EXHDR(m.after.target)), m.after.at,
+                                     m.after.run_after);
 }
 
 // True when the version of a delivery row has status claimed.
@@ -228,28 +239,18 @@ void note_lease(TriggerData* td, const DeliveryColumns& c) {
     });
 }
 
-// Keeps baton.ready in step with a write to baton.deliveries (pg/side_rows.hpp): a row
-// that stops being pending, or moves in claim order while pending (its target,
-// priority or due time changed), loses its ready row; one that becomes pending, or
-// moved, gets one.
-void note_ready(TriggerData* td, const DeliveryColumns& c) {
-    Relation rel = td->tg_relation;
-    TriggerEvent ev = td->tg_event;
-    HintRow before{}, after{};
-    if (!TRIGGER_FIRED_BY_INSERT(ev)) before = hint_row(td->tg_trigtuple, rel, c);
-    if (TRIGGER_FIRED_BY_INSERT(ev)) after = hint_row(td->tg_trigtuple, rel, c);
-    if (TRIGGER_FIRED_BY_UPDATE(ev)) after = hint_row(td->tg_newtuple, rel, c);
-    if (!before.pending && !after.pending) return;
-    if (before.pending && after.pending && same_place(before, after)) return;
-    pg::guard([rel, &before, &after] {
+// Keeps baton.ready in step with a move (pg/side_rows.hpp): a row that stops being
+// pending, or moves, loses its ready row; one that becomes pending, or moved, gets one.
+void note_ready(Relation rel, const Move& m) {
+    pg::guard([rel, &m] {
         pg::side_rows::Writer* w = pg::side_rows::open(rel, pg::side_rows::Table::kReady);
         if (w == nullptr) return;  // a schema before 0.9.0
-        if (before.pending)
-            pg::side_rows::remove_ready(w, before.tenant, before.target, static_cast<std::int32_t>(before.at.priority),
-                                        before.at.id);
-        if (after.pending)
-            pg::side_rows::add_ready(w, after.tenant, after.target, static_cast<std::int32_t>(after.at.priority),
-                                     after.at.id, after.run_after);
+        if (m.before.pending)
+            pg::side_rows::remove_ready(w, m.before.tenant, m.before.target,
+                                        static_cast<std::int32_t>(m.before.at.priority), m.before.at.id);
+        if (m.after.pending)
+            pg::side_rows::add_ready(w, m.after.tenant, m.after.target, static_cast<std::int32_t>(m.after.at.priority),
+                                     m.after.at.id, m.after.run_after);
         pg::side_rows::close(w);
     });
 }
@@ -289,9 +290,10 @@ Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     if (c.is_deliveries) {
         if (!TRIGGER_FIRED_BY_DELETE(ev))
             check_delivery_row(TRIGGER_FIRED_BY_UPDATE(ev) ? td->tg_newtuple : td->tg_trigtuple, rel, c);
-        if (pg::claim_hints::enabled()) note_delivery_write(td, c);
+        Move m = claim_order_move(td, c);
+        if (m.moved && pg::claim_hints::enabled()) note_hints(m);
+        if (m.moved) note_ready(rel, m);
         if (!TRIGGER_FIRED_BY_DELETE(ev)) note_lease(td, c);
-        note_ready(td, c);
     }
     return PointerGetDatum(TRIGGER_FIRED_BY_UPDATE(ev) ? td->tg_newtuple : td->tg_trigtuple);
 }

@@ -27,8 +27,8 @@ const char* const kColumnNames[kColumns] = {
     "run_after", "lease_until", "payload",  "binding", "result",     "run_id",   "settled_at"};
 
 // The columns of baton.ready a claim reads, found as those above.
-enum ReadyColumn { kReadyPriority, kReadyId, kReadyRunAfter, kReadyColumns };
-const char* const kReadyColumnNames[kReadyColumns] = {"priority", "id", "run_after"};
+enum ReadyColumn { kReadyRank, kReadyId, kReadyRunAfter, kReadyColumns };
+const char* const kReadyColumnNames[kReadyColumns] = {"rank", "id", "run_after"};
 
 // The columns of baton.target_bindings bound_role() reads, found as those above.
 enum BindingColumn { kBindingTenant, kBindingTarget, kBindingRole, kBindingColumns };
@@ -121,8 +121,8 @@ struct Table {
     EState* estate;
     ResultRelInfo* rri;
     Relation pkey;
-    Relation ready;        // baton.ready and its index ready_claim: what a claim scans
-    Relation ready_claim;
+    Relation ready;        // baton.ready and its primary key: what a claim scans
+    Relation ready_pkey;
     TupleTableSlot* ready_found;  // the ready row read
     AttrNumber ready_col[kReadyColumns];
     IndexScanDesc by_key;  // the primary key probe of settle() and of a claim, begun on first use
@@ -141,7 +141,7 @@ struct Table {
 struct Cursor {
     Table* table;
     const pg_uuid_t* tenant;
-    IndexScanDesc scan;    // of baton.ready's ready_claim
+    IndexScanDesc scan;    // of baton.ready's primary key
     ScanKeyData keys[4];
     ItemPointerData ready_tid;  // the ready row of the last candidate
     ItemPointerData* reserved;  // the claimed versions reserve() wrote to the heap
@@ -337,9 +337,9 @@ Table* open() {
         t->own_index_loop = plain_indexes(t->rri);
         t->pkey = index_named(t->rri, "deliveries_pkey");
         // baton.ready, locked before its index (relations.hpp), as an INSERT would.
-        Oid ready_claim = InvalidOid;
-        t->ready = relations::open_with_index("ready", "ready_claim", RowExclusiveLock, &ready_claim);
-        t->ready_claim = index_open(ready_claim, RowExclusiveLock);
+        Oid ready_pkey = InvalidOid;
+        t->ready = relations::open_with_index("ready", "ready_pkey", RowExclusiveLock, &ready_pkey);
+        t->ready_pkey = index_open(ready_pkey, RowExclusiveLock);
         const AttrNumber* ready_cols = relations::attnums(t->ready, kReadyColumnNames, kReadyColumns);
         for (int c = 0; c < kReadyColumns; c++) {
             t->ready_col[c] = ready_cols[c];
@@ -367,7 +367,7 @@ void close(Table* t) {
         if (t->by_key != nullptr) index_endscan(t->by_key);
         if (t->leases != nullptr) side_rows::close(t->leases);
         ExecDropSingleTupleTableSlot(t->ready_found);
-        index_close(t->ready_claim, NoLock);
+        index_close(t->ready_pkey, NoLock);
         table_close(t->ready, NoLock);
         ExecDropSingleTupleTableSlot(t->found);
         ExecDropSingleTupleTableSlot(t->written);
@@ -399,20 +399,21 @@ Cursor* begin_claim(Table* t, const pg_uuid_t* tenant, const text* target, Claim
         c->table = t;
         c->tenant = tenant;
         c->in_written = -1;
-        // ready_claim is (tenant, target, priority DESC, id).
+        // ready_pkey is (tenant, target, rank, id), rank the priority negated.
         ScanKeyInit(&c->keys[0], 1, BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
         ScanKeyInit(&c->keys[1], 2, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(target));
-        c->keys[1].sk_collation = t->ready_claim->rd_indcollation[1];
+        c->keys[1].sk_collation = t->ready_pkey->rd_indcollation[1];
+        std::int64_t rank = side_rows::rank_of(static_cast<std::int32_t>(from.priority));
         int nkeys = 2;
         if (range == ClaimRange::kLevel) {
-            ScanKeyInit(&c->keys[2], 3, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(static_cast<int32>(from.priority)));
+            ScanKeyInit(&c->keys[2], 3, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(rank));
             ScanKeyInit(&c->keys[3], 4, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(from.id));
             nkeys = 4;
         } else if (range == ClaimRange::kBelow) {
-            ScanKeyInit(&c->keys[2], 3, BTLessStrategyNumber, F_INT4LT, Int32GetDatum(static_cast<int32>(from.priority)));
+            ScanKeyInit(&c->keys[2], 3, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(rank));
             nkeys = 3;
         }
-        c->scan = index_beginscan(t->ready, t->ready_claim, t->snapshot, nkeys, 0);
+        c->scan = index_beginscan(t->ready, t->ready_pkey, t->snapshot, nkeys, 0);
         index_rescan(c->scan, c->keys, nkeys, nullptr, 0);
         return c;
     });
@@ -440,7 +441,7 @@ Candidate next_candidate(Cursor* c, TimestampTz now) {
             TimestampTz run_after = DatumGetTimestampTz(slot_getattr(t->ready_found, t->ready_col[kReadyRunAfter], &n1));
             if (n1 || run_after > now) continue;
             std::int64_t id = DatumGetInt64(slot_getattr(t->ready_found, t->ready_col[kReadyId], &n2));
-            std::int32_t priority = DatumGetInt32(slot_getattr(t->ready_found, t->ready_col[kReadyPriority], &n3));
+            std::int64_t priority = -DatumGetInt64(slot_getattr(t->ready_found, t->ready_col[kReadyRank], &n3));
             if (!fetch_by_key(t, c->tenant, id) || !claimable(t, now)) continue;
             c->ready_tid = t->ready_found->tts_tid;
             return Candidate{true, {priority, id}, run_after};

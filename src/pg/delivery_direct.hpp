@@ -3,7 +3,7 @@
 // finish_batch). An SPI statement pays for its
 // executor start-up on every call (the plan's nodes, six indexes, a RETURNING
 // projection: more than half of a claim and finish, docs/performance.md); here a claim
-// is one index scan of baton.ready's ready_claim and, per row, a probe of the primary
+// is one index scan of baton.ready's primary key and, per row, a probe of the primary
 // key, an update, the removal of its ready row and the insert of its lease
 // (pg/side_rows.hpp); a finish one probe of the primary key and an update, with the
 // indexes inserted into by the executor's own ExecInsertIndexTuples.

@@ -153,29 +153,36 @@ pg::KeptPlan g_existing = {
     "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) " OPEN "(" PICK ")" \
     CLOSE " RETURNING d.id, d.generation, d.lease_until, d.dedup_key, d.payload, d.binding, d.attempts, " \
     "d.run_id, d.priority"
-#define PICK_READY(EXTRA)                                                                        \
+#define PICK_READY(FILTER)                                                                       \
     "SELECT c.id FROM baton.ready r JOIN baton.deliveries c ON c.tenant OPERATOR(pg_catalog.=) r.tenant " \
     "AND c.id OPERATOR(pg_catalog.=) r.id "                                                      \
     "WHERE r.tenant OPERATOR(pg_catalog.=) $1 AND r.target OPERATOR(pg_catalog.=) $2 "           \
-    "AND r.run_after OPERATOR(pg_catalog.<=) $5 AND c.status OPERATOR(pg_catalog.=) " PENDING " " EXTRA("r") \
-    "ORDER BY r.priority DESC, r.id LIMIT $3 FOR UPDATE OF c SKIP LOCKED"
-#define PICK_PENDING(EXTRA)                                                                      \
+    "AND r.run_after OPERATOR(pg_catalog.<=) $5 AND c.status OPERATOR(pg_catalog.=) " PENDING " " FILTER##_READY \
+    "ORDER BY r.rank, r.id LIMIT $3 FOR UPDATE OF c SKIP LOCKED"
+#define PICK_PENDING(FILTER)                                                                     \
     "SELECT c.id FROM baton.deliveries c "                                                       \
     "WHERE c.tenant OPERATOR(pg_catalog.=) $1 AND c.target OPERATOR(pg_catalog.=) $2 "           \
     "AND c.status OPERATOR(pg_catalog.=) " PENDING " "                                           \
-    "AND c.run_after OPERATOR(pg_catalog.<=) $5 " EXTRA("c")                                     \
+    "AND c.run_after OPERATOR(pg_catalog.<=) $5 " FILTER##_PENDING                               \
     "ORDER BY c.priority DESC, c.id LIMIT $3 FOR UPDATE SKIP LOCKED"
 
-// The filters of a claim's range, on the rows of table alias A. With `expected`: every
-// top-level field of $6 equals the binding's field of that name (the delivery's, c).
-#define ALL_SQL(A) ""
-#define EXPECTED_SQL(A)                                                                          \
+// The filters of a claim's range, on baton.ready r (rank: the priority negated) or on
+// baton.deliveries c. With `expected`: every top-level field of $6 equals the binding's
+// field of that name (the delivery's, c).
+#define ALL_READY ""
+#define ALL_PENDING ""
+#define EXPECTED_SQL                                                                             \
     "AND NOT EXISTS (SELECT 1 FROM pg_catalog.jsonb_each($6) e WHERE NOT COALESCE("              \
     "((c.binding OPERATOR(pg_catalog.->) e.key) OPERATOR(pg_catalog.=) e.value), false)) "
+#define EXPECTED_READY EXPECTED_SQL
+#define EXPECTED_PENDING EXPECTED_SQL
 // From a claim hint at ($6, $7): the rest of its priority level, then the levels below
 // (two index ranges; one row comparison cannot bound an index that mixes DESC and ASC).
-#define LEVEL_SQL(A) "AND " A ".priority OPERATOR(pg_catalog.=) $6 AND " A ".id OPERATOR(pg_catalog.>=) $7 "
-#define BELOW_SQL(A) "AND " A ".priority OPERATOR(pg_catalog.<) $6 "
+#define NEG6 "(OPERATOR(pg_catalog.-) $6::pg_catalog.int8)"
+#define LEVEL_READY "AND r.rank OPERATOR(pg_catalog.=) " NEG6 " AND r.id OPERATOR(pg_catalog.>=) $7 "
+#define BELOW_READY "AND r.rank OPERATOR(pg_catalog.>) " NEG6 " "
+#define LEVEL_PENDING "AND c.priority OPERATOR(pg_catalog.=) $6 AND c.id OPERATOR(pg_catalog.>=) $7 "
+#define BELOW_PENDING "AND c.priority OPERATOR(pg_catalog.<) $6 "
 
 #define CLAIM_TYPES UUIDOID, TEXTOID, INT4OID, INTERVALOID, TIMESTAMPTZOID
 // One row: `id = (SELECT ...)`, a primary-key equality, the plan the planner picks even
@@ -184,11 +191,11 @@ pg::KeptPlan g_existing = {
 struct ClaimPlans {
     pg::KeptPlan all, level, below, expected;
 };
-#define CLAIM_PLANS(OPEN, CLOSE, PICK)                                                        \
-    {{CLAIM_SQL(OPEN, CLOSE, PICK(ALL_SQL)), 5, {CLAIM_TYPES}, nullptr},                      \
-     {CLAIM_SQL(OPEN, CLOSE, PICK(LEVEL_SQL)), 7, {CLAIM_TYPES, INT4OID, INT8OID}, nullptr},  \
-     {CLAIM_SQL(OPEN, CLOSE, PICK(BELOW_SQL)), 6, {CLAIM_TYPES, INT4OID}, nullptr},           \
-     {CLAIM_SQL(OPEN, CLOSE, PICK(EXPECTED_SQL)), 6, {CLAIM_TYPES, JSONBOID}, nullptr}}
+#define CLAIM_PLANS(OPEN, CLOSE, PICK)                                                   \
+    {{CLAIM_SQL(OPEN, CLOSE, PICK(ALL)), 5, {CLAIM_TYPES}, nullptr},                     \
+     {CLAIM_SQL(OPEN, CLOSE, PICK(LEVEL)), 7, {CLAIM_TYPES, INT4OID, INT8OID}, nullptr}, \
+     {CLAIM_SQL(OPEN, CLOSE, PICK(BELOW)), 6, {CLAIM_TYPES, INT4OID}, nullptr},          \
+     {CLAIM_SQL(OPEN, CLOSE, PICK(EXPECTED)), 6, {CLAIM_TYPES, JSONBOID}, nullptr}}
 ClaimPlans g_claim_one = CLAIM_PLANS("", "", PICK_READY);
 ClaimPlans g_claim_many = CLAIM_PLANS("ANY (ARRAY", ")", PICK_READY);
 ClaimPlans g_claim_one_before_ready = CLAIM_PLANS("", "", PICK_PENDING);
@@ -330,7 +337,10 @@ pg::KeptPlan g_cancel = {
 
 // redrive's write, delivery::redriven() set-wise (the rows delivery::redrivable() admits:
 // failed and cancelled; the outer WHERE repeats the status so that a row changed since
-// the subquery locked it is rechecked). Oldest settled first, rows others lock skipped.
+// the subquery locked it is rechecked). Oldest settled first, rows others lock skipped:
+// from 0.9.0 no index orders settled rows (one on settled_at kept finishes from being
+// HOT updates), so the oldest are sorted out of the target's rows, read by the dedup
+// key's index (tenant, target, ...).
 #define REDRIVE_SET                                                                               \
     "UPDATE baton.deliveries d SET status = " PENDING ", attempts = 0, "                          \
     "run_after = pg_catalog.now(), lease_until = NULL, settled_at = NULL "                        \

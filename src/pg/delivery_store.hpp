@@ -55,7 +55,7 @@ struct FoundDelivery {
 };
 
 // The part of a target's pending rows a claim scans, in claim order (baton.ready's
-// ready_claim): all of a target, the
+// primary key): all of a target, the
 // rest of a priority level from a position, or the levels below a priority.
 enum class ClaimRange { kAll, kLevel, kBelow };
 

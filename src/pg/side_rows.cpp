@@ -12,8 +12,8 @@ namespace {
 // name once per backend, relations::attnums) and the unique index a row is found by.
 //   leases: (tenant, id, generation, lease_until), found by its primary key
 //           leases_pkey (lease_until, tenant, id, generation)
-//   ready:  (tenant, target, priority, id, run_after), found by ready_claim
-//           (tenant, target, priority DESC, id)
+//   ready:  (tenant, target, rank, id, run_after), rank the priority negated, found by
+//           its primary key ready_pkey (tenant, target, rank, id)
 constexpr int kMaxColumns = 5;
 struct Spec {
     const char* table;
@@ -23,10 +23,10 @@ struct Spec {
 };
 enum LeaseColumn { kLeaseTenant, kLeaseId, kLeaseGeneration, kLeaseUntil, kLeaseColumns };
 const char* const kLeaseColumnNames[kLeaseColumns] = {"tenant", "id", "generation", "lease_until"};
-enum ReadyColumn { kReadyTenant, kReadyTarget, kReadyPriority, kReadyId, kReadyRunAfter, kReadyColumns };
-const char* const kReadyColumnNames[kReadyColumns] = {"tenant", "target", "priority", "id", "run_after"};
+enum ReadyColumn { kReadyTenant, kReadyTarget, kReadyRank, kReadyId, kReadyRunAfter, kReadyColumns };
+const char* const kReadyColumnNames[kReadyColumns] = {"tenant", "target", "rank", "id", "run_after"};
 const Spec kSpecs[2] = {{"leases", kLeaseColumnNames, kLeaseColumns, "leases_pkey"},
-                        {"ready", kReadyColumnNames, kReadyColumns, "ready_claim"}};
+                        {"ready", kReadyColumnNames, kReadyColumns, "ready_pkey"}};
 
 const Spec& spec(Table table) { return kSpecs[table == Table::kLeases ? 0 : 1]; }
 
@@ -119,7 +119,7 @@ Writer* open(Relation deliveries, Table table) {
     InitResultRelInfo(w->rri, w->rel, 0, nullptr, 0);
     ExecOpenIndices(w->rri, false);
     w->slot = MakeSingleTupleTableSlot(RelationGetDescr(w->rel), &TTSOpsVirtual);
-    // The key index by its name without a shard's suffix (ready_claim, ready_claim_102040).
+    // The key index by its name without a shard's suffix (ready_pkey, ready_pkey_102040).
     std::size_t n = std::strlen(s.key);
     for (int i = 0; i < w->rri->ri_NumIndices; i++) {
         const char* name = RelationGetRelationName(w->rri->ri_IndexRelationDescs[i]);
@@ -183,8 +183,8 @@ void insert(Writer* w, const Datum* values) {
     ResetPerTupleExprContext(w->estate);
 }
 
-// The key of a ready row, as ready_claim orders it, and its equality procedures.
-const RegProcedure kReadyProcs[4] = {F_UUID_EQ, F_TEXTEQ, F_INT4EQ, F_INT8EQ};
+// The key of a ready row, as ready_pkey orders it, and its equality procedures.
+const RegProcedure kReadyProcs[4] = {F_UUID_EQ, F_TEXTEQ, F_INT8EQ, F_INT8EQ};
 
 }  // namespace
 
@@ -204,14 +204,14 @@ void add_lease(Writer* w, const pg_uuid_t* tenant, std::int64_t id, std::int64_t
 void add_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int32_t priority, std::int64_t id,
                TimestampTz run_after) {
     Datum values[kReadyColumns] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)), PointerGetDatum(target),
-                                   Int32GetDatum(priority), Int64GetDatum(id), TimestampTzGetDatum(run_after)};
+                                   Int64GetDatum(rank_of(priority)), Int64GetDatum(id), TimestampTzGetDatum(run_after)};
     if (find(w, values, kReadyProcs, 4)) simple_heap_delete(w->rel, &w->found->tts_tid);
     insert(w, values);
 }
 
 void remove_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int32_t priority, std::int64_t id) {
-    Datum key[4] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)), PointerGetDatum(target), Int32GetDatum(priority),
-                    Int64GetDatum(id)};
+    Datum key[4] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)), PointerGetDatum(target),
+                    Int64GetDatum(rank_of(priority)), Int64GetDatum(id)};
     if (find(w, key, kReadyProcs, 4)) simple_heap_delete(w->rel, &w->found->tts_tid);
 }
 
@@ -225,11 +225,12 @@ void fill() {
         "AND NOT EXISTS (SELECT 1 FROM baton.leases l WHERE l.tenant OPERATOR(pg_catalog.=) d.tenant "
         "AND l.id OPERATOR(pg_catalog.=) d.id AND l.generation OPERATOR(pg_catalog.=) d.generation "
         "AND l.lease_until OPERATOR(pg_catalog.=) d.lease_until)",
-        "INSERT INTO baton.ready (tenant, target, priority, id, run_after) "
-        "SELECT d.tenant, d.target, d.priority, d.id, d.run_after FROM baton.deliveries d "
-        "WHERE d.status OPERATOR(pg_catalog.=) 'pending' "
+        "INSERT INTO baton.ready (tenant, target, rank, id, run_after) "
+        "SELECT d.tenant, d.target, OPERATOR(pg_catalog.-) d.priority::pg_catalog.int8, d.id, d.run_after "
+        "FROM baton.deliveries d WHERE d.status OPERATOR(pg_catalog.=) 'pending' "
         "AND NOT EXISTS (SELECT 1 FROM baton.ready r WHERE r.tenant OPERATOR(pg_catalog.=) d.tenant "
-        "AND r.target OPERATOR(pg_catalog.=) d.target AND r.priority OPERATOR(pg_catalog.=) d.priority "
+        "AND r.target OPERATOR(pg_catalog.=) d.target "
+        "AND r.rank OPERATOR(pg_catalog.=) (OPERATOR(pg_catalog.-) d.priority::pg_catalog.int8) "
         "AND r.id OPERATOR(pg_catalog.=) d.id)"};
     for (const char* sql : statements) {
         int rc = SPI_execute(sql, false, 0);

@@ -9,7 +9,7 @@
 //                 delivery is claimed at that generation with that lease_until, stale
 //                 after; reap returns the deliveries of expired live rows and deletes
 //                 expired rows (pg/delivery_statements.cpp).
-//   baton.ready   a row per pending delivery (tenant, target, priority, id, run_after),
+//   baton.ready   a row per pending delivery (tenant, target, rank, id, run_after),
 //                 in claim order, for claim (and by run_after, for baton.health): added
 //                 when a row becomes pending (enqueue, retry, reap, redrive, direct SQL),
 //                 removed when it stops being one (claim, cancel, deletion), both by the
@@ -49,6 +49,10 @@ void close(Writer* w);
 // earlier lease_until of the same generation, in the transaction that wrote it).
 void add_lease(Writer* w, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
                TimestampTz lease_until);
+
+// baton.ready's rank of a priority: negated, so that its primary key orders a target's
+// rows by priority descending (then id ascending: a key cannot mix DESC and ASC).
+inline std::int64_t rank_of(std::int32_t priority) { return -static_cast<std::int64_t>(priority); }
 
 // baton.ready: adds the row of a delivery that became pending; removes the row of one
 // that stopped being pending (by its key; nothing when there is none).

@@ -117,7 +117,7 @@ check "the rows are unchanged" "$BEFORE" "$(rows)"
 check "distribute() wrote the lease of each of the 12 claimed deliveries into baton.leases (0.9.0)" "12" \
     "$(q -c "SELECT count(*) FROM baton.leases l JOIN baton.deliveries d ON d.tenant = l.tenant AND d.id = l.id AND d.generation = l.generation AND d.lease_until = l.lease_until WHERE d.status = 'claimed'")"
 check "... and a ready row for each of the 12 pending ones into baton.ready" "12" \
-    "$(q -c "SELECT count(*) FROM baton.ready r JOIN baton.deliveries d ON d.tenant = r.tenant AND d.id = r.id AND d.target = r.target AND d.priority = r.priority AND d.run_after = r.run_after WHERE d.status = 'pending'")"
+    "$(q -c "SELECT count(*) FROM baton.ready r JOIN baton.deliveries d ON d.tenant = r.tenant AND d.id = r.id AND d.target = r.target AND -d.priority = r.rank AND d.run_after = r.run_after WHERE d.status = 'pending'")"
 check "... the same role reads delivery_stats with 0.7.0's column cancelled appended" "12 12 12 12 0 12" \
     "$(q -U up_admin -c "SELECT concat_ws(' ', sum(pending), sum(claimed), sum(finished), sum(failed), sum(cancelled)) FROM baton.delivery_stats" 2>&1) $(q -c "SELECT count(*) FROM pg_attribute WHERE attrelid = 'baton.delivery_stats'::regclass AND attnum > 0")"
 q -c "CREATE DATABASE single" >/dev/null 2>&1

@@ -173,8 +173,7 @@ run_on_table() {
     case $cmd in
         vacuum_full) out=$(q -d "$DB" -c "VACUUM FULL baton.$table" 2>&1) || rc=$? ;;
         cluster)
-            # The primary key, or for a table without one (baton.ready) its unique index.
-            idx=$(q -d "$DB" -c "SELECT indexrelid::regclass FROM pg_index WHERE indrelid = 'baton.$table'::regclass AND indisunique ORDER BY indisprimary DESC LIMIT 1")
+            idx=$(q -d "$DB" -c "SELECT indexrelid::regclass FROM pg_index WHERE indrelid = 'baton.$table'::regclass AND indisprimary")
             out=$(q -d "$DB" -c "CLUSTER baton.$table USING ${idx#baton.}" 2>&1) || rc=$?
             ;;
         reindex_index)
