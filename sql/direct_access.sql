@@ -459,6 +459,26 @@ SELECT count(*) FROM baton.claim(:'tr', 'uq', '1 hour', 2);
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
 
+-- A trigger on a side table (as pg_repack adds while it copies baton.ready or
+-- baton.leases, to replay the writes made meanwhile): the claim takes the statements, and
+-- the side rows are written by SQL, so that the trigger sees each of them.
+CREATE TABLE da_side_log (tbl text, op text, id bigint);
+CREATE FUNCTION da_log_side() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO da_side_log VALUES (TG_TABLE_NAME, TG_OP, CASE WHEN TG_OP = 'DELETE' THEN OLD.id ELSE NEW.id END);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER da_side AFTER INSERT OR DELETE ON baton.ready FOR EACH ROW EXECUTE FUNCTION da_log_side();
+CREATE TRIGGER da_side AFTER INSERT OR DELETE ON baton.leases FOR EACH ROW EXECUTE FUNCTION da_log_side();
+SET baton.direct_access = on;
+SELECT baton.enqueue(:'tr', 'side', 'side1') AS side1 \gset
+SELECT * FROM da_call($$SELECT dedup_key, generation FROM baton.claim('00000000-0000-0000-00d1-000000000003', 'side', '1 hour')$$);
+SELECT tbl, op, id = :side1 AS of_side1 FROM da_side_log ORDER BY tbl DESC, op DESC;
+DROP TRIGGER da_side ON baton.ready;
+DROP TRIGGER da_side ON baton.leases;
+DROP TABLE da_side_log;
+DROP FUNCTION da_log_side();
+
 -- Clean up: the view, the functions, the bindings, the roles.
 DROP VIEW da_fb_rows;
 DELETE FROM baton.target_bindings WHERE tenant = :'fb';

@@ -63,9 +63,10 @@ bool only_own_triggers(Relation rel, Oid baton_nsp) {
 // range table entry this path has not): unchanged when none of its columns is one that
 // a claim or a settle writes, and it has no expression. An unchanged key (the primary
 // key, the dedup key) asks btree for bottom-up deletion of the row's older versions
-// before a page splits; a changed one (the settled index, whose new entries go to its
-// right end among the entries of other rows) does not, which spares a pass
-// that visits heap pages in search of versions to delete.
+// before a page splits; a changed one (an index a user added on a written column; the
+// schema's own have none since 0.9.0, so an update that stays on its page writes no
+// entry at all) does not, which spares a pass that visits heap pages in search of
+// versions to delete.
 void hint_unchanged_keys(ResultRelInfo* rri, const AttrNumber* col) {
     const Column written[] = {kStatus, kGeneration, kAttempts, kLeaseUntil, kSettledAt, kResult};
     for (int i = 0; i < rri->ri_NumIndices; i++) {
@@ -309,8 +310,12 @@ Datum copied(Table* t, TupleTableSlot* slot, Column c, bool* isnull) {
 Table* open() {
     if (!settings::direct_access) return nullptr;
     return guard([]() -> Table* {
-        // Citus, or a schema before 0.9.0 (its claims read deliveries_claimable).
-        if (citus_loaded() || !side_rows::kept()) return nullptr;
+        // Citus, a schema before 0.9.0 (its claims read deliveries_claimable), or a side
+        // table with triggers (pg_repack's while it copies the table: the heap writes of
+        // the direct claim would pass them by).
+        if (citus_loaded() || !side_rows::kept() || side_rows::has_triggers(side_rows::Table::kReady) ||
+            side_rows::has_triggers(side_rows::Table::kLeases))
+            return nullptr;
         Relation rel = relations::open("deliveries", RowExclusiveLock);
         Oid nsp = RelationGetNamespace(rel);  // schema baton's
         if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity || rel->rd_rules != nullptr ||

@@ -8,8 +8,8 @@ namespace baton::pg::side_rows {
 
 namespace {
 
-// What this file knows of each side table: its name, the columns it writes (found by
-// name once per backend, relations::attnums) and the unique index a row is found by.
+// What this file knows of each side table: its name and the columns it writes (found by
+// name once per backend, relations::attnums); a row is found by its primary key.
 //   leases: (tenant, id, generation, lease_until), found by its primary key
 //           leases_pkey (lease_until, tenant, id, generation)
 //   ready:  (tenant, target, rank, id, run_after), rank the priority negated, found by
@@ -19,14 +19,12 @@ struct Spec {
     const char* table;
     const char* const* columns;
     int ncolumns;
-    const char* key;  // the unique index
 };
 enum LeaseColumn { kLeaseTenant, kLeaseId, kLeaseGeneration, kLeaseUntil, kLeaseColumns };
 const char* const kLeaseColumnNames[kLeaseColumns] = {"tenant", "id", "generation", "lease_until"};
 enum ReadyColumn { kReadyTenant, kReadyTarget, kReadyRank, kReadyId, kReadyRunAfter, kReadyColumns };
 const char* const kReadyColumnNames[kReadyColumns] = {"tenant", "target", "rank", "id", "run_after"};
-const Spec kSpecs[2] = {{"leases", kLeaseColumnNames, kLeaseColumns, "leases_pkey"},
-                        {"ready", kReadyColumnNames, kReadyColumns, "ready_pkey"}};
+const Spec kSpecs[2] = {{"leases", kLeaseColumnNames, kLeaseColumns}, {"ready", kReadyColumnNames, kReadyColumns}};
 
 const Spec& spec(Table table) { return kSpecs[table == Table::kLeases ? 0 : 1]; }
 
@@ -83,7 +81,7 @@ Oid colocated(Relation shard, Table table) {
 }  // namespace
 
 // The relation and what its writes need: its indexes, a slot, an executor state, and
-// the probe of its unique index (begun on first use).
+// the probe of its primary key (begun on first use).
 struct Writer {
     Table table;
     Relation rel;
@@ -91,6 +89,7 @@ struct Writer {
     ResultRelInfo* rri;
     TupleTableSlot* slot;
     Relation key;
+    bool by_statement;  // the table has triggers (pg_repack's, a user's): write by SQL
     IndexScanDesc probe;
     TupleTableSlot* found;
     SnapshotData dirty;
@@ -119,15 +118,22 @@ Writer* open(Relation deliveries, Table table) {
     InitResultRelInfo(w->rri, w->rel, 0, nullptr, 0);
     ExecOpenIndices(w->rri, false);
     w->slot = MakeSingleTupleTableSlot(RelationGetDescr(w->rel), &TTSOpsVirtual);
-    // The key index by its name without a shard's suffix (ready_pkey, ready_pkey_102040).
-    std::size_t n = std::strlen(s.key);
-    for (int i = 0; i < w->rri->ri_NumIndices; i++) {
-        const char* name = RelationGetRelationName(w->rri->ri_IndexRelationDescs[i]);
-        if (std::strncmp(name, s.key, n) == 0 && (name[n] == '\0' || name[n] == '_'))
-            w->key = w->rri->ri_IndexRelationDescs[i];
-    }
-    if (w->key == nullptr) elog(ERROR, "pg_baton cannot find index baton.%s", s.key);
+    // The key index: the table's primary key (its shard's on Citus), as the relation
+    // cache knows it. Not by name: a REINDEX CONCURRENTLY builds ready_pkey_ccnew, not
+    // valid until it takes the name.
+    Oid pkey = RelationGetPrimaryKeyIndex(w->rel);
+    for (int i = 0; i < w->rri->ri_NumIndices; i++)
+        if (RelationGetRelid(w->rri->ri_IndexRelationDescs[i]) == pkey) w->key = w->rri->ri_IndexRelationDescs[i];
+    if (w->key == nullptr) elog(ERROR, "pg_baton cannot find the primary key of baton.%s", s.table);
+    w->by_statement = w->rel->trigdesc != nullptr;
     return w;
+}
+
+bool has_triggers(Table table) {
+    Relation rel = relations::open(table == Table::kLeases ? "leases" : "ready", AccessShareLock);
+    bool triggers = rel->trigdesc != nullptr;
+    table_close(rel, NoLock);
+    return triggers;
 }
 
 void close(Writer* w) {
@@ -163,7 +169,7 @@ bool find(Writer* w, const Datum* keys, const RegProcedure* procs, int n) {
 
 // A heap insert of `values` (in the order of the table's Spec) and its index entries, as
 // an INSERT writes them (the table has no constraint but NOT NULL, which these values
-// keep, and its unique index).
+// keep, and its primary key).
 void insert(Writer* w, const Datum* values) {
     const Spec& s = spec(w->table);
     TupleTableSlot* slot = w->slot;
@@ -183,6 +189,26 @@ void insert(Writer* w, const Datum* values) {
     ResetPerTupleExprContext(w->estate);
 }
 
+// Runs `sql` over the writer's relation (its name spliced in for %s, schema-qualified)
+// with the parameters `values` of `types`, through SPI: for a table with triggers, which
+// a heap write would pass by (pg_repack's, which logs the writes made while it copies
+// the table; a user's).
+void run_statement(Writer* w, const char* sql, int n, const Oid* types, const Datum* values) {
+    const char* name = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(w->rel)),
+                                                  RelationGetRelationName(w->rel));
+    char* text = psprintf(sql, name);
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_baton could not connect to SPI");
+    int rc = SPI_execute_with_args(text, n, const_cast<Oid*>(types), const_cast<Datum*>(values), nullptr, false, 0);
+    if (rc < 0) elog(ERROR, "pg_baton could not write %s: %s", name, SPI_result_code_string(rc));
+    SPI_finish();
+    pfree(text);
+}
+
+#define READY_KEY_SQL                                                                                       \
+    "tenant OPERATOR(pg_catalog.=) $1 AND target OPERATOR(pg_catalog.=) $2 AND rank OPERATOR(pg_catalog.=) $3 " \
+    "AND id OPERATOR(pg_catalog.=) $4"
+const Oid kReadyTypes[kReadyColumns] = {UUIDOID, TEXTOID, INT8OID, INT8OID, TIMESTAMPTZOID};
+
 // The key of a ready row, as ready_pkey orders it, and its equality procedures.
 const RegProcedure kReadyProcs[4] = {F_UUID_EQ, F_TEXTEQ, F_INT8EQ, F_INT8EQ};
 
@@ -195,6 +221,12 @@ void add_lease(Writer* w, const pg_uuid_t* tenant, std::int64_t id, std::int64_t
     // leases_pkey is (lease_until, tenant, id, generation).
     const Datum key[4] = {values[kLeaseUntil], values[kLeaseTenant], values[kLeaseId], values[kLeaseGeneration]};
     const RegProcedure procs[4] = {F_TIMESTAMPTZ_EQ, F_UUID_EQ, F_INT8EQ, F_INT8EQ};
+    if (w->by_statement) {
+        const Oid types[kLeaseColumns] = {UUIDOID, INT8OID, INT8OID, TIMESTAMPTZOID};
+        run_statement(w, "INSERT INTO %s (tenant, id, generation, lease_until) VALUES ($1, $2, $3, $4) "
+                         "ON CONFLICT DO NOTHING", kLeaseColumns, types, values);
+        return;
+    }
     if (find(w, key, procs, 4)) return;
     insert(w, values);
 }
@@ -205,6 +237,12 @@ void add_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int3
                TimestampTz run_after) {
     Datum values[kReadyColumns] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)), PointerGetDatum(target),
                                    Int64GetDatum(rank_of(priority)), Int64GetDatum(id), TimestampTzGetDatum(run_after)};
+    if (w->by_statement) {
+        run_statement(w, "DELETE FROM %s WHERE " READY_KEY_SQL, 4, kReadyTypes, values);
+        run_statement(w, "INSERT INTO %s (tenant, target, rank, id, run_after) VALUES ($1, $2, $3, $4, $5)",
+                      kReadyColumns, kReadyTypes, values);
+        return;
+    }
     if (find(w, values, kReadyProcs, 4)) simple_heap_delete(w->rel, &w->found->tts_tid);
     insert(w, values);
 }
@@ -212,6 +250,10 @@ void add_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int3
 void remove_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int32_t priority, std::int64_t id) {
     Datum key[4] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)), PointerGetDatum(target),
                     Int64GetDatum(rank_of(priority)), Int64GetDatum(id)};
+    if (w->by_statement) {
+        run_statement(w, "DELETE FROM %s WHERE " READY_KEY_SQL, 4, kReadyTypes, key);
+        return;
+    }
     if (find(w, key, kReadyProcs, 4)) simple_heap_delete(w->rel, &w->found->tts_tid);
 }
 

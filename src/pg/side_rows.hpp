@@ -17,7 +17,9 @@
 //                 removed by two transactions at once.
 //
 // The fence trigger keeps both for every write that passes it; the direct claim, which
-// passes no trigger, keeps them itself. On Citus the delivery written is a row of a
+// passes no trigger, keeps them itself. The writes are heap writes, but for a side table
+// with triggers of its own (pg_repack's, which logs the writes made while it copies the
+// table), which are written by SQL statements, so that its triggers see them. On Citus the delivery written is a row of a
 // shard (deliveries_102008) on the node that holds it, and the side rows go to the
 // shards colocated with it, on the same node, in the same transaction.
 #pragma once
@@ -38,6 +40,11 @@ enum class Table { kLeases, kReady };
 // One side table (or on Citus its shard colocated with `deliveries`) opened for a call's
 // writes.
 struct Writer;
+
+// True when `table` has triggers (pg_repack's while it copies the table, a user's): its
+// writes then go through SQL statements, which fire them, and the direct claim, which
+// writes baton.ready by heap access, is not used. Postgres calls only.
+bool has_triggers(Table table);
 
 // Opens `table` for writes that go with `deliveries` (baton.deliveries, or on Citus one
 // of its shards); nullptr when the schema has no side tables (kept()). Postgres calls
