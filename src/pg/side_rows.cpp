@@ -96,6 +96,7 @@ struct Writer {
     AttrNumber col[kMaxColumns];
 };
 
+// Both side tables exist (in schema baton, as pg/relations finds them).
 bool kept() { return OidIsValid(relations::relid("leases")) && OidIsValid(relations::relid("ready")); }
 
 // The side table itself next to baton.deliveries; on Citus the colocated shard.
@@ -129,6 +130,7 @@ Writer* open(Relation deliveries, Table table) {
     return w;
 }
 
+// The table's relation cache entry has triggers.
 bool has_triggers(Table table) {
     Relation rel = relations::open(table == Table::kLeases ? "leases" : "ready", AccessShareLock);
     bool triggers = rel->trigdesc != nullptr;
@@ -136,6 +138,7 @@ bool has_triggers(Table table) {
     return triggers;
 }
 
+// Ends the probe, frees the slots and the executor state, keeps the lock.
 void close(Writer* w) {
     if (w->probe != nullptr) {
         index_endscan(w->probe);
@@ -214,6 +217,8 @@ const RegProcedure kReadyProcs[4] = {F_UUID_EQ, F_TEXTEQ, F_INT8EQ, F_INT8EQ};
 
 }  // namespace
 
+// A probe of the primary key, then the insert; by SQL (ON CONFLICT DO NOTHING) for a
+// table with triggers.
 void add_lease(Writer* w, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
                TimestampTz lease_until) {
     Datum values[kLeaseColumns] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)), Int64GetDatum(id),
@@ -247,6 +252,7 @@ void add_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int3
     insert(w, values);
 }
 
+// A probe of the primary key, then the heap delete; by SQL for a table with triggers.
 void remove_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int32_t priority, std::int64_t id) {
     Datum key[4] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)), PointerGetDatum(target),
                     Int64GetDatum(rank_of(priority)), Int64GetDatum(id)};
@@ -257,8 +263,8 @@ void remove_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::i
     if (find(w, key, kReadyProcs, 4)) simple_heap_delete(w->rel, &w->found->tts_tid);
 }
 
-void remove_at(Writer* w, ItemPointer tid) { simple_heap_delete(w->rel, tid); }
 
+// Two INSERT ... SELECT statements, each skipping the rows already there.
 void fill() {
     const char* const statements[2] = {
         "INSERT INTO baton.leases (tenant, id, generation, lease_until) "
@@ -280,6 +286,7 @@ void fill() {
     }
 }
 
+// Drops the cached shard pairs that name relid.
 void forget(Oid relid) {
     if (relid == InvalidOid) {
         g_nshards = 0;

@@ -66,8 +66,6 @@ inline std::int64_t rank_of(std::int32_t priority) { return -static_cast<std::in
 void add_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int32_t priority, std::int64_t id,
                TimestampTz run_after);
 void remove_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int32_t priority, std::int64_t id);
-// Removes the row at tid, found by a scan of the claim that took its delivery.
-void remove_at(Writer* w, ItemPointer tid);
 
 // Adds what the deliveries hold and the side tables lack: the leases of the claimed rows
 // and the ready rows of the pending ones. What an update to 0.9.0 writes, on one node
