@@ -16,6 +16,12 @@
 //                 transaction that holds the delivery's row, so a ready row is never
 //                 removed by two transactions at once.
 //
+// A side row can be left behind without harm: a write that passes no trigger
+// (session_replication_role = replica), or a user's BEFORE trigger that drops a row after
+// the fence wrote its side rows, leaves a stale ready row (claims check the delivery is
+// pending and skip it; the delivery's next move to pending replaces it) or a stale lease
+// row (reap sweeps it once expired).
+//
 // The fence trigger keeps both for every write that passes it; the direct claim, which
 // passes no trigger, keeps them itself. The writes are heap writes, but for a side table
 // with triggers of its own (pg_repack's, which logs the writes made while it copies the
