@@ -55,13 +55,19 @@ inline void insert_index_tuples(ResultRelInfo* rri, TupleTableSlot* slot, EState
 #endif
 }
 
-// ExecInsertIndexTuples() for a new row (no ON CONFLICT), its recheck list freed.
-inline void insert_new_index_tuples(ResultRelInfo* rri, TupleTableSlot* slot, EState* estate) {
+// ExecInsertIndexTuples() for a new row, its unique indexes checked without raising
+// (UNIQUE_CHECK_PARTIAL, as ON CONFLICT's speculative insertion checks them): true when
+// one of them may hold the key in another entry as well (of a row live or in progress).
+inline bool insert_new_index_tuples(ResultRelInfo* rri, TupleTableSlot* slot, EState* estate) {
+    bool conflict = false;
 #if PG_VERSION_NUM >= 160000
-    list_free(ExecInsertIndexTuples(rri, slot, estate, false, false, nullptr, NIL, false));
+    List* recheck = ExecInsertIndexTuples(rri, slot, estate, false, true, &conflict, NIL, false);
 #else
-    list_free(ExecInsertIndexTuples(rri, slot, estate, false, false, nullptr, NIL));
+    List* recheck = ExecInsertIndexTuples(rri, slot, estate, false, true, &conflict, NIL);
 #endif
+    bool maybe_taken = recheck != NIL;
+    list_free(recheck);
+    return maybe_taken;
 }
 
 }  // namespace baton::pg::compat

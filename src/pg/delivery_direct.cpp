@@ -332,9 +332,9 @@ Table* open() {
     return guard([]() -> Table* {
         // Citus, a schema before 0.9.0 (its claims read deliveries_claimable), or a side
         // table with triggers (pg_repack's while it copies the table: the heap writes of
-        // the direct claim would pass them by).
-        if (citus_loaded() || !side_rows::kept() || side_rows::has_triggers(side_rows::Table::kReady) ||
-            side_rows::has_triggers(side_rows::Table::kLeases))
+        // the direct claim would pass them by; baton.ready's are looked for once it is
+        // open, below).
+        if (citus_loaded() || !side_rows::kept() || side_rows::has_triggers(side_rows::Table::kLeases))
             return nullptr;
         Relation rel = relations::open("deliveries", RowExclusiveLock);
         Oid nsp = RelationGetNamespace(rel);  // schema baton's
@@ -364,6 +364,14 @@ Table* open() {
         // baton.ready, locked before its index (relations.hpp), as an INSERT would.
         Oid ready_pkey = InvalidOid;
         t->ready = relations::open_with_index("ready", "ready_pkey", RowExclusiveLock, &ready_pkey);
+        if (t->ready->trigdesc != nullptr) {
+            table_close(t->ready, NoLock);
+            ExecCloseIndices(t->rri);
+            FreeExecutorState(t->estate);
+            table_close(rel, NoLock);
+            pfree(t);
+            return nullptr;
+        }
         t->ready_pkey = index_open(ready_pkey, RowExclusiveLock);
         const AttrNumber* ready_cols = relations::attnums(t->ready, kReadyColumnNames, kReadyColumns);
         for (int c = 0; c < kReadyColumns; c++) {

@@ -154,8 +154,9 @@ void close(Writer* w) {
 namespace {
 
 // True when the key index holds a row equal to `keys` (its first n columns, each compared
-// by procs[k]), seen by a dirty snapshot (committed or not); the row is left in w->found.
-bool find(Writer* w, const Datum* keys, const RegProcedure* procs, int n) {
+// by procs[k]) other than the one at `except` (nullptr: any), seen by a dirty snapshot
+// (committed or not); the row is left in w->found. Begins the probe, or rescans it.
+bool find(Writer* w, const Datum* keys, const RegProcedure* procs, int n, ItemPointer except = nullptr) {
     if (w->probe == nullptr) {
         InitDirtySnapshot(w->dirty);
         w->probe = index_beginscan(w->rel, w->key, &w->dirty, n, 0);
@@ -167,13 +168,20 @@ bool find(Writer* w, const Datum* keys, const RegProcedure* procs, int n) {
         scan[k].sk_collation = w->key->rd_indcollation[k];
     }
     index_rescan(w->probe, scan, n, nullptr, 0);
-    return index_getnext_slot(w->probe, ForwardScanDirection, w->found);
+    while (index_getnext_slot(w->probe, ForwardScanDirection, w->found))
+        if (except == nullptr || !ItemPointerEquals(&w->found->tts_tid, except)) return true;
+    return false;
 }
 
-// A heap insert of `values` (in the order of the table's Spec) and its index entries, as
-// an INSERT writes them (the table has no constraint but NOT NULL, which these values
-// keep, and its primary key).
-void insert(Writer* w, const Datum* values) {
+// Writes `values` (in the order of the table's Spec) as the one row with its key (`key`,
+// the primary key's n columns, compared by procs): a heap insert and its index entries,
+// as an INSERT writes them (the table has no constraint but NOT NULL, which these values
+// keep, and its primary key), then the deletion of any other row with that key. The
+// primary key's insert checks for one without raising (compat::insert_new_index_tuples),
+// so that only a key found taken costs a probe: there is none but after a write that
+// passed no trigger, or a lease written again (a renew back to an earlier lease_until of
+// the same generation, in the transaction that wrote it).
+void put(Writer* w, const Datum* values, const Datum* key, const RegProcedure* procs, int n) {
     const Spec& s = spec(w->table);
     TupleTableSlot* slot = w->slot;
     ExecClearTuple(slot);
@@ -188,8 +196,11 @@ void insert(Writer* w, const Datum* values) {
     }
     ExecStoreVirtualTuple(slot);
     table_tuple_insert(w->rel, slot, GetCurrentCommandId(true), 0, nullptr);
-    if (w->rri->ri_NumIndices > 0) compat::insert_new_index_tuples(w->rri, slot, w->estate);
+    bool maybe_taken = compat::insert_new_index_tuples(w->rri, slot, w->estate);
     ResetPerTupleExprContext(w->estate);
+    if (!maybe_taken) return;
+    ItemPointerData written = slot->tts_tid;
+    while (find(w, key, procs, n, &written)) simple_heap_delete(w->rel, &w->found->tts_tid);
 }
 
 // Runs `sql` over the writer's relation (its name spliced in for %s, schema-qualified)
@@ -217,27 +228,26 @@ const RegProcedure kReadyProcs[4] = {F_UUID_EQ, F_TEXTEQ, F_INT8EQ, F_INT8EQ};
 
 }  // namespace
 
-// A probe of the primary key, then the insert; by SQL (ON CONFLICT DO NOTHING) for a
-// table with triggers.
+// put(); by SQL (ON CONFLICT DO NOTHING) for a table with triggers.
 void add_lease(Writer* w, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
                TimestampTz lease_until) {
     Datum values[kLeaseColumns] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)), Int64GetDatum(id),
                                    Int64GetDatum(generation), TimestampTzGetDatum(lease_until)};
-    // leases_pkey is (lease_until, tenant, id, generation).
-    const Datum key[4] = {values[kLeaseUntil], values[kLeaseTenant], values[kLeaseId], values[kLeaseGeneration]};
-    const RegProcedure procs[4] = {F_TIMESTAMPTZ_EQ, F_UUID_EQ, F_INT8EQ, F_INT8EQ};
     if (w->by_statement) {
         const Oid types[kLeaseColumns] = {UUIDOID, INT8OID, INT8OID, TIMESTAMPTZOID};
         run_statement(w, "INSERT INTO %s (tenant, id, generation, lease_until) VALUES ($1, $2, $3, $4) "
                          "ON CONFLICT DO NOTHING", kLeaseColumns, types, values);
         return;
     }
-    if (find(w, key, procs, 4)) return;
-    insert(w, values);
+    // leases_pkey is (lease_until, tenant, id, generation).
+    const Datum key[4] = {values[kLeaseUntil], values[kLeaseTenant], values[kLeaseId], values[kLeaseGeneration]};
+    const RegProcedure procs[4] = {F_TIMESTAMPTZ_EQ, F_UUID_EQ, F_INT8EQ, F_INT8EQ};
+    put(w, values, key, procs, 4);
 }
 
-// A ready row left behind by a write that passed no trigger (session_replication_role =
-// replica) is replaced, so that the delivery becomes claimable again.
+// put(), which replaces a ready row left behind by a write that passed no trigger
+// (session_replication_role = replica), so that the delivery becomes claimable again; by
+// SQL for a table with triggers.
 void add_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int32_t priority, std::int64_t id,
                TimestampTz run_after) {
     Datum values[kReadyColumns] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)), PointerGetDatum(target),
@@ -248,8 +258,7 @@ void add_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int3
                       kReadyColumns, kReadyTypes, values);
         return;
     }
-    if (find(w, values, kReadyProcs, 4)) simple_heap_delete(w->rel, &w->found->tts_tid);
-    insert(w, values);
+    put(w, values, values, kReadyProcs, 4);
 }
 
 // A probe of the primary key, then the heap delete; by SQL for a table with triggers.

@@ -58,8 +58,9 @@ bool has_triggers(Table table);
 Writer* open(Relation deliveries, Table table);
 void close(Writer* w);
 
-// baton.leases: adds a lease, unless that very row is there already (a renew back to an
-// earlier lease_until of the same generation, in the transaction that wrote it).
+// baton.leases: adds a lease, as the one row with its key (that very row written before,
+// by a renew back to an earlier lease_until of the same generation in the transaction
+// that wrote it, goes).
 void add_lease(Writer* w, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
                TimestampTz lease_until);
 
