@@ -16,10 +16,11 @@
 #      running bench/sql/baton_cycle.sql for a few seconds, sampled; the top symbols.
 #   4. plans: auto_explain of the statements pg_baton runs inside claim, renew, finish
 #      and a stage step (its kept generic plans, which index each one uses).
-#   3. wait events: 64 pgbench clients of the pg_baton and plain SQL cycles, unbatched and
-#      batched, with pg_stat_activity sampled every 50 ms: what the backends wait for.
+#   3. wait events: 64 pgbench clients (--clients) of the pg_baton and plain SQL cycles,
+#      unbatched and batched, with pg_stat_activity sampled every 50 ms: what the backends
+#      wait for; then how many of the queue table's updates were HOT (no index entry).
 #
-# Options: --calls N (default 2000), --no-perf, --keep DIR (keep the callgrind outputs),
+# Options: --calls N (default 2000), --clients N (of the wait events, default 64), --no-perf, --keep DIR (keep the callgrind outputs),
 # --after-setup FILE (SQL run after every setup of pg_baton's tables, e.g. a schema
 # change to profile against the installed one: see bench/row_rules.sh).
 # Environment: BATON_BENCH_PORT (first port to try, default 55490).
@@ -37,12 +38,14 @@ die() {
 }
 
 CALLS=2000
+CLIENTS=64
 PERF=1
 KEEP=""
 AFTER_SETUP=""
 while (($# > 0)); do
     case $1 in
         --calls) CALLS=${2:?--calls N}; shift ;;
+        --clients) CLIENTS=${2:?--clients N}; shift ;;
         --no-perf) PERF=0 ;;
         --keep) KEEP=${2:?--keep DIR}; shift ;;
         --after-setup) AFTER_SETUP=$(readlink -f "${2:?--after-setup FILE}"); shift ;;
@@ -157,13 +160,13 @@ EOF_PLANS
 echo
 
 # ---------------------------------------------------------------------------
-# 3. what 64 clients wait for (pg_stat_activity sampled every 50 ms for 6 s)
+# 3. what CLIENTS clients wait for (pg_stat_activity sampled every 50 ms for 6 s)
 # ---------------------------------------------------------------------------
-waits() { # SCRIPT LABEL
+waits() { # SCRIPT LABEL TABLE
     q -d prof -v tenant="$TENANT" -v rows=100000 -f "$SQL/baton_setup.sql" >/dev/null 2>&1
     after_setup
     q -d prof -v rows=100000 -f "$SQL/plain_setup.sql" >/dev/null 2>&1
-    "$BINDIR/pgbench" -n -M prepared -c 64 -j 2 -T 8 -D tenant="$TENANT" -D batch=50 -f "$SQL/$1" prof \
+    "$BINDIR/pgbench" -n -M prepared -c "$CLIENTS" -j 2 -T 8 -D tenant="$TENANT" -D batch=50 -f "$SQL/$1" prof \
         >"$WORK/pgbench.log" 2>&1 &
     local pgb=$!
     sleep 1
@@ -181,12 +184,15 @@ END $$;
 SELECT lpad(round(100.0 * count(*) / sum(count(*)) OVER (), 1)::text, 5) || '%', ev FROM w GROUP BY ev ORDER BY count(*) DESC LIMIT 10;
 EOF_WAITS
     wait "$pgb" || true
+    q -d prof -F ' ' -c "SELECT format('updates of %s: %s, of which HOT %s (%s%%)', relname, n_tup_upd, n_tup_hot_upd,
+        round(100.0 * n_tup_hot_upd / nullif(n_tup_upd, 0), 1)) FROM pg_stat_user_tables WHERE relid = '$3'::regclass" \
+        | sed 's/^/   /'
 }
-echo "== wait events at 64 clients"
-waits baton_cycle.sql "pg_baton cycle, 64 clients"
-waits plain_cycle.sql "plain SQL cycle, 64 clients"
-waits baton_batch.sql "pg_baton batched, 64 clients"
-waits plain_batch.sql "plain SQL batched, 64 clients"
+echo "== wait events at $CLIENTS clients"
+waits baton_cycle.sql "pg_baton cycle, $CLIENTS clients" baton.deliveries
+waits plain_cycle.sql "plain SQL cycle, $CLIENTS clients" q
+waits baton_batch.sql "pg_baton batched, $CLIENTS clients" baton.deliveries
+waits plain_batch.sql "plain SQL batched, $CLIENTS clients" q
 echo
 
 # ---------------------------------------------------------------------------
