@@ -1,5 +1,6 @@
 // enqueue and enqueue_batch: new pending deliveries, idempotent on (tenant, target,
 // dedup_key), with a batch's JSON items read and checked before the first write.
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -137,14 +138,16 @@ bool same_json(Jsonb* a, Jsonb* b) {
 // baton.enqueue_batch(tenant, items): enqueues every item of a JSON array, all or
 // nothing; returns (id, inserted) per item in order, as a call per item would.
 //
-// Set-based, on one node and on Citus alike: the items before the first whose run_id names no run
-// (DU008, raised at that item by enqueue_item()) are looked up by key in one statement;
-// an item whose key is taken returns that row's id, one whose key an earlier item uses
-// returns that item's id. If any of them carries another payload or binding (DU009),
-// the batch goes item by item (enqueue_each) and fails where a call per item would; else
-// the rest are inserted by one statement (DeliveryStore::add_all), each item having used
-// one id of the table's sequence as a call per item did. On Citus a key taken meanwhile
-// by a concurrent producer sends the batch item by item too.
+// Set-based, on one node and on Citus alike, for the items before the first whose run_id
+// names no run (DU008, raised at that item by enqueue_item()); each item uses one id of
+// the table's sequence, as a call per item did. When no two of them share a key, they
+// are inserted by one statement at once (DeliveryStore::add_all), which a key found
+// taken rolls back. Else, or then, they are looked up by key in one statement: an item
+// whose key is taken returns that row's id, one whose key an earlier item uses returns
+// that item's id. If any of them carries another payload or binding (DU009), the batch
+// goes item by item (enqueue_each) and fails where a call per item would; else the rest
+// are inserted by one statement. On Citus a key taken meanwhile by a concurrent
+// producer sends the batch item by item too.
 Datum enqueue_batch(FunctionCallInfo fcinfo, Oid) {
     pg::require_read_write("baton.enqueue_batch");
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
@@ -169,24 +172,41 @@ Datum enqueue_batch(FunctionCallInfo fcinfo, Oid) {
     pg::DeliveryStore store;
     int with_runs = store.first_missing_run(tenant, parsed, n);
     pg::Added* found = pg::guard([n] { return static_cast<pg::Added*>(palloc(sizeof(pg::Added) * (n + 1))); });
-    store.taken(tenant, parsed, with_runs, found);
     int* repeat = repeats(parsed, with_runs);
     bool* insert = pg::guard([n] { return static_cast<bool*>(palloc(sizeof(bool) * (n + 1))); });
-    for (int i = 0; i < with_runs; i++) {
-        bool conflict = found[i].outcome == pg::Added::kExisting
-                            ? !found[i].same
-                            : repeat[i] >= 0 && !(same_json(parsed[i].payload, parsed[repeat[i]].payload) &&
-                                                  same_json(parsed[i].binding, parsed[repeat[i]].binding));
-        if (conflict) {
+    std::int64_t* ids = pg::guard([n] { return static_cast<std::int64_t*>(palloc(sizeof(std::int64_t) * (n + 1))); });
+    bool ids_taken = false;
+    bool added = false;
+    if (std::all_of(repeat, repeat + with_runs, [](int r) { return r < 0; })) {
+        // Keys all new, as most batches' are: inserted at once, not looked up first. A key
+        // found taken rolls the insert back; then they are looked up, below, and keep
+        // their ids.
+        for (int i = 0; i < with_runs; i++) {
+            found[i] = {pg::Added::kNeither, 0, false};
+            insert[i] = true;
+        }
+        store.take_ids(with_runs, ids);
+        ids_taken = true;
+        added = store.add_all(tenant, parsed, with_runs, insert, ids, false);
+    }
+    if (!added) {
+        store.taken(tenant, parsed, with_runs, found);
+        for (int i = 0; i < with_runs; i++) {
+            bool conflict = found[i].outcome == pg::Added::kExisting
+                                ? !found[i].same
+                                : repeat[i] >= 0 && !(same_json(parsed[i].payload, parsed[repeat[i]].payload) &&
+                                                      same_json(parsed[i].binding, parsed[repeat[i]].binding));
+            if (conflict) {
+                enqueue_each(store, tenant, parsed, n, rsinfo);
+                return static_cast<Datum>(0);
+            }
+            insert[i] = found[i].outcome != pg::Added::kExisting && repeat[i] < 0;
+        }
+        if (!ids_taken) store.take_ids(with_runs, ids);
+        if (!store.add_all(tenant, parsed, with_runs, insert, ids, true)) {
             enqueue_each(store, tenant, parsed, n, rsinfo);
             return static_cast<Datum>(0);
         }
-        insert[i] = found[i].outcome != pg::Added::kExisting && repeat[i] < 0;
-    }
-    std::int64_t* ids = pg::guard([n] { return static_cast<std::int64_t*>(palloc(sizeof(std::int64_t) * (n + 1))); });
-    if (!store.add_all(tenant, parsed, with_runs, insert, ids)) {
-        enqueue_each(store, tenant, parsed, n, rsinfo);
-        return static_cast<Datum>(0);
     }
     const text* notified = nullptr;  // the target of the last wake-up queued for the inserted items
     for (int i = 0; i < n; i++) {

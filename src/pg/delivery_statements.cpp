@@ -488,24 +488,27 @@ void DeliveryStore::taken(pg_uuid_t* tenant, const NewDelivery* items, int n, Ad
     }
 }
 
-// The ids first, one per item in item order, from the table's sequence (nextval, as the
-// column's default takes them: a statement per item used one each). Then the plain
-// insert of the items to insert, in a subtransaction; a unique violation (a concurrent
-// producer took a key since it was looked up) rolls it back, and they go again with
-// ON CONFLICT DO NOTHING and the same ids (on Citus, the caller goes item by item).
+// nextval of the sequence of the table's id column, as the column's default takes them.
+void DeliveryStore::take_ids(int n, std::int64_t* ids) {
+    guard([n, ids] {
+        Oid table = relations::relid("deliveries");
+        Oid sequence = getIdentitySequence(table, get_attnum(table, "id"), false);
+        for (int i = 0; i < n; i++) ids[i] = nextval_internal(sequence, false);
+    });
+}
+
+// The plain insert of the items to insert, in a subtransaction; a unique violation (a
+// key taken since it was looked up, or never looked up) rolls it back, and, when the
+// caller asks and the install allows, they go again with ON CONFLICT DO NOTHING and the
+// same ids.
 bool DeliveryStore::add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, const bool* insert,
-                            std::int64_t* ids) {
+                            std::int64_t* ids, bool around_taken) {
     if (n == 0) return true;
     int m = 0;
     for (int i = 0; i < n; i++)
         if (insert[i]) m++;
     NewDelivery* chosen = guard([m] { return static_cast<NewDelivery*>(palloc(sizeof(NewDelivery) * (m + 1))); });
     Datum* chosen_ids = guard([m] { return static_cast<Datum*>(palloc(sizeof(Datum) * (m + 1))); });
-    guard([n, ids] {
-        Oid table = relations::relid("deliveries");
-        Oid sequence = getIdentitySequence(table, get_attnum(table, "id"), false);
-        for (int i = 0; i < n; i++) ids[i] = nextval_internal(sequence, false);
-    });
     for (int i = 0, k = 0; i < n; i++)
         if (insert[i]) {
             chosen[k] = items[i];
@@ -536,7 +539,7 @@ bool DeliveryStore::add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, 
             elog(ERROR, "pg_baton could not insert a batch of deliveries");
     });
     if (e != nullptr && e->sqlerrcode != ERRCODE_UNIQUE_VIOLATION) throw PgError(e);
-    if (e != nullptr && citus::distributed()) return false;
+    if (e != nullptr && (!around_taken || citus::distributed())) return false;
     std::uint64_t rows = e == nullptr ? SPI_processed : s.run(g_insert_all, values, nullptr);
     // The rows come back in item order: an item whose id is not the next one was not inserted.
     std::uint64_t row = 0;

@@ -98,14 +98,18 @@ public:
     // enqueue_batch: what holds each item's key (kExisting: id and whether the row
     // carries the same payload and binding; kNeither: the key is free), in one statement.
     void taken(pg_uuid_t* tenant, const NewDelivery* items, int n, Added* out);
-    // enqueue_batch: takes one id of the table's sequence per item of items[0..n), in
-    // item order (a statement per item took one each), then inserts those items with
-    // insert[i] in one statement; ids[i] is item i's new id, or 0 when it was not inserted
-    // (not chosen, or a concurrent producer took its key: existing() tells which row).
-    // False, with nothing inserted, when a concurrent producer took a key on a Citus
-    // install, where the statement that inserts around taken keys cannot run (Citus
-    // fails its RETURNING rows inside SPI): the caller goes item by item.
-    bool add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, const bool* insert, std::int64_t* ids);
+    // enqueue_batch: one id of the table's sequence per item of items[0..n), in item
+    // order, into ids (a statement per item took one each).
+    void take_ids(int n, std::int64_t* ids);
+    // enqueue_batch: inserts the items with insert[i], with the ids taken (ids[i]), in one
+    // statement; then ids[i] is 0 for an item not inserted (not chosen, or its key taken by
+    // a concurrent producer: existing() tells which row). A key found taken: with
+    // around_taken, on one node, the items are inserted around it (ON CONFLICT DO
+    // NOTHING); else, and always on a Citus install (where the statement that inserts
+    // around taken keys cannot run: Citus fails its RETURNING rows inside SPI), false,
+    // with nothing inserted and ids unchanged.
+    bool add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, const bool* insert, std::int64_t* ids,
+                 bool around_taken);
 
     // Claims up to n rows of one range, appending them to call.rsinfo.
     Claimed claim(const ClaimCall& call, ClaimRange range, claim_hint::Position from, std::int64_t n);
