@@ -43,7 +43,9 @@ SELECT * FROM baton.enqueue_batch(:'sb', '[{"target": "sb", "dedup_key": "e3", "
   {"target": "sb", "dedup_key": "e3", "binding": {"k": 2}}]');
 \echo :LAST_ERROR_SQLSTATE
 SELECT count(*) AS e_rows FROM baton.deliveries WHERE tenant = :'sb' AND dedup_key LIKE 'e%';
--- the failed batches used the ids a call per item would have used before failing
+-- a failed batch's ids are spent, as a failed statement's are: the first batch (keys
+-- distinct) took one per item before its insert found "old" taken (2), then went item
+-- by item up to the item that failed (2); the other two as calls per item (1 and 3)
 SELECT baton.enqueue(:'sb', 'sb', 'after2') - :sb_old AS after2_offset;
 -- items of several targets, with runs and the other fields: inserted in item order
 INSERT INTO baton.runs (tenant, id, workflow, version, inputs_digest)
