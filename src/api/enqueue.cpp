@@ -139,14 +139,15 @@ bool same_json(Jsonb* a, Jsonb* b) {
 // nothing; returns (id, inserted) per item in order, as a call per item would.
 //
 // Set-based, on one node and on Citus alike, for the items before the first whose run_id
-// names no run (DU008, raised at that item by enqueue_item()); each item uses one id of
-// the table's sequence, as a call per item did. When no two of them share a key, they
-// are inserted by one statement at once (DeliveryStore::add_all), which a key found
-// taken rolls back. Else, or then, they are looked up by key in one statement: an item
-// whose key is taken returns that row's id, one whose key an earlier item uses returns
-// that item's id. If any of them carries another payload or binding (DU009), the batch
-// goes item by item (enqueue_each) and fails where a call per item would; else the rest
-// are inserted by one statement. On Citus a key taken meanwhile by a concurrent
+// names no run (DU008, raised at that item by enqueue_item()); each item of a batch that
+// succeeds uses one id of the table's sequence, as a call per item did (a batch that
+// fails has spent the ids it took, as a failed statement has). When no two of them share
+// a key, they are inserted by one statement at once (DeliveryStore::add_all), which a
+// key found taken rolls back. Else, or then, they are looked up by key in one statement:
+// an item whose key is taken returns that row's id, one whose key an earlier item uses
+// returns that item's id. If any of them carries another payload or binding (DU009), the
+// batch goes item by item (enqueue_each) and fails where a call per item would; else the
+// rest are inserted by one statement. On Citus a key taken meanwhile by a concurrent
 // producer sends the batch item by item too.
 Datum enqueue_batch(FunctionCallInfo fcinfo, Oid) {
     pg::require_read_write("baton.enqueue_batch");
