@@ -40,9 +40,13 @@
 #             sampled from the tables every 200 ms (bench/node/drain.mjs): finished rows,
 #             completed or deleted jobs.
 #   enqueue   one backlog (200,000; --quick 50,000) enqueued afresh by each system's bulk
-#             API, 10,000 items a call, one call per transaction, 5 rounds (--quick 3):
-#             pg_baton's enqueue_batch (bench/sql/baton_enqueue.sql, the JSON built by
-#             the statement), pg_baton's path for millions (the backlog \copy'd into a
+#             API, 10,000 items a call, one call per transaction, 5 rounds (--quick 3),
+#             each item with a payload ({"n": g}): pg_baton's enqueue_batch called by the
+#             same Node.js client as the peers' bulk APIs, the items a JSON parameter
+#             (bench/node/peer.mjs setup baton), the same calls from psql with the items
+#             a JSON literal (bench/sql/baton_enqueue_calls.sql writes them before the
+#             timing) and with the JSON built by the statement (baton_enqueue.sql),
+#             pg_baton's path for millions (the backlog \copy'd into a
 #             staging table, then one statement feeding it to enqueue_batch in slices:
 #             baton_enqueue_staged.sql; the copy is timed), graphile-worker's addJobs,
 #             pg-boss' insert (bench/node/peer.mjs setup, the calls timed), and the floor:
@@ -488,6 +492,19 @@ enq_timed() {
         "$round" "$ENQ_BACKLOG" "$(calc "$t1 - $t0")" "$(calc "$ENQ_BACKLOG / ($t1 - $t0)")" \
         "$(calc "$bytes / $ENQ_BACKLOG")" >&2
 }
+# enq_node SYSTEM ROUND: SYSTEM's bulk API called by the Node.js client (bench/node/peer.mjs
+# setup, which times its calls), after a CHECKPOINT; its rate, and its WAL as bytes per item.
+enq_node() {
+    local system=$1 round=$2 lsn0 lsn1 secs
+    q -d enq -c CHECKPOINT
+    lsn0=$(q -d enq -c "SELECT pg_current_wal_insert_lsn()")
+    secs=$(BATON_TENANT="$TENANT" peer_setup "$system" enq "$ENQ_BACKLOG" "$ENQ_BATCH") || die "$system setup failed"
+    lsn1=$(q -d enq -c "SELECT pg_current_wal_insert_lsn()")
+    record enqueue "$system" "$round" "$ENQ_BACKLOG" "$secs"
+    record wal "$system" "$round" "$(q -d enq -c "SELECT pg_wal_lsn_diff('$lsn1', '$lsn0')::bigint")" "$ENQ_BACKLOG"
+    printf '   %-8s %-22s round %d: %7d items in %6.2f s = %9.1f /s\n' enqueue "$system" "$round" \
+        "$ENQ_BACKLOG" "$secs" "$(calc "$ENQ_BACKLOG / $secs")" >&2
+}
 fresh_baton_enq() {
     q -d enq -c "DROP EXTENSION IF EXISTS pg_baton CASCADE" -c "DROP TABLE IF EXISTS bench_staging, bench_floor" \
         -c "CREATE EXTENSION pg_baton" -c "SELECT baton.create_tenant('$TENANT')" >/dev/null 2>&1
@@ -496,18 +513,24 @@ fresh_baton_enq() {
 enq_staged() {
     q -d enq -c "CREATE UNLOGGED TABLE bench_staging (n bigint GENERATED ALWAYS AS IDENTITY, target text,
                                                       dedup_key text, payload jsonb DEFAULT '{}')" \
-        && q -d enq -c "\\copy bench_staging (target, dedup_key) FROM '$WORK/enqueue.csv' (FORMAT csv)" \
+        && q -d enq -c "\\copy bench_staging (target, dedup_key, payload) FROM '$WORK/enqueue.csv' (FORMAT csv)" \
         && q -d enq -v tenant="$TENANT" -v batch="$ENQ_BATCH" -f "$SQL/baton_enqueue_staged.sql"
 }
 if want enqueue; then
     meta enq_backlog "$ENQ_BACKLOG"
     say
     say "-- enqueue: backlog $ENQ_BACKLOG, $ENQ_BATCH items a call, $ENQ_ROUNDS rounds"
-    q -d enq -c "COPY (SELECT 'bench', 'k' || g FROM generate_series(1, $ENQ_BACKLOG) AS g) TO STDOUT (FORMAT csv)" \
-        >"$WORK/enqueue.csv"
+    q -d enq -c "COPY (SELECT 'bench', 'k' || g, jsonb_build_object('n', g) FROM generate_series(1, $ENQ_BACKLOG) AS g)
+                 TO STDOUT (FORMAT csv)" >"$WORK/enqueue.csv"
+    q -d enq -v tenant="$TENANT" -v rows="$ENQ_BACKLOG" -v batch="$ENQ_BATCH" -f "$SQL/baton_enqueue_calls.sql" \
+        >"$WORK/enqueue_calls.sql"
     for ((r = 1; r <= ENQ_ROUNDS; r++)); do
         fresh_baton_enq
-        enq_timed baton "$r" q -d enq -v tenant="$TENANT" -v rows="$ENQ_BACKLOG" -v batch="$ENQ_BATCH" \
+        enq_node baton "$r"
+        fresh_baton_enq
+        enq_timed literal "$r" q -d enq -f "$WORK/enqueue_calls.sql"
+        fresh_baton_enq
+        enq_timed batonsql "$r" q -d enq -v tenant="$TENANT" -v rows="$ENQ_BACKLOG" -v batch="$ENQ_BATCH" \
             -f "$SQL/baton_enqueue.sql"
         fresh_baton_enq
         enq_timed staged "$r" enq_staged
@@ -516,11 +539,7 @@ if want enqueue; then
             -f "$SQL/floor_enqueue.sql"
         q -d enq -c "DROP EXTENSION pg_baton CASCADE" -c "DROP TABLE IF EXISTS bench_staging, bench_floor" 2>/dev/null
         for system in graphile pgboss; do
-            q -d enq -c CHECKPOINT
-            secs=$(peer_setup "$system" enq "$ENQ_BACKLOG" "$ENQ_BATCH") || die "$system setup failed"
-            record enqueue "$system" "$r" "$ENQ_BACKLOG" "$secs"
-            printf '   %-8s %-22s round %d: %7d items in %6.2f s = %9.1f /s\n' enqueue "$system" "$r" \
-                "$ENQ_BACKLOG" "$secs" "$(calc "$ENQ_BACKLOG / $secs")" >&2
+            enq_node "$system" "$r"
         done
         q -d enq -c "DROP SCHEMA graphile_worker CASCADE" -c "DROP SCHEMA pgboss CASCADE" 2>/dev/null
     done

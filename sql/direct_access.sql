@@ -1,4 +1,4 @@
--- claim, finish and finish_batch through direct heap and index access
+-- enqueue_batch, claim, finish and finish_batch through direct heap and index access
 -- (src/pg/delivery_direct.cpp) against the SPI statements kept as their fallback
 -- (src/pg/delivery_statements.cpp; src/pg/delivery_store.hpp picks one, and both ask
 -- src/core/delivery.cpp what a row owes its caller): the
@@ -135,8 +135,8 @@ SELECT da_sequence(:'a', true);
 SELECT da_sequence(:'b', false);
 
 -- Side by side: the answers are the same; the fence trigger fired for the writes of
--- the statements (spi), never for those of the direct path (claim, finish,
--- finish_batch); renew, retry, enqueue and a claim with `expected` are statements on
+-- the statements (spi), never for those of the direct path (enqueue_batch, claim,
+-- finish, finish_batch); renew, retry and a claim with `expected` are statements on
 -- both sides.
 SELECT d.step, d.call, d.answer, d.answer IS NOT DISTINCT FROM s.answer AS same_answer,
        d.fence_fired AS direct_fired, s.fence_fired AS spi_fired
@@ -478,6 +478,51 @@ DROP TRIGGER da_side ON baton.ready;
 DROP TRIGGER da_side ON baton.leases;
 DROP TABLE da_side_log;
 DROP FUNCTION da_log_side();
+
+-- ---------------------------------------------------------------------------
+-- 8. enqueue_batch inserts directly (the fence trigger does not fire), writing what its
+-- statement writes (section 2 compares the rows), unless a path above takes the
+-- statements, an item names a run (its foreign key is the statement's to check) or the
+-- default of status is not 'pending'. A CHECK constraint a user added refuses a row on
+-- both paths, with nothing written; a column a user added takes its default; a key
+-- already taken rolls the direct insert back, and the batch goes on by look-up.
+-- ---------------------------------------------------------------------------
+SET baton.direct_access = on;
+ALTER TABLE baton.deliveries ADD CONSTRAINT da_low_priority CHECK (priority < 100) NOT VALID;
+SELECT * FROM da_call($$SELECT inserted FROM baton.enqueue_batch('00000000-0000-0000-00d1-000000000003',
+  '[{"target": "eb", "dedup_key": "eb1"}, {"target": "eb", "dedup_key": "eb2", "priority": 200}]')$$);
+SET baton.direct_access = off;
+SELECT * FROM da_call($$SELECT inserted FROM baton.enqueue_batch('00000000-0000-0000-00d1-000000000003',
+  '[{"target": "eb", "dedup_key": "eb1"}, {"target": "eb", "dedup_key": "eb2", "priority": 200}]')$$);
+SET baton.direct_access = on;
+ALTER TABLE baton.deliveries DROP CONSTRAINT da_low_priority;
+SELECT count(*) AS eb_rows FROM baton.deliveries WHERE tenant = :'tr' AND target = 'eb';
+ALTER TABLE baton.deliveries ADD COLUMN da_source text DEFAULT 'batch';
+SELECT * FROM da_call($$SELECT inserted FROM baton.enqueue_batch('00000000-0000-0000-00d1-000000000003',
+  '[{"target": "eb", "dedup_key": "eb1"}, {"target": "eb", "dedup_key": "eb2", "priority": 2}]')$$);
+-- eb1 again, after a new key: the direct insert finds eb1 taken and is rolled back; the
+-- look-up returns eb1's row and inserts eb3 alone
+SELECT * FROM da_call($$SELECT inserted, id = da_id('00000000-0000-0000-00d1-000000000003', 'eb1') AS eb1s_id FROM baton.enqueue_batch('00000000-0000-0000-00d1-000000000003',
+  '[{"target": "eb", "dedup_key": "eb3"}, {"target": "eb", "dedup_key": "eb1"}]')$$);
+-- each row pending, with its ready row in claim order (eb2 first: priority 2)
+SELECT d.dedup_key, d.status, d.priority, d.da_source FROM baton.deliveries d
+ WHERE d.tenant = :'tr' AND d.target = 'eb' ORDER BY d.id;
+SELECT d.dedup_key FROM baton.ready r JOIN baton.deliveries d ON d.tenant = r.tenant AND d.id = r.id
+ WHERE r.tenant = :'tr' AND r.target = 'eb' ORDER BY r.rank, r.id;
+ALTER TABLE baton.deliveries DROP COLUMN da_source;
+-- an item that names a run: the statement
+INSERT INTO baton.runs (tenant, id, workflow, version, inputs_digest)
+  VALUES (:'tr', '00000000-0000-0000-00d1-0000000000e1', 'wf', 1, 'digest-eb');
+SELECT * FROM da_call($$SELECT inserted FROM baton.enqueue_batch('00000000-0000-0000-00d1-000000000003',
+  '[{"target": "eb", "dedup_key": "eb4", "run_id": "00000000-0000-0000-00d1-0000000000e1"}]')$$);
+-- a default of status other than 'pending': the statement, whose trigger refuses the row
+-- in its own words (a trigger call that raises is not counted: fence_fired shows f)
+BEGIN;
+ALTER TABLE baton.deliveries ALTER COLUMN status SET DEFAULT 'waiting';
+SELECT * FROM da_call($$SELECT inserted FROM baton.enqueue_batch('00000000-0000-0000-00d1-000000000003', '[{"target": "eb", "dedup_key": "eb5"}]')$$);
+ROLLBACK;
+SELECT dedup_key, status, run_id IS NOT NULL AS has_run FROM baton.deliveries
+ WHERE tenant = :'tr' AND target = 'eb' ORDER BY id;
 
 -- Clean up: the view, the functions, the bindings, the roles.
 DROP VIEW da_fb_rows;

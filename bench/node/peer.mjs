@@ -11,8 +11,11 @@
 //   node peer.mjs count-sql SYSTEM BACKLOG
 //       prints the SQL that counts the worked jobs of a BACKLOG (from the tables).
 //
-// SYSTEM is "graphile" (graphile-worker) or "pgboss" (pg-boss). The connection comes from
-// the libpq environment (PGHOST as a socket directory, PGPORT, PGUSER, PGDATABASE).
+// SYSTEM is "graphile" (graphile-worker) or "pgboss" (pg-boss); for setup also "baton":
+// pg_baton's enqueue_batch called by this same client, the items a JSON parameter, into
+// a fresh pg_baton whose tenant BATON_TENANT exists (bench/run.sh's enqueue group), so
+// that all three bulk APIs are called alike. The connection comes from the libpq
+// environment (PGHOST as a socket directory, PGPORT, PGUSER, PGDATABASE).
 //
 // Settings, from each project's documentation (node_modules/*/README.md, the option
 // docs in their .d.ts files and the graphile-worker performance page):
@@ -185,8 +188,33 @@ const pgboss = {
   countSql: () => `SELECT count(*) AS n FROM pgboss.job WHERE name = '${QUEUE}' AND state = 'completed'`,
 };
 
-const systems = { graphile, pgboss };
-const impl = systems[system] ?? die(`unknown system '${system}' (graphile or pgboss)`);
+// ---------------------------------------------------------------------------
+// pg_baton: enqueue_batch only (its workers are pgbench scripts, bench/sql)
+// ---------------------------------------------------------------------------
+
+const baton = {
+  async setup(backlog, chunk) {
+    const tenant = process.env.BATON_TENANT ?? die('BATON_TENANT is not set');
+    return withClient(async (c) => {
+      await c.query('SET baton.notify = off');
+      const t0 = performance.now();
+      for (let done = 0; done < backlog; done += chunk) {
+        const n = Math.min(chunk, backlog - done);
+        const items = Array.from({ length: n }, (_, i) => ({
+          target: QUEUE,
+          dedup_key: `k${done + i + 1}`,
+          payload: { n: done + i + 1 },
+        }));
+        await c.query('SELECT count(*) FROM baton.enqueue_batch($1, $2)', [tenant, JSON.stringify(items)]);
+      }
+      return (performance.now() - t0) / 1000;
+    });
+  },
+};
+
+const systems = { graphile, pgboss, baton };
+const impl = systems[system] ?? die(`unknown system '${system}' (graphile, pgboss or baton)`);
+if (system === 'baton' && command !== 'setup') die('baton: setup only');
 
 switch (command) {
   case 'setup': {

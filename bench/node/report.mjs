@@ -152,10 +152,19 @@ row('peers/bossb', 'pg-boss, batchSize 50', 16, peerBacklog);
 
 const enqBacklog = meta.enq_backlog ?? 200000;
 section('enqueue: the same backlog afresh through each system\'s bulk API, 10,000 items a call (items/s)');
-row('enqueue/baton', 'pg_baton enqueue_batch', 1, enqBacklog, [
+row('enqueue/baton', 'pg_baton enqueue_batch (Node.js client, JSON parameter)', 1, enqBacklog, [
   ['enqueue/graphile', 'graphile-worker addJobs'],
   ['enqueue/pgboss', 'pg-boss insert'],
   ['enqueue/floor', 'the floor'],
+]);
+row('enqueue/literal', 'pg_baton enqueue_batch (psql, JSON literal)', 1, enqBacklog, [
+  ['enqueue/graphile', 'graphile-worker addJobs'],
+  ['enqueue/baton', 'Node.js client'],
+]);
+row('enqueue/batonsql', 'pg_baton enqueue_batch (JSON built by the statement)', 1, enqBacklog, [
+  ['enqueue/graphile', 'graphile-worker addJobs'],
+  ['enqueue/floor', 'the floor'],
+  ['enqueue/baton', 'Node.js client'],
 ]);
 row('enqueue/staged', 'pg_baton for millions: \\copy, one statement', 1, enqBacklog, [
   ['enqueue/graphile', 'graphile-worker addJobs'],
@@ -168,6 +177,7 @@ row('enqueue/floor', 'floor: plain INSERT ... SELECT, same indexes', 1, enqBackl
 // Group "wal": bytes written and items, so a "rate" is WAL bytes per item.
 row('wal/baton', 'WAL bytes an item: pg_baton enqueue_batch', 1, enqBacklog, [['wal/floor', 'the floor']]);
 row('wal/staged', 'WAL bytes an item: pg_baton for millions', 1, enqBacklog, [['wal/floor', 'the floor']]);
+row('wal/graphile', 'WAL bytes an item: graphile-worker addJobs', 1, enqBacklog, [['wal/floor', 'the floor']]);
 row('wal/floor', 'WAL bytes an item: the floor', 1, enqBacklog);
 
 section('vacuum: 16 clients on fresh big tables; normal, then with a REPEATABLE READ snapshot held open (last window)');

@@ -198,6 +198,7 @@ Datum enqueue_batch(FunctionCallInfo fcinfo, Oid) {
                                 : repeat[i] >= 0 && !(same_json(parsed[i].payload, parsed[repeat[i]].payload) &&
                                                       same_json(parsed[i].binding, parsed[repeat[i]].binding));
             if (conflict) {
+                store.close();
                 enqueue_each(store, tenant, parsed, n, rsinfo);
                 return static_cast<Datum>(0);
             }
@@ -205,10 +206,12 @@ Datum enqueue_batch(FunctionCallInfo fcinfo, Oid) {
         }
         if (!ids_taken) store.take_ids(with_runs, ids);
         if (!store.add_all(tenant, parsed, with_runs, insert, ids, true)) {
+            store.close();
             enqueue_each(store, tenant, parsed, n, rsinfo);
             return static_cast<Datum>(0);
         }
     }
+    store.close();  // the direct insert's rows visible to the look-ups below
     const text* notified = nullptr;  // the target of the last wake-up queued for the inserted items
     for (int i = 0; i < n; i++) {
         Enqueued e{0, false};

@@ -45,13 +45,14 @@ inline TM_Result tuple_update(Relation rel, ItemPointer tid, TupleTableSlot* slo
     return r;
 }
 
-// ExecInsertIndexTuples() for an update (not a speculative insert), its recheck list
-// freed: PostgreSQL 16 added the onlySummarizing argument.
-inline void insert_index_tuples(ResultRelInfo* rri, TupleTableSlot* slot, EState* estate) {
+// ExecInsertIndexTuples() for an update or a new row (not a speculative insert), its
+// unique indexes checked as a plain INSERT or UPDATE checks them (a duplicate raises
+// 23505), its recheck list freed: PostgreSQL 16 added the onlySummarizing argument.
+inline void insert_index_tuples(ResultRelInfo* rri, TupleTableSlot* slot, EState* estate, bool update) {
 #if PG_VERSION_NUM >= 160000
-    list_free(ExecInsertIndexTuples(rri, slot, estate, true, false, nullptr, NIL, false));
+    list_free(ExecInsertIndexTuples(rri, slot, estate, update, false, nullptr, NIL, false));
 #else
-    list_free(ExecInsertIndexTuples(rri, slot, estate, true, false, nullptr, NIL));
+    list_free(ExecInsertIndexTuples(rri, slot, estate, update, false, nullptr, NIL));
 #endif
 }
 

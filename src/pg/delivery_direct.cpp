@@ -6,6 +6,7 @@
 
 #include "core/claim_hint.hpp"
 #include "core/delivery.hpp"
+#include "core/error.hpp"
 #include "pg/claim_hints.hpp"
 #include "pg/delivery_direct.hpp"
 #include "pg/side_rows.hpp"
@@ -20,11 +21,11 @@ namespace {
 // backend (relations::attnums, kept until a relcache invalidation of the table).
 enum Column {
     kId, kTarget, kDedupKey, kStatus, kGeneration, kAttempts, kMaxAttempts, kPriority,
-    kRunAfter, kLeaseUntil, kPayload, kBinding, kResult, kRunId, kSettledAt, kColumns
+    kRunAfter, kLeaseUntil, kPayload, kBinding, kResult, kRunId, kSettledAt, kTenant, kColumns
 };
 const char* const kColumnNames[kColumns] = {
     "id",       "target",    "dedup_key",   "status",  "generation", "attempts", "max_attempts", "priority",
-    "run_after", "lease_until", "payload",  "binding", "result",     "run_id",   "settled_at"};
+    "run_after", "lease_until", "payload",  "binding", "result",     "run_id",   "settled_at", "tenant"};
 
 // The columns of baton.ready a claim reads, found as those above.
 enum ReadyColumn { kReadyRank, kReadyId, kReadyRunAfter, kReadyColumns };
@@ -136,6 +137,7 @@ struct Table {
     bool has_lease_until;    // a claim's lease_until, computed once per call
     bool own_index_loop;     // write_indexes() may skip the unique checks (plain_indexes())
     TimestampTz lease_until;
+    ExprState** defaults;    // insert(): per column, the default of one an enqueue leaves out
 };
 
 // A claim's index scan over one range, and the rows it has reserved.
@@ -210,7 +212,7 @@ TM_Result write_heap(Table* t, ItemPointer tid, bool wait, TM_FailureData* tmfd,
 // (plain_indexes()) takes ExecInsertIndexTuples().
 void write_indexes(Table* t, TupleTableSlot* slot) {
     if (!t->own_index_loop) {
-        compat::insert_index_tuples(t->rri, slot, t->estate);
+        compat::insert_index_tuples(t->rri, slot, t->estate, true);
         ResetPerTupleExprContext(t->estate);
         return;
     }
@@ -671,6 +673,102 @@ Claimed claim(Table* t, const ClaimCall& call, ClaimRange range, claim_hint::Pos
     }
     end_claim(cursor);
     return got;
+}
+
+namespace {
+
+// True when the default of column c is the constant text `value` ('pending' for status).
+bool default_is(Table* t, Column c, const char* value) {
+    Node* expr = build_column_default(t->rel, t->col[c]);
+    if (expr == nullptr || !IsA(expr, Const) || castNode(Const, expr)->constisnull ||
+        castNode(Const, expr)->consttype != TEXTOID)
+        return false;
+    text* s = DatumGetTextPP(castNode(Const, expr)->constvalue);
+    return std::string_view(VARDATA_ANY(s), VARSIZE_ANY_EXHDR(s)) == value;
+}
+
+}  // namespace
+
+// The checks of insert(), before any write (see the header).
+bool can_insert(Table* t, const NewDelivery* items, int n, const std::int64_t* ids) {
+    for (int i = 0; i < n; i++)
+        if (items[i].run_id != nullptr) return false;
+    bool ready = guard([t] {
+        if (pg_class_aclcheck(RelationGetRelid(t->rel), GetUserId(), ACL_INSERT) != ACLCHECK_OK) return false;
+        if (!default_is(t, kStatus, delivery::status_name(delivery::Status::kPending))) return false;
+        // The defaults of the columns an enqueue leaves out, as the INSERT would take
+        // them (a column a user added, too); the identity column's is the id given.
+        if (t->defaults == nullptr) {
+            TupleDesc desc = RelationGetDescr(t->rel);
+            const Column given[] = {kTenant, kId, kTarget, kDedupKey, kPayload, kBinding,
+                                    kRunAfter, kPriority, kMaxAttempts, kRunId};
+            t->defaults = static_cast<ExprState**>(palloc0(sizeof(ExprState*) * desc->natts));
+            for (int a = 0; a < desc->natts; a++) {
+                if (TupleDescAttr(desc, a)->attisdropped) continue;
+                bool is_given = false;
+                for (Column c : given) is_given = is_given || t->col[c] == a + 1;
+                if (is_given) continue;
+                Node* expr = build_column_default(t->rel, a + 1);
+                if (expr != nullptr) t->defaults[a] = ExecPrepareExpr(reinterpret_cast<Expr*>(expr), t->estate);
+            }
+        }
+        return true;
+    });
+    if (!ready) return false;
+    // The row rules the fence trigger would check; a row that breaks one goes by the
+    // statement, whose trigger refuses it in its own words.
+    for (int i = 0; i < n; i++) {
+        try {
+            delivery::check_stored_row(delivery::status_name(delivery::Status::kPending), items[i].max_attempts,
+                                       ids[i]);
+        } catch (const baton::Error&) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// Each row built from its item and the columns' defaults, checked against the table's
+// constraints, written to the heap and its indexes; then what the fence trigger does for
+// a pending row: the claim hints told, its ready row added.
+void insert(Table* t, const pg_uuid_t* tenant, const NewDelivery* items, int n, const std::int64_t* ids) {
+    side_rows::Writer* ready = side_rows::open(t->rel, side_rows::Table::kReady);
+    TupleDesc desc = RelationGetDescr(t->rel);
+    ExprContext* econtext = GetPerTupleExprContext(t->estate);
+    TupleTableSlot* slot = t->written;
+    TimestampTz now = GetCurrentTransactionStartTimestamp();  // now()
+    bool hints = claim_hints::enabled();
+    for (int i = 0; i < n; i++) {
+        const NewDelivery& d = items[i];
+        ExecClearTuple(slot);
+        for (int a = 0; a < desc->natts; a++) {
+            slot->tts_values[a] = 0;
+            slot->tts_isnull[a] = true;
+            if (t->defaults[a] != nullptr)
+                slot->tts_values[a] = ExecEvalExprSwitchContext(t->defaults[a], econtext, &slot->tts_isnull[a]);
+        }
+        TimestampTz run_after = d.has_run_after ? d.run_after : now;
+        put(t, kTenant, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
+        put(t, kId, Int64GetDatum(ids[i]));
+        put(t, kTarget, PointerGetDatum(d.target));
+        put(t, kDedupKey, PointerGetDatum(d.dedup_key));
+        put(t, kPayload, JsonbPGetDatum(d.payload));
+        put(t, kBinding, JsonbPGetDatum(d.binding));
+        put(t, kRunAfter, TimestampTzGetDatum(run_after));
+        put(t, kPriority, Int32GetDatum(d.priority));
+        put(t, kMaxAttempts, Int32GetDatum(d.max_attempts));
+        put(t, kRunId, static_cast<Datum>(0), true);
+        ExecStoreVirtualTuple(slot);
+        if (t->rel->rd_att->constr != nullptr) ExecConstraints(t->rri, slot, t->estate);
+        table_tuple_insert(t->rel, slot, t->cid, 0, nullptr);
+        compat::insert_index_tuples(t->rri, slot, t->estate, false);
+        const char* target = VARDATA_ANY(d.target);
+        int target_len = static_cast<int>(VARSIZE_ANY_EXHDR(d.target));
+        if (hints) claim_hints::row_pending(tenant, target, target_len, {d.priority, ids[i]}, run_after);
+        if (ready != nullptr) side_rows::add_ready(ready, tenant, d.target, d.priority, ids[i], run_after);
+        ResetPerTupleExprContext(t->estate);
+    }
+    if (ready != nullptr) side_rows::close(ready);
 }
 
 // A probe of target_bindings' primary key (see the header).

@@ -1,6 +1,6 @@
 // The direct implementation of pg/delivery_store.hpp: baton.deliveries through heap and
 // index access, for the two calls every worker makes in a loop: claim and finish (and
-// finish_batch). An SPI statement pays for its
+// finish_batch), and for enqueue_batch's insert. An SPI statement pays for its
 // executor start-up on every call (the plan's nodes, six indexes, a RETURNING
 // projection: more than half of a claim and finish, docs/performance.md); here a claim
 // is one index scan of baton.ready's primary key and, per row, a probe of the primary
@@ -74,6 +74,22 @@ Claimed claim(Table* table, const ClaimCall& call, ClaimRange range, claim_hint:
 // is left to bound_role().
 FoundDelivery settle(Table* table, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
                      delivery::Status outcome, const Jsonb* result, bool keep_result);
+
+// enqueue_batch's insert of n new deliveries (items[i] with id ids[i]) as its INSERT
+// statement and the fence trigger would write them: each row from its item and the
+// table's column defaults (status pending), checked against the table's NOT NULL and
+// CHECK constraints (ExecConstraints), into the heap and every index, a key already
+// taken raising 23505 as the INSERT would; then the claim hints told and the row's
+// baton.ready row added, as the trigger does. The caller has checked the tenant's fence.
+//
+// can_insert() says whether this path may take the items, before any write: not when an
+// item names a run (its foreign key is the statement's trigger to check), when the
+// caller lacks INSERT on the table, when the default of status is not 'pending', or when
+// a row would break a row rule (the statement's trigger refuses it in its own words).
+// insert() is Postgres calls only, for a subtransaction (attempt()): a key found taken
+// rolls back every row it wrote.
+bool can_insert(Table* table, const NewDelivery* items, int n, const std::int64_t* ids);
+void insert(Table* table, const pg_uuid_t* tenant, const NewDelivery* items, int n, const std::int64_t* ids);
 
 // The role bound to (tenant, target), InvalidOid when unbound: one probe of the
 // primary key of baton.target_bindings, under the latest snapshot (as the fence reads

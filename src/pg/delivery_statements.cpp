@@ -16,6 +16,7 @@
 #include "pg/args.hpp"
 #include "pg/auth.hpp"
 #include "pg/citus.hpp"
+#include "pg/delivery_direct.hpp"
 #include "pg/delivery_store.hpp"
 #include "pg/side_rows.hpp"
 #include "pg/local_shards.hpp"
@@ -497,27 +498,52 @@ void DeliveryStore::take_ids(int n, std::int64_t* ids) {
     });
 }
 
-// The plain insert of the items to insert, in a subtransaction; a unique violation (a
-// key taken since it was looked up, or never looked up) rolls it back, and, when the
-// caller asks and the install allows, they go again with ON CONFLICT DO NOTHING and the
-// same ids.
+// The items to insert, in a subtransaction: directly (delivery_direct::insert()) when
+// the table allows it, else by the plain statement. A unique violation (a key taken since
+// it was looked up, or never looked up) rolls it back; then, when the caller asks and the
+// install allows, they go again by the statement with ON CONFLICT DO NOTHING and the same
+// ids.
 bool DeliveryStore::add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, const bool* insert,
                             std::int64_t* ids, bool around_taken) {
     if (n == 0) return true;
     int m = 0;
     for (int i = 0; i < n; i++)
         if (insert[i]) m++;
-    NewDelivery* chosen = guard([m] { return static_cast<NewDelivery*>(palloc(sizeof(NewDelivery) * (m + 1))); });
-    Datum* chosen_ids = guard([m] { return static_cast<Datum*>(palloc(sizeof(Datum) * (m + 1))); });
-    for (int i = 0, k = 0; i < n; i++)
-        if (insert[i]) {
-            chosen[k] = items[i];
-            chosen_ids[k++] = Int64GetDatum(ids[i]);
-        }
     if (m == 0) {
         for (int i = 0; i < n; i++) ids[i] = 0;
         return true;
     }
+    NewDelivery* chosen = guard([m] { return static_cast<NewDelivery*>(palloc(sizeof(NewDelivery) * (m + 1))); });
+    std::int64_t* chosen_ids =
+        guard([m] { return static_cast<std::int64_t*>(palloc(sizeof(std::int64_t) * (m + 1))); });
+    for (int i = 0, k = 0; i < n; i++)
+        if (insert[i]) {
+            chosen[k] = items[i];
+            chosen_ids[k++] = ids[i];
+        }
+    delivery_direct::Table* table = direct();
+    bool plain_first = true;
+    if (table != nullptr && delivery_direct::can_insert(table, chosen, m, chosen_ids)) {
+        ErrorData* e = attempt([table, tenant, chosen, m, chosen_ids] {
+            delivery_direct::insert(table, tenant, chosen, m, chosen_ids);
+        });
+        if (e != nullptr && e->sqlerrcode != ERRCODE_UNIQUE_VIOLATION) throw PgError(e);
+        if (e == nullptr) {
+            for (int i = 0; i < n; i++)
+                if (!insert[i]) ids[i] = 0;
+            return true;
+        }
+        if (!around_taken) return false;
+        plain_first = false;
+    }
+    return add_all_by_statement(tenant, chosen, m, chosen_ids, insert, n, ids, around_taken, plain_first);
+}
+
+// The statement of add_all(): the plain insert first (plain_first), else or after a unique
+// violation the one with ON CONFLICT DO NOTHING; RETURNING tells which items went in.
+bool DeliveryStore::add_all_by_statement(pg_uuid_t* tenant, const NewDelivery* chosen, int m,
+                                         const std::int64_t* chosen_ids, const bool* insert, int n,
+                                         std::int64_t* ids, bool around_taken, bool plain_first) {
     auto always = [](const NewDelivery&) { return true; };
     Datum values[10] = {
         UUIDPGetDatum(tenant), 0, 0, 0, 0,
@@ -528,19 +554,24 @@ bool DeliveryStore::add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, 
         column_array(chosen, m, UUIDOID, [](const NewDelivery& d) { return UUIDPGetDatum(d.run_id); },
                      [](const NewDelivery& d) { return d.run_id != nullptr; }),
         guard([chosen_ids, m] {
-            return PointerGetDatum(
-                construct_array(chosen_ids, m, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+            Datum* id_values = static_cast<Datum*>(palloc(sizeof(Datum) * (m + 1)));
+            for (int k = 0; k < m; k++) id_values[k] = Int64GetDatum(chosen_ids[k]);
+            return PointerGetDatum(construct_array(id_values, m, INT8OID, sizeof(int64), FLOAT8PASSBYVAL,
+                                                   TYPALIGN_DOUBLE));
         })};
     key_arrays(chosen, m, values + 1);
     Spi& s = spi();
-    SPIPlanPtr plain = g_insert_all_new.get();
-    ErrorData* e = attempt([plain, &values] {
-        if (SPI_execute_plan(plain, values, nullptr, false, 0) != SPI_OK_INSERT_RETURNING)
-            elog(ERROR, "pg_baton could not insert a batch of deliveries");
-    });
-    if (e != nullptr && e->sqlerrcode != ERRCODE_UNIQUE_VIOLATION) throw PgError(e);
-    if (e != nullptr && (!around_taken || citus::distributed())) return false;
-    std::uint64_t rows = e == nullptr ? SPI_processed : s.run(g_insert_all, values, nullptr);
+    ErrorData* e = nullptr;
+    if (plain_first) {
+        SPIPlanPtr plain = g_insert_all_new.get();
+        e = attempt([plain, &values] {
+            if (SPI_execute_plan(plain, values, nullptr, false, 0) != SPI_OK_INSERT_RETURNING)
+                elog(ERROR, "pg_baton could not insert a batch of deliveries");
+        });
+        if (e != nullptr && e->sqlerrcode != ERRCODE_UNIQUE_VIOLATION) throw PgError(e);
+        if (e != nullptr && (!around_taken || citus::distributed())) return false;
+    }
+    std::uint64_t rows = plain_first && e == nullptr ? SPI_processed : s.run(g_insert_all, values, nullptr);
     // The rows come back in item order: an item whose id is not the next one was not inserted.
     std::uint64_t row = 0;
     for (int i = 0; i < n; i++) {

@@ -101,8 +101,8 @@ public:
     // enqueue_batch: one id of the table's sequence per item of items[0..n), in item
     // order, into ids (a statement per item took one each).
     void take_ids(int n, std::int64_t* ids);
-    // enqueue_batch: inserts the items with insert[i], with the ids taken (ids[i]), in one
-    // statement; then ids[i] is 0 for an item not inserted (not chosen, or its key taken by
+    // enqueue_batch: inserts the items with insert[i], with the ids taken (ids[i]), at once
+    // (directly, or in one statement); then ids[i] is 0 for an item not inserted (not chosen, or its key taken by
     // a concurrent producer: existing() tells which row). A key found taken: with
     // around_taken, on one node, the items are inserted around it (ON CONFLICT DO
     // NOTHING); else, and always on a Citus install (where the statement that inserts
@@ -152,6 +152,8 @@ private:
                                       delivery::Status outcome, Jsonb* result);
     void settle_batch_by_statement(pg_uuid_t* tenant, const Int64Array& ids, const Int64Array& generations,
                                    delivery::Status outcome, FoundDelivery* out);
+    bool add_all_by_statement(pg_uuid_t* tenant, const NewDelivery* chosen, int m, const std::int64_t* chosen_ids,
+                              const bool* insert, int n, std::int64_t* ids, bool around_taken, bool plain_first);
 
     std::optional<Spi> spi_;
     delivery_direct::Table* table_ = nullptr;

@@ -56,6 +56,7 @@ extern "C" {
 #include "storage/procarray.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
+#include "rewrite/rewriteHandler.h"
 #include "tcop/pquery.h"
 #include "tcop/tcopprot.h"
 #include "tcop/utility.h"
