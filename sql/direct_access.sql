@@ -524,6 +524,29 @@ ROLLBACK;
 SELECT dedup_key, status, run_id IS NOT NULL AS has_run FROM baton.deliveries
  WHERE tenant = :'tr' AND target = 'eb' ORDER BY id;
 
+-- ---------------------------------------------------------------------------
+-- 9. A finish reads the version its own session's claim wrote by its tid, not by the
+-- primary key, when that version is still the one its snapshot sees and is the
+-- delivery's own. VACUUM FULL between the claim and the finish writes the table anew,
+-- each row elsewhere (and other rows where these were): each finish still settles its
+-- own delivery, and the other rows stay as they were.
+-- ---------------------------------------------------------------------------
+SET baton.direct_access = on;
+SELECT count(*) AS enqueued FROM baton.enqueue_batch(:'tr',
+  (SELECT jsonb_agg(jsonb_build_object('target', 'tid', 'dedup_key', 'tid' || g) ORDER BY g) FROM generate_series(1, 6) g));
+SELECT dedup_key, generation FROM baton.claim(:'tr', 'tid', '1 hour', 2);
+-- rows written after them, and the rows of tr written before them gone: the rewrite moves
+-- later rows to where tid1 and tid2 were
+SELECT count(*) AS enqueued FROM baton.enqueue_batch(:'tr',
+  (SELECT jsonb_agg(jsonb_build_object('target', 'later', 'dedup_key', 'later' || g) ORDER BY g) FROM generate_series(1, 300) g));
+DELETE FROM baton.deliveries WHERE tenant = :'tr' AND target NOT IN ('tid', 'later');
+VACUUM FULL baton.deliveries;
+SELECT * FROM da_call($$SELECT baton.finish('00000000-0000-0000-00d1-000000000003', da_id('00000000-0000-0000-00d1-000000000003', 'tid1'), 1)$$);
+SELECT * FROM da_call($$SELECT status FROM baton.finish_batch('00000000-0000-0000-00d1-000000000003',
+  ARRAY[da_id('00000000-0000-0000-00d1-000000000003', 'tid2')], ARRAY[1]::bigint[])$$);
+SELECT dedup_key, status, generation FROM baton.deliveries WHERE tenant = :'tr' AND target = 'tid' ORDER BY id;
+SELECT status, count(*) FROM baton.deliveries WHERE tenant = :'tr' AND target = 'later' GROUP BY status;
+
 -- Clean up: the view, the functions, the bindings, the roles.
 DROP VIEW da_fb_rows;
 DELETE FROM baton.target_bindings WHERE tenant = :'fb';

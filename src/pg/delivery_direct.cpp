@@ -138,6 +138,7 @@ struct Table {
     bool own_index_loop;     // write_indexes() may skip the unique checks (plain_indexes())
     TimestampTz lease_until;
     ExprState** defaults;    // insert(): per column, the default of one an enqueue leaves out
+    BlockNumber nblocks;     // the table's length, read once per call (0: not yet)
 };
 
 // A claim's index scan over one range, and the rows it has reserved.
@@ -306,6 +307,64 @@ bool claimable(Table* t, TimestampTz now) {
     bool isnull = false;
     Datum run_after = found_value(t, kRunAfter, &isnull);
     return status && !isnull && delivery::claimable(*status, DatumGetTimestampTz(run_after), now);
+}
+
+// Where this backend's direct claims wrote the claimed version of their last deliveries,
+// by id: a worker mostly finishes what it claimed, and reading that version by its tid
+// spares the finish a descent of the primary key. Plain data (no constructor), one slot
+// per id modulo the size, overwritten freely: a missing or stale slot only sends the
+// finish to the primary key. A slot names the relation and its file (a rewrite by VACUUM
+// FULL, CLUSTER or TRUNCATE gives the table a new one), and its tid is used only when it
+// lies within the table, holds a version the call's snapshot sees, and that version is
+// the delivery's own (tenant and id compared): the one version of the row that snapshot
+// sees, as the probe would find it.
+struct ClaimedAt {
+    Oid relid;
+    Oid relfile;
+    std::int64_t id;
+    pg_uuid_t tenant;
+    ItemPointerData tid;
+};
+constexpr int kClaimedAt = 1024;  // a power of two, above the largest batch a worker finishes at once
+ClaimedAt g_claimed_at[kClaimedAt];
+
+ClaimedAt& claimed_at_slot(std::int64_t id) { return g_claimed_at[static_cast<std::uint64_t>(id) & (kClaimedAt - 1)]; }
+
+// The relation's file number, as RelationData names it in this Postgres version.
+Oid relation_file(Relation rel) {
+#if PG_VERSION_NUM >= 160000
+    return rel->rd_locator.relNumber;
+#else
+    return rel->rd_node.relNode;
+#endif
+}
+
+// Remembers where the claim wrote the claimed version of (tenant, id).
+void remember_claimed(Table* t, const pg_uuid_t* tenant, std::int64_t id, ItemPointer tid) {
+    ClaimedAt& slot = claimed_at_slot(id);
+    slot = {RelationGetRelid(t->rel), relation_file(t->rel), id, *tenant, *tid};
+}
+
+// Reads into `found` the version of (tenant, id) this backend's claim wrote, when the call's
+// snapshot sees it; false when there is no such slot or it does not hold (then the probe
+// of the primary key reads the row). Not under SERIALIZABLE, whose index probe also
+// takes the predicate lock on the key's index page.
+bool fetch_claimed(Table* t, const pg_uuid_t* tenant, std::int64_t id) {
+    const ClaimedAt& slot = claimed_at_slot(id);
+    if (slot.id != id || slot.relid != RelationGetRelid(t->rel) || slot.relfile != relation_file(t->rel) ||
+        std::memcmp(&slot.tenant, tenant, sizeof *tenant) != 0 || IsolationIsSerializable())
+        return false;
+    // A table holds no block beyond its length; a VACUUM cannot shorten it while the call
+    // holds its lock.
+    if (t->nblocks == 0) t->nblocks = RelationGetNumberOfBlocks(t->rel);
+    ItemPointerData tid = slot.tid;
+    if (ItemPointerGetBlockNumber(&tid) >= t->nblocks) return false;
+    if (!table_tuple_fetch_row_version(t->rel, &tid, t->snapshot, t->found)) return false;
+    bool n1 = false, n2 = false;
+    Datum found_id = found_value(t, kId, &n1);
+    Datum found_tenant = found_value(t, kTenant, &n2);
+    return !n1 && !n2 && DatumGetInt64(found_id) == id &&
+           std::memcmp(DatumGetUUIDP(found_tenant), tenant, sizeof *tenant) == 0;
 }
 
 // Reads the row (tenant, id) visible to the call's snapshot into `found`, by the primary
@@ -613,7 +672,7 @@ FoundDelivery settle(Table* t, const pg_uuid_t* tenant, std::int64_t id, std::in
     const char* outcome_name = delivery::status_name(outcome);
     return guard([t, tenant, id, generation, outcome, outcome_name, result, keep_result] {
         FoundDelivery s{};
-        if (!fetch_by_key(t, tenant, id)) return s;
+        if (!fetch_claimed(t, tenant, id) && !fetch_by_key(t, tenant, id)) return s;
         if (!held(t, generation)) return read_found(t);
         Datum outcome_text = CStringGetTextDatum(outcome_name);
         ItemPointerData tid = t->found->tts_tid;
@@ -667,6 +726,7 @@ Claimed claim(Table* t, const ClaimCall& call, ClaimRange range, claim_hint::Pos
         Datum values[8];
         bool nulls[8];
         complete(cursor, static_cast<int>(i), values, nulls, &got.last);
+        remember_claimed(t, call.tenant, DatumGetInt64(values[0]), &cursor->reserved[i]);
         add_lease(t, call.tenant, DatumGetInt64(values[0]), DatumGetInt64(values[1]));
         put_row(call.rsinfo, values, nulls);
         got.n++;
