@@ -38,13 +38,17 @@ COMMENT ON TABLE baton.leases IS
 -- that holds the delivery's row. Not dumped: a restore writes it from the deliveries it
 -- loads. The target in byte order ("C"): the key only ever compares it for equality,
 -- which no deterministic collation answers otherwise, and a locale's comparison costs
--- several times a memcmp on every step of every descent.
+-- several times a memcmp on every step of every descent. row_tid: where enqueue_batch
+-- wrote the delivery's row, a hint that spares a claim the look-up by its primary key
+-- (checked before use: the row there must be that delivery's, seen by the claim); NULL
+-- where it is not known (a row made pending by an update, a trigger, a restore).
 CREATE TABLE baton.ready (
     tenant    uuid        NOT NULL,
     target    text        COLLATE "C" NOT NULL,
     rank      bigint      NOT NULL,
     id        bigint      NOT NULL,
     run_after timestamptz NOT NULL,
+    row_tid   tid,
     PRIMARY KEY (tenant, target, rank, id)
 );
 CREATE INDEX ready_due ON baton.ready (run_after);

@@ -27,9 +27,9 @@
 #             seconds summed.
 #   backlog   16 clients, 10,000 against 1,000,000 pending (--quick: 200,000): plain SQL,
 #             pg_baton unbatched and batched. The small side is refilled every round; the
-#             big side is filled once (INSERT ... SELECT generate_series; for pg_baton a
-#             direct INSERT into baton.deliveries as superuser, through the fence
-#             triggers) and VACUUMed before each round.
+#             big side is filled once (INSERT ... SELECT generate_series; for pg_baton
+#             enqueue_batch, 10,000 a call: bench/sql/baton_setup.sql, which every group
+#             fills pg_baton's tables with) and VACUUMed before each round.
 #   peers     16 workers draining the same backlog (200,000; --quick 50,000), enqueued
 #             with each system's own bulk API before timing: pg_baton (enqueue_batch,
 #             unbatched and batched cycles of 50, and of 500, graphile-worker's local

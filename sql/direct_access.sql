@@ -527,7 +527,7 @@ SELECT dedup_key, status, run_id IS NOT NULL AS has_run FROM baton.deliveries
 -- ---------------------------------------------------------------------------
 -- 9. A finish reads the version its own session's claim wrote by its tid, not by the
 -- primary key, when that version is still the one its snapshot sees and is the
--- delivery's own. VACUUM FULL between the claim and the finish writes the table anew,
+-- delivery's own; a claim reads a delivery at its ready row's row_tid on the same terms. VACUUM FULL between the claim and the finish writes the table anew,
 -- each row elsewhere (and other rows where these were): each finish still settles its
 -- own delivery, and the other rows stay as they were.
 -- ---------------------------------------------------------------------------
@@ -544,6 +544,10 @@ VACUUM FULL baton.deliveries;
 SELECT * FROM da_call($$SELECT baton.finish('00000000-0000-0000-00d1-000000000003', da_id('00000000-0000-0000-00d1-000000000003', 'tid1'), 1)$$);
 SELECT * FROM da_call($$SELECT status FROM baton.finish_batch('00000000-0000-0000-00d1-000000000003',
   ARRAY[da_id('00000000-0000-0000-00d1-000000000003', 'tid2')], ARRAY[1]::bigint[])$$);
+-- So does a claim read a delivery where enqueue_batch wrote it (its ready row's
+-- row_tid), once it has checked the row found there is that delivery's: tid3 and tid4,
+-- whose row_tid VACUUM FULL left pointing at other rows, are the ones claimed.
+SELECT * FROM da_call($$SELECT dedup_key, generation FROM baton.claim('00000000-0000-0000-00d1-000000000003', 'tid', '1 hour', 2)$$);
 SELECT dedup_key, status, generation FROM baton.deliveries WHERE tenant = :'tr' AND target = 'tid' ORDER BY id;
 SELECT status, count(*) FROM baton.deliveries WHERE tenant = :'tr' AND target = 'later' GROUP BY status;
 

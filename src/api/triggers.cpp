@@ -250,7 +250,7 @@ void note_ready(Relation rel, const Move& m) {
                                         static_cast<std::int32_t>(m.before.at.priority), m.before.at.id);
         if (m.after.pending)
             pg::side_rows::add_ready(w, m.after.tenant, m.after.target, static_cast<std::int32_t>(m.after.at.priority),
-                                     m.after.at.id, m.after.run_after);
+                                     m.after.at.id, m.after.run_after, nullptr);  // before the row is written
         pg::side_rows::close(w);
     });
 }

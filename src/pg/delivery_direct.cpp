@@ -27,9 +27,10 @@ const char* const kColumnNames[kColumns] = {
     "id",       "target",    "dedup_key",   "status",  "generation", "attempts", "max_attempts", "priority",
     "run_after", "lease_until", "payload",  "binding", "result",     "run_id",   "settled_at", "tenant"};
 
-// The columns of baton.ready a claim reads, found as those above.
-enum ReadyColumn { kReadyRank, kReadyId, kReadyRunAfter, kReadyColumns };
-const char* const kReadyColumnNames[kReadyColumns] = {"rank", "id", "run_after"};
+// The columns of baton.ready a claim reads, found as those above (row_tid may be missing:
+// a schema of 0.9.0's first builds).
+enum ReadyColumn { kReadyRank, kReadyId, kReadyRunAfter, kReadyRowTid, kReadyColumns };
+const char* const kReadyColumnNames[kReadyColumns] = {"rank", "id", "run_after", "row_tid"};
 
 // The columns of baton.target_bindings bound_role() reads, found as those above.
 enum BindingColumn { kBindingTenant, kBindingTarget, kBindingRole, kBindingColumns };
@@ -128,6 +129,7 @@ struct Table {
     TupleTableSlot* ready_found;  // the ready row read
     AttrNumber ready_col[kReadyColumns];
     IndexScanDesc by_key;  // the primary key probe of settle() and of a claim, begun on first use
+    IndexFetchTableData* by_tid;  // a claim's fetch of a ready row's row_tid, begun on first use
     side_rows::Writer* leases;  // baton.leases, opened by the first claim
     AttrNumber col[kColumns];
     TupleTableSlot* found;    // the version read (a buffer slot)
@@ -309,6 +311,22 @@ bool claimable(Table* t, TimestampTz now) {
     return status && !isnull && delivery::claimable(*status, DatumGetTimestampTz(run_after), now);
 }
 
+// True when tid lies within the table: a table holds no block beyond its length, and a
+// VACUUM cannot shorten it while the call holds its lock (its length is read once).
+bool within(Table* t, ItemPointer tid) {
+    if (t->nblocks == 0) t->nblocks = RelationGetNumberOfBlocks(t->rel);
+    return ItemPointerIsValid(tid) && ItemPointerGetBlockNumber(tid) < t->nblocks;
+}
+
+// True when the version in `found` is the delivery (tenant, id)'s.
+bool found_is(Table* t, const pg_uuid_t* tenant, std::int64_t id) {
+    bool n1 = false, n2 = false;
+    Datum found_id = found_value(t, kId, &n1);
+    Datum found_tenant = found_value(t, kTenant, &n2);
+    return !n1 && !n2 && DatumGetInt64(found_id) == id &&
+           std::memcmp(DatumGetUUIDP(found_tenant), tenant, sizeof *tenant) == 0;
+}
+
 // Where this backend's direct claims wrote the claimed version of their last deliveries,
 // by id: a worker mostly finishes what it claimed, and reading that version by its tid
 // spares the finish a descent of the primary key. Plain data (no constructor), one slot
@@ -354,17 +372,23 @@ bool fetch_claimed(Table* t, const pg_uuid_t* tenant, std::int64_t id) {
     if (slot.id != id || slot.relid != RelationGetRelid(t->rel) || slot.relfile != relation_file(t->rel) ||
         std::memcmp(&slot.tenant, tenant, sizeof *tenant) != 0 || IsolationIsSerializable())
         return false;
-    // A table holds no block beyond its length; a VACUUM cannot shorten it while the call
-    // holds its lock.
-    if (t->nblocks == 0) t->nblocks = RelationGetNumberOfBlocks(t->rel);
     ItemPointerData tid = slot.tid;
-    if (ItemPointerGetBlockNumber(&tid) >= t->nblocks) return false;
-    if (!table_tuple_fetch_row_version(t->rel, &tid, t->snapshot, t->found)) return false;
-    bool n1 = false, n2 = false;
-    Datum found_id = found_value(t, kId, &n1);
-    Datum found_tenant = found_value(t, kTenant, &n2);
-    return !n1 && !n2 && DatumGetInt64(found_id) == id &&
-           std::memcmp(DatumGetUUIDP(found_tenant), tenant, sizeof *tenant) == 0;
+    return within(t, &tid) && table_tuple_fetch_row_version(t->rel, &tid, t->snapshot, t->found) &&
+           found_is(t, tenant, id);
+}
+
+// Reads into `found` the version of (tenant, id) the call's snapshot sees in the chain
+// of versions that starts at row_tid (a ready row's: where the delivery's row was
+// written; later versions updated in place follow it, as an index entry's do); false
+// when there is none there, or it is another row's (then the probe of the primary key
+// reads the row). Not under SERIALIZABLE, as fetch_claimed().
+bool fetch_at(Table* t, const pg_uuid_t* tenant, std::int64_t id, ItemPointer row_tid) {
+    if (IsolationIsSerializable() || !within(t, row_tid)) return false;
+    if (t->by_tid == nullptr) t->by_tid = table_index_fetch_begin(t->rel);
+    bool call_again = false, all_dead = false;
+    ItemPointerData tid = *row_tid;
+    return table_index_fetch_tuple(t->by_tid, &tid, t->snapshot, t->found, &call_again, &all_dead) &&
+           found_is(t, tenant, id);
 }
 
 // Reads the row (tenant, id) visible to the call's snapshot into `found`, by the primary
@@ -437,7 +461,8 @@ Table* open() {
         const AttrNumber* ready_cols = relations::attnums(t->ready, kReadyColumnNames, kReadyColumns);
         for (int c = 0; c < kReadyColumns; c++) {
             t->ready_col[c] = ready_cols[c];
-            if (t->ready_col[c] == 0) elog(ERROR, "pg_baton cannot find column baton.ready.%s", kReadyColumnNames[c]);
+            if (t->ready_col[c] == 0 && c != kReadyRowTid)
+                elog(ERROR, "pg_baton cannot find column baton.ready.%s", kReadyColumnNames[c]);
         }
         t->ready_found = table_slot_create(t->ready, nullptr);
         t->found = table_slot_create(rel, nullptr);
@@ -459,6 +484,7 @@ Table* open() {
 void close(Table* t) {
     guard([t] {
         if (t->by_key != nullptr) index_endscan(t->by_key);
+        if (t->by_tid != nullptr) table_index_fetch_end(t->by_tid);
         if (t->leases != nullptr) side_rows::close(t->leases);
         ExecDropSingleTupleTableSlot(t->ready_found);
         index_close(t->ready_pkey, NoLock);
@@ -536,7 +562,13 @@ Candidate next_candidate(Cursor* c, TimestampTz now) {
             if (n1 || run_after > now || deleted_by_running(t)) continue;
             std::int64_t id = DatumGetInt64(slot_getattr(t->ready_found, t->ready_col[kReadyId], &n2));
             std::int64_t priority = -DatumGetInt64(slot_getattr(t->ready_found, t->ready_col[kReadyRank], &n3));
-            if (!fetch_by_key(t, c->tenant, id) || !claimable(t, now)) continue;
+            bool no_tid = true;
+            Datum row_tid = t->ready_col[kReadyRowTid] == 0
+                                ? static_cast<Datum>(0)
+                                : slot_getattr(t->ready_found, t->ready_col[kReadyRowTid], &no_tid);
+            bool found = (!no_tid && fetch_at(t, c->tenant, id, reinterpret_cast<ItemPointer>(DatumGetPointer(row_tid)))) ||
+                         fetch_by_key(t, c->tenant, id);
+            if (!found || !claimable(t, now)) continue;
             c->ready_tid = t->ready_found->tts_tid;
             return Candidate{true, {priority, id}, run_after};
         }
@@ -825,7 +857,8 @@ void insert(Table* t, const pg_uuid_t* tenant, const NewDelivery* items, int n, 
         const char* target = VARDATA_ANY(d.target);
         int target_len = static_cast<int>(VARSIZE_ANY_EXHDR(d.target));
         if (hints) claim_hints::row_pending(tenant, target, target_len, {d.priority, ids[i]}, run_after);
-        if (ready != nullptr) side_rows::add_ready(ready, tenant, d.target, d.priority, ids[i], run_after);
+        if (ready != nullptr)
+            side_rows::add_ready(ready, tenant, d.target, d.priority, ids[i], run_after, &slot->tts_tid);
         ResetPerTupleExprContext(t->estate);
     }
     if (ready != nullptr) side_rows::close(ready);

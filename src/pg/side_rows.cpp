@@ -12,19 +12,22 @@ namespace {
 // name once per backend, relations::attnums); a row is found by its primary key.
 //   leases: (tenant, id, generation, lease_until), found by its primary key
 //           leases_pkey (lease_until, tenant, id, generation)
-//   ready:  (tenant, target, rank, id, run_after), rank the priority negated, found by
-//           its primary key ready_pkey (tenant, target, rank, id)
-constexpr int kMaxColumns = 5;
+//   ready:  (tenant, target, rank, id, run_after, row_tid), rank the priority negated,
+//           found by its primary key ready_pkey (tenant, target, rank, id); row_tid
+//           written when known (a schema of 0.9.0's first builds has no such column)
+constexpr int kMaxColumns = 6;
 struct Spec {
     const char* table;
     const char* const* columns;
     int ncolumns;
+    int nrequired;  // the first nrequired columns; the others may be missing (a schema before them)
 };
 enum LeaseColumn { kLeaseTenant, kLeaseId, kLeaseGeneration, kLeaseUntil, kLeaseColumns };
 const char* const kLeaseColumnNames[kLeaseColumns] = {"tenant", "id", "generation", "lease_until"};
-enum ReadyColumn { kReadyTenant, kReadyTarget, kReadyRank, kReadyId, kReadyRunAfter, kReadyColumns };
-const char* const kReadyColumnNames[kReadyColumns] = {"tenant", "target", "rank", "id", "run_after"};
-const Spec kSpecs[2] = {{"leases", kLeaseColumnNames, kLeaseColumns}, {"ready", kReadyColumnNames, kReadyColumns}};
+enum ReadyColumn { kReadyTenant, kReadyTarget, kReadyRank, kReadyId, kReadyRunAfter, kReadyRowTid, kReadyColumns };
+const char* const kReadyColumnNames[kReadyColumns] = {"tenant", "target", "rank", "id", "run_after", "row_tid"};
+const Spec kSpecs[2] = {{"leases", kLeaseColumnNames, kLeaseColumns, kLeaseColumns},
+                        {"ready", kReadyColumnNames, kReadyColumns, kReadyRowTid}};
 
 const Spec& spec(Table table) { return kSpecs[table == Table::kLeases ? 0 : 1]; }
 
@@ -112,7 +115,8 @@ Writer* open(Relation deliveries, Table table) {
     const AttrNumber* cols = relations::attnums(w->rel, s.columns, s.ncolumns);
     for (int c = 0; c < s.ncolumns; c++) {
         w->col[c] = cols[c];
-        if (w->col[c] == 0) elog(ERROR, "pg_baton cannot find column baton.%s.%s", s.table, s.columns[c]);
+        if (w->col[c] == 0 && c < s.nrequired)
+            elog(ERROR, "pg_baton cannot find column baton.%s.%s", s.table, s.columns[c]);
     }
     w->estate = CreateExecutorState();
     w->rri = makeNode(ResultRelInfo);
@@ -173,7 +177,8 @@ bool find(Writer* w, const Datum* keys, const RegProcedure* procs, int n, ItemPo
     return false;
 }
 
-// Writes `values` (in the order of the table's Spec) as the one row with its key (`key`,
+// Writes `values` (in the order of the table's Spec; `nulls` for those that are NULL,
+// nullptr when none is, and a column the table lacks left out) as the one row with its key (`key`,
 // the primary key's n columns, compared by procs): a heap insert and its index entries,
 // as an INSERT writes them (the table has no constraint but NOT NULL, which these values
 // keep, and its primary key), then the deletion of any other row with that key. The
@@ -181,7 +186,7 @@ bool find(Writer* w, const Datum* keys, const RegProcedure* procs, int n, ItemPo
 // so that only a key found taken costs a probe: there is none but after a write that
 // passed no trigger, or a lease written again (a renew back to an earlier lease_until of
 // the same generation, in the transaction that wrote it).
-void put(Writer* w, const Datum* values, const Datum* key, const RegProcedure* procs, int n) {
+void put(Writer* w, const Datum* values, const bool* nulls, const Datum* key, const RegProcedure* procs, int n) {
     const Spec& s = spec(w->table);
     TupleTableSlot* slot = w->slot;
     ExecClearTuple(slot);
@@ -191,8 +196,9 @@ void put(Writer* w, const Datum* values, const Datum* key, const RegProcedure* p
         slot->tts_isnull[i] = true;
     }
     for (int c = 0; c < s.ncolumns; c++) {
+        if (w->col[c] == 0) continue;
         slot->tts_values[w->col[c] - 1] = values[c];
-        slot->tts_isnull[w->col[c] - 1] = false;
+        slot->tts_isnull[w->col[c] - 1] = nulls != nullptr && nulls[c];
     }
     ExecStoreVirtualTuple(slot);
     table_tuple_insert(w->rel, slot, GetCurrentCommandId(true), 0, nullptr);
@@ -221,7 +227,7 @@ void run_statement(Writer* w, const char* sql, int n, const Oid* types, const Da
 #define READY_KEY_SQL                                                                                       \
     "tenant OPERATOR(pg_catalog.=) $1 AND target OPERATOR(pg_catalog.=) $2 AND rank OPERATOR(pg_catalog.=) $3 " \
     "AND id OPERATOR(pg_catalog.=) $4"
-const Oid kReadyTypes[kReadyColumns] = {UUIDOID, TEXTOID, INT8OID, INT8OID, TIMESTAMPTZOID};
+const Oid kReadyTypes[kReadyRowTid] = {UUIDOID, TEXTOID, INT8OID, INT8OID, TIMESTAMPTZOID};
 
 // The key of a ready row, as ready_pkey orders it, and its equality procedures.
 const RegProcedure kReadyProcs[4] = {F_UUID_EQ, F_TEXTEQ, F_INT8EQ, F_INT8EQ};
@@ -242,23 +248,25 @@ void add_lease(Writer* w, const pg_uuid_t* tenant, std::int64_t id, std::int64_t
     // leases_pkey is (lease_until, tenant, id, generation).
     const Datum key[4] = {values[kLeaseUntil], values[kLeaseTenant], values[kLeaseId], values[kLeaseGeneration]};
     const RegProcedure procs[4] = {F_TIMESTAMPTZ_EQ, F_UUID_EQ, F_INT8EQ, F_INT8EQ};
-    put(w, values, key, procs, 4);
+    put(w, values, nullptr, key, procs, 4);
 }
 
 // put(), which replaces a ready row left behind by a write that passed no trigger
 // (session_replication_role = replica), so that the delivery becomes claimable again; by
 // SQL for a table with triggers.
 void add_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int32_t priority, std::int64_t id,
-               TimestampTz run_after) {
+               TimestampTz run_after, const ItemPointerData* row_tid) {
     Datum values[kReadyColumns] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)), PointerGetDatum(target),
-                                   Int64GetDatum(rank_of(priority)), Int64GetDatum(id), TimestampTzGetDatum(run_after)};
+                                   Int64GetDatum(rank_of(priority)), Int64GetDatum(id), TimestampTzGetDatum(run_after),
+                                   PointerGetDatum(const_cast<ItemPointerData*>(row_tid))};
+    bool nulls[kReadyColumns] = {false, false, false, false, false, row_tid == nullptr};
     if (w->by_statement) {
         run_statement(w, "DELETE FROM %s WHERE " READY_KEY_SQL, 4, kReadyTypes, values);
         run_statement(w, "INSERT INTO %s (tenant, target, rank, id, run_after) VALUES ($1, $2, $3, $4, $5)",
-                      kReadyColumns, kReadyTypes, values);
+                      kReadyRowTid, kReadyTypes, values);
         return;
     }
-    put(w, values, values, kReadyProcs, 4);
+    put(w, values, nulls, values, kReadyProcs, 4);
 }
 
 // A probe of the primary key, then the heap delete; by SQL for a table with triggers.

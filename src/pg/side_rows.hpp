@@ -9,8 +9,10 @@
 //                 delivery is claimed at that generation with that lease_until, stale
 //                 after; reap returns the deliveries of expired live rows and deletes
 //                 expired rows (pg/delivery_statements.cpp).
-//   baton.ready   a row per pending delivery (tenant, target, rank, id, run_after),
-//                 in claim order, for claim (and by run_after, for baton.health): added
+//   baton.ready   a row per pending delivery (tenant, target, rank, id, run_after,
+//                 and row_tid: where enqueue_batch wrote the delivery's row, a hint a
+//                 claim checks before use), in claim order, for claim (and by
+//                 run_after, for baton.health): added
 //                 when a row becomes pending (enqueue, retry, reap, redrive, direct SQL),
 //                 removed when it stops being one (claim, cancel, deletion), both by the
 //                 transaction that holds the delivery's row, so a ready row is never
@@ -68,10 +70,12 @@ void add_lease(Writer* w, const pg_uuid_t* tenant, std::int64_t id, std::int64_t
 // rows by priority descending (then id ascending: a key cannot mix DESC and ASC).
 inline std::int64_t rank_of(std::int32_t priority) { return -static_cast<std::int64_t>(priority); }
 
-// baton.ready: adds the row of a delivery that became pending; removes the row of one
-// that stopped being pending (by its key; nothing when there is none).
+// baton.ready: adds the row of a delivery that became pending, with the tid its row was
+// written at when the caller knows it (row_tid: nullptr when not; a claim then finds the
+// delivery by its primary key); removes the row of one that stopped being pending (by its
+// key; nothing when there is none).
 void add_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int32_t priority, std::int64_t id,
-               TimestampTz run_after);
+               TimestampTz run_after, const ItemPointerData* row_tid);
 void remove_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int32_t priority, std::int64_t id);
 
 // Adds what the deliveries hold and the side tables lack: the leases of the claimed rows
