@@ -88,7 +88,7 @@ FoundDelivery settle(Table* table, const pg_uuid_t* tenant, std::int64_t id, std
 // a row would break a row rule (the statement's trigger refuses it in its own words).
 // insert() is Postgres calls only, for a subtransaction (attempt()): a key found taken
 // rolls back every row it wrote.
-bool can_insert(Table* table, const NewDelivery* items, int n, const std::int64_t* ids);
+bool can_insert(Table* table, const NewDelivery* items, int n);
 void insert(Table* table, const pg_uuid_t* tenant, const NewDelivery* items, int n, const std::int64_t* ids);
 
 // The role bound to (tenant, target), InvalidOid when unbound: one probe of the

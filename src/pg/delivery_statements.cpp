@@ -523,7 +523,7 @@ bool DeliveryStore::add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, 
         }
     delivery_direct::Table* table = direct();
     bool plain_first = true;
-    if (table != nullptr && delivery_direct::can_insert(table, chosen, m, chosen_ids)) {
+    if (table != nullptr && delivery_direct::can_insert(table, chosen, m)) {
         ErrorData* e = attempt([table, tenant, chosen, m, chosen_ids] {
             delivery_direct::insert(table, tenant, chosen, m, chosen_ids);
         });
