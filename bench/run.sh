@@ -406,12 +406,17 @@ fi
 # ---------------------------------------------------------------------------
 # peers: the same backlog drained by 16 workers of each system
 # ---------------------------------------------------------------------------
-# drain GROUP KEY ROUND SQL -- COMMAND...: one drain measured by drain.mjs.
+# drain GROUP KEY ROUND SQL -- COMMAND...: one drain measured by drain.mjs. A drain that
+# fails (pg-boss unbatched, at some 700 items/s, can miss drain.mjs' window on a loaded
+# machine) is reported and left out of that round, so that the run goes on.
 drain() {
     local group=$1 key=$2 round=$3 sql=$4 out items secs
     shift 5
-    out=$(cd "$NODEDIR" && PGDATABASE=peers "$NODE" drain.mjs --sql "$sql" --backlog "$PEER_BACKLOG" \
-        --max-secs "$PEER_MAX_SECS" --every-ms 200 -- "$@") || die "drain failed ($key)"
+    if ! out=$(cd "$NODEDIR" && PGDATABASE=peers "$NODE" drain.mjs --sql "$sql" --backlog "$PEER_BACKLOG" \
+        --max-secs "$PEER_MAX_SECS" --every-ms 200 -- "$@"); then
+        printf '   %-8s %-22s round %d: the drain failed, not recorded\n' "$group" "$key" "$round" >&2
+        return 0
+    fi
     read -r items secs <<<"$out"
     record "$group" "$key" "$round" "$items" "$secs"
     printf '   %-8s %-22s round %d: %7d items in %6.2f s = %9.1f /s\n' "$group" "$key" "$round" \
