@@ -820,15 +820,13 @@ bool can_insert(Table* t, const NewDelivery* items, int n) {
 }
 
 // Each row built from its item and the columns' defaults, checked against the table's
-// constraints, written to the heap and its indexes; then what the fence trigger does for
-// a pending row: the claim hints told, its ready row added.
+// constraints, written to the heap and its indexes, and its ready row added.
 void insert(Table* t, const pg_uuid_t* tenant, const NewDelivery* items, int n, const std::int64_t* ids) {
     side_rows::Writer* ready = side_rows::open(t->rel, side_rows::Table::kReady);
     TupleDesc desc = RelationGetDescr(t->rel);
     ExprContext* econtext = GetPerTupleExprContext(t->estate);
     TupleTableSlot* slot = t->written;
     TimestampTz now = GetCurrentTransactionStartTimestamp();  // now()
-    bool hints = claim_hints::enabled();
     for (int i = 0; i < n; i++) {
         const NewDelivery& d = items[i];
         ExecClearTuple(slot);
@@ -853,14 +851,22 @@ void insert(Table* t, const pg_uuid_t* tenant, const NewDelivery* items, int n, 
         if (t->rel->rd_att->constr != nullptr) ExecConstraints(t->rri, slot, t->estate);
         table_tuple_insert(t->rel, slot, t->cid, 0, nullptr);
         compat::insert_index_tuples(t->rri, slot, t->estate, false);
-        const char* target = VARDATA_ANY(d.target);
-        int target_len = static_cast<int>(VARSIZE_ANY_EXHDR(d.target));
-        if (hints) claim_hints::row_pending(tenant, target, target_len, {d.priority, ids[i]}, run_after);
         if (ready != nullptr)
             side_rows::add_ready(ready, tenant, d.target, d.priority, ids[i], run_after, &slot->tts_tid);
         ResetPerTupleExprContext(t->estate);
     }
     if (ready != nullptr) side_rows::close(ready);
+}
+
+// Each row's place in claim order, told to the claim hints (see the header).
+void inserted(const pg_uuid_t* tenant, const NewDelivery* items, int n, const std::int64_t* ids) {
+    if (!claim_hints::enabled()) return;
+    TimestampTz now = GetCurrentTransactionStartTimestamp();  // insert()'s run_after when none is given
+    for (int i = 0; i < n; i++) {
+        const NewDelivery& d = items[i];
+        claim_hints::row_pending(tenant, VARDATA_ANY(d.target), static_cast<int>(VARSIZE_ANY_EXHDR(d.target)),
+                                 {d.priority, ids[i]}, d.has_run_after ? d.run_after : now);
+    }
 }
 
 // A probe of target_bindings' primary key (see the header).

@@ -79,8 +79,9 @@ FoundDelivery settle(Table* table, const pg_uuid_t* tenant, std::int64_t id, std
 // statement and the fence trigger would write them: each row from its item and the
 // table's column defaults (status pending), checked against the table's NOT NULL and
 // CHECK constraints (ExecConstraints), into the heap and every index, a key already
-// taken raising 23505 as the INSERT would; then the claim hints told and the row's
-// baton.ready row added, as the trigger does. The caller has checked the tenant's fence.
+// taken raising 23505 as the INSERT would; then the row's baton.ready row added, as the
+// trigger does, and once the insert has succeeded (inserted()) the claim hints told of
+// each row. The caller has checked the tenant's fence.
 //
 // can_insert() says whether this path may take the items, before any write: not when an
 // item names a run (its foreign key is the statement's trigger to check), when the
@@ -90,6 +91,7 @@ FoundDelivery settle(Table* table, const pg_uuid_t* tenant, std::int64_t id, std
 // rolls back every row it wrote.
 bool can_insert(Table* table, const NewDelivery* items, int n);
 void insert(Table* table, const pg_uuid_t* tenant, const NewDelivery* items, int n, const std::int64_t* ids);
+void inserted(const pg_uuid_t* tenant, const NewDelivery* items, int n, const std::int64_t* ids);
 
 // The role bound to (tenant, target), InvalidOid when unbound: one probe of the
 // primary key of baton.target_bindings, under the latest snapshot (as the fence reads
