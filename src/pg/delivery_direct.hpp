@@ -83,12 +83,13 @@ FoundDelivery settle(Table* table, const pg_uuid_t* tenant, std::int64_t id, std
 // trigger does, and once the insert has succeeded (inserted()) the claim hints told of
 // each row. The caller has checked the tenant's fence.
 //
-// can_insert() says whether this path may take the items, before any write: not when an
-// item names a run (its foreign key is the statement's trigger to check), when the
-// caller lacks INSERT on the table, when the default of status is not 'pending', or when
-// a row would break a row rule (the statement's trigger refuses it in its own words).
-// insert() is Postgres calls only, for a subtransaction (attempt()): a key found taken
-// rolls back every row it wrote.
+// can_insert() says whether this path may take the items, before any write, and prepares
+// the defaults insert() uses (call insert() only after it said yes): not when an item
+// names a run (its foreign key is the statement's trigger to check), when the caller
+// lacks INSERT on the table, or when the default of status is not 'pending'. The rows
+// then keep the row rules the trigger checks: status pending, and max_attempts at least
+// 1, as enqueue_batch's check of each item requires. insert() is Postgres calls only, for
+// a subtransaction (attempt()): a key found taken rolls back every row it wrote.
 bool can_insert(Table* table, const NewDelivery* items, int n);
 void insert(Table* table, const pg_uuid_t* tenant, const NewDelivery* items, int n, const std::int64_t* ids);
 void inserted(const pg_uuid_t* tenant, const NewDelivery* items, int n, const std::int64_t* ids);
