@@ -523,6 +523,25 @@ SELECT * FROM da_call($$SELECT inserted FROM baton.enqueue_batch('00000000-0000-
 ROLLBACK;
 SELECT dedup_key, status, run_id IS NOT NULL AS has_run FROM baton.deliveries
  WHERE tenant = :'tr' AND target = 'eb' ORDER BY id;
+-- A batch larger than one heap_multi_insert (1,000 rows): every delivery has its ready
+-- row, whose row_tid is where the delivery was written, and amcheck finds every row of
+-- both tables in each of their indexes. A second batch whose last item's key is taken
+-- wrote two rounds of rows before it met the key: all of them are rolled back, the batch
+-- looks its keys up, and its 2,499 new items are inserted directly again.
+CREATE EXTENSION IF NOT EXISTS amcheck;
+SELECT * FROM da_call($$SELECT count(*) FILTER (WHERE inserted) FROM baton.enqueue_batch('00000000-0000-0000-00d1-000000000003',
+  (SELECT jsonb_agg(jsonb_build_object('target', 'many', 'dedup_key', 'many' || g, 'priority', g % 3) ORDER BY g) FROM generate_series(1, 2500) g))$$);
+SELECT * FROM da_call($$SELECT count(*) FILTER (WHERE inserted) FROM baton.enqueue_batch('00000000-0000-0000-00d1-000000000003',
+  (SELECT jsonb_agg(jsonb_build_object('target', 'many', 'dedup_key', 'many' || g) ORDER BY g) FROM generate_series(2501, 4999) g)
+  || '[{"target": "many", "dedup_key": "many7"}]')$$);
+SELECT count(*) AS deliveries, count(r.id) AS ready_rows,
+       count(*) FILTER (WHERE r.row_tid = d.ctid) AS at_row_tid, count(*) FILTER (WHERE r.row_tid IS NULL) AS no_row_tid,
+       count(*) FILTER (WHERE r.rank = -d.priority AND r.run_after = d.run_after) AS in_claim_order
+  FROM baton.deliveries d LEFT JOIN baton.ready r ON r.tenant = d.tenant AND r.target = d.target AND r.id = d.id
+ WHERE d.tenant = :'tr' AND d.target = 'many';
+SELECT c.relname, bt_index_check(c.oid, true) AS checked
+  FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+ WHERE i.indrelid IN ('baton.deliveries'::regclass, 'baton.ready'::regclass) ORDER BY 1;
 
 -- ---------------------------------------------------------------------------
 -- 9. A finish reads the version its own session's claim wrote by its tid, not by the

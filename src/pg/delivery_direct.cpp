@@ -139,6 +139,8 @@ struct Table {
     bool own_index_loop;     // write_indexes() may skip the unique checks (plain_indexes())
     TimestampTz lease_until;
     ExprState** defaults;    // insert(): per column, the default of one an enqueue leaves out
+    TupleTableSlot** many;   // insert(): the rows of one heap_multi_insert (nmany), made by can_insert()
+    int nmany;
     BlockNumber nblocks;     // the table's length, read once per call (0: not yet)
 };
 
@@ -186,11 +188,14 @@ void begin_write(Table* t) {
     std::memcpy(t->written->tts_isnull, t->found->tts_isnull, natts * sizeof(bool));
 }
 
-// Sets a column of the version to write.
-void put(Table* t, Column c, Datum value, bool isnull = false) {
-    t->written->tts_values[t->col[c] - 1] = value;
-    t->written->tts_isnull[t->col[c] - 1] = isnull;
+// Sets column `attnum` of the row in `slot`.
+void put(TupleTableSlot* slot, AttrNumber attnum, Datum value, bool isnull = false) {
+    slot->tts_values[attnum - 1] = value;
+    slot->tts_isnull[attnum - 1] = isnull;
 }
+
+// Sets a column of the version to write.
+void put(Table* t, Column c, Datum value, bool isnull = false) { put(t->written, t->col[c], value, isnull); }
 
 // Writes the version built in `written` over the version read, at tid, in the heap
 // only: its index entries are write_indexes()'s (on TM_Ok, *indexed tells whether it
@@ -490,6 +495,8 @@ void close(Table* t) {
         table_close(t->ready, NoLock);
         ExecDropSingleTupleTableSlot(t->found);
         ExecDropSingleTupleTableSlot(t->written);
+        if (t->many != nullptr)
+            for (int i = 0; i < t->nmany; i++) ExecDropSingleTupleTableSlot(t->many[i]);
         ExecCloseIndices(t->rri);
         FreeExecutorState(t->estate);
         PopActiveSnapshot();
@@ -784,7 +791,7 @@ bool default_is(Table* t, Column c, const char* value) {
 bool can_insert(Table* t, const NewDelivery* items, int n) {
     for (int i = 0; i < n; i++)
         if (items[i].run_id != nullptr) return false;
-    return guard([t] {
+    return guard([t, n] {
         if (pg_class_aclcheck(RelationGetRelid(t->rel), GetUserId(), ACL_INSERT) != ACLCHECK_OK) return false;
         if (!default_is(t, kStatus, delivery::status_name(delivery::Status::kPending))) return false;
         // The defaults of the columns an enqueue leaves out, as the INSERT would take
@@ -803,46 +810,68 @@ bool can_insert(Table* t, const NewDelivery* items, int n) {
                 if (expr != nullptr) t->defaults[a] = ExecPrepareExpr(reinterpret_cast<Expr*>(expr), t->estate);
             }
         }
+        // Made here, outside insert()'s subtransaction, as close() drops them: a slot
+        // pins the table's descriptor in the resource owner current when it is made.
+        if (t->many == nullptr) {
+            t->nmany = n < side_rows::kManyRows ? n : side_rows::kManyRows;
+            t->many = static_cast<TupleTableSlot**>(palloc(sizeof(TupleTableSlot*) * t->nmany));
+            for (int i = 0; i < t->nmany; i++)
+                t->many[i] = MakeSingleTupleTableSlot(RelationGetDescr(t->rel), &TTSOpsHeapTuple);
+        }
         return true;
     });
 }
 
-// Each row built from its item and the columns' defaults, checked against the table's
-// constraints, written to the heap and its indexes, and its ready row added.
+// Each row built from its item and the columns' defaults and checked against the table's
+// constraints; side_rows::kManyRows of them at a time written to the heap by one
+// heap_multi_insert (one WAL record and one buffer lock a page, as COPY writes them),
+// then to the indexes, then their ready rows added the same way.
 void insert(Table* t, const pg_uuid_t* tenant, const NewDelivery* items, int n, const std::int64_t* ids) {
+    const int many = t->nmany;  // rows a heap_multi_insert
     side_rows::Writer* ready = side_rows::open(t->rel, side_rows::Table::kReady);
     TupleDesc desc = RelationGetDescr(t->rel);
     ExprContext* econtext = GetPerTupleExprContext(t->estate);
-    TupleTableSlot* slot = t->written;
+    side_rows::ReadyRow* rows = static_cast<side_rows::ReadyRow*>(palloc(sizeof(side_rows::ReadyRow) * many));
     TimestampTz now = GetCurrentTransactionStartTimestamp();  // now()
-    for (int i = 0; i < n; i++) {
-        const NewDelivery& d = items[i];
-        ExecClearTuple(slot);
-        for (int a = 0; a < desc->natts; a++) {
-            slot->tts_values[a] = 0;
-            slot->tts_isnull[a] = true;
-            if (t->defaults[a] != nullptr)
-                slot->tts_values[a] = ExecEvalExprSwitchContext(t->defaults[a], econtext, &slot->tts_isnull[a]);
+    for (int done = 0; done < n; done += many) {
+        int k = n - done < many ? n - done : many;
+        for (int j = 0; j < k; j++) {
+            const NewDelivery& d = items[done + j];
+            TupleTableSlot* slot = t->many[j];
+            ExecClearTuple(slot);
+            for (int a = 0; a < desc->natts; a++) {
+                slot->tts_values[a] = 0;
+                slot->tts_isnull[a] = true;
+                if (t->defaults[a] != nullptr)
+                    slot->tts_values[a] = ExecEvalExprSwitchContext(t->defaults[a], econtext, &slot->tts_isnull[a]);
+            }
+            TimestampTz run_after = d.has_run_after ? d.run_after : now;
+            put(slot, t->col[kTenant], UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
+            put(slot, t->col[kId], Int64GetDatum(ids[done + j]));
+            put(slot, t->col[kTarget], PointerGetDatum(d.target));
+            put(slot, t->col[kDedupKey], PointerGetDatum(d.dedup_key));
+            put(slot, t->col[kPayload], JsonbPGetDatum(d.payload));
+            put(slot, t->col[kBinding], JsonbPGetDatum(d.binding));
+            put(slot, t->col[kRunAfter], TimestampTzGetDatum(run_after));
+            put(slot, t->col[kPriority], Int32GetDatum(d.priority));
+            put(slot, t->col[kMaxAttempts], Int32GetDatum(d.max_attempts));
+            put(slot, t->col[kRunId], static_cast<Datum>(0), true);
+            ExecStoreVirtualTuple(slot);
+            if (t->rel->rd_att->constr != nullptr) ExecConstraints(t->rri, slot, t->estate);
+            // The row copied into the slot's memory: the defaults' values live in the
+            // per-tuple memory, reset for the next row.
+            ExecMaterializeSlot(slot);
+            ResetPerTupleExprContext(t->estate);
+            rows[j] = {d.target, d.priority, ids[done + j], run_after, &slot->tts_tid};
         }
-        TimestampTz run_after = d.has_run_after ? d.run_after : now;
-        put(t, kTenant, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
-        put(t, kId, Int64GetDatum(ids[i]));
-        put(t, kTarget, PointerGetDatum(d.target));
-        put(t, kDedupKey, PointerGetDatum(d.dedup_key));
-        put(t, kPayload, JsonbPGetDatum(d.payload));
-        put(t, kBinding, JsonbPGetDatum(d.binding));
-        put(t, kRunAfter, TimestampTzGetDatum(run_after));
-        put(t, kPriority, Int32GetDatum(d.priority));
-        put(t, kMaxAttempts, Int32GetDatum(d.max_attempts));
-        put(t, kRunId, static_cast<Datum>(0), true);
-        ExecStoreVirtualTuple(slot);
-        if (t->rel->rd_att->constr != nullptr) ExecConstraints(t->rri, slot, t->estate);
-        table_tuple_insert(t->rel, slot, t->cid, 0, nullptr);
-        compat::insert_index_tuples(t->rri, slot, t->estate, false);
-        if (ready != nullptr)
-            side_rows::add_ready(ready, tenant, d.target, d.priority, ids[i], run_after, &slot->tts_tid);
-        ResetPerTupleExprContext(t->estate);
+        table_multi_insert(t->rel, t->many, k, t->cid, 0, nullptr);
+        for (int j = 0; j < k; j++) {
+            compat::insert_index_tuples(t->rri, t->many[j], t->estate, false);
+            ResetPerTupleExprContext(t->estate);
+        }
+        if (ready != nullptr) side_rows::add_ready_all(ready, tenant, rows, k);
     }
+    pfree(rows);
     if (ready != nullptr) side_rows::close(ready);
 }
 

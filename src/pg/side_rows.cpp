@@ -97,6 +97,8 @@ struct Writer {
     TupleTableSlot* found;
     SnapshotData dirty;
     AttrNumber col[kMaxColumns];
+    TupleTableSlot** many;  // add_ready_all()'s rows of one heap_multi_insert (nmany), made on first use
+    int nmany;
 };
 
 // Both side tables exist (in schema baton, as pg/relations finds them).
@@ -149,6 +151,8 @@ void close(Writer* w) {
         ExecDropSingleTupleTableSlot(w->found);
     }
     ExecDropSingleTupleTableSlot(w->slot);
+    if (w->many != nullptr)
+        for (int i = 0; i < w->nmany; i++) ExecDropSingleTupleTableSlot(w->many[i]);
     ExecCloseIndices(w->rri);
     FreeExecutorState(w->estate);
     table_close(w->rel, NoLock);
@@ -177,18 +181,10 @@ bool find(Writer* w, const Datum* keys, const RegProcedure* procs, int n, ItemPo
     return false;
 }
 
-// Writes `values` (in the order of the table's Spec; `nulls` for those that are NULL,
-// nullptr when none is, and a column the table lacks left out) as the one row with its key (`key`,
-// the primary key's n columns, compared by procs): a heap insert and its index entries,
-// as an INSERT writes them (the table has no constraint but NOT NULL, which these values
-// keep, and its primary key), then the deletion of any other row with that key. The
-// primary key's insert checks for one without raising (compat::insert_new_index_tuples),
-// so that only a key found taken costs a probe: there is none but after a write that
-// passed no trigger, or a lease written again (a renew back to an earlier lease_until of
-// the same generation, in the transaction that wrote it).
-void put(Writer* w, const Datum* values, const bool* nulls, const Datum* key, const RegProcedure* procs, int n) {
+// Sets `slot` to `values` (in the order of the table's Spec; `nulls` for those that are
+// NULL, nullptr when none is, and a column the table lacks left out).
+void set_row(Writer* w, TupleTableSlot* slot, const Datum* values, const bool* nulls) {
     const Spec& s = spec(w->table);
-    TupleTableSlot* slot = w->slot;
     ExecClearTuple(slot);
     int natts = RelationGetDescr(w->rel)->natts;
     for (int i = 0; i < natts; i++) {
@@ -201,12 +197,30 @@ void put(Writer* w, const Datum* values, const bool* nulls, const Datum* key, co
         slot->tts_isnull[w->col[c] - 1] = nulls != nullptr && nulls[c];
     }
     ExecStoreVirtualTuple(slot);
-    table_tuple_insert(w->rel, slot, GetCurrentCommandId(true), 0, nullptr);
+}
+
+// The index entries of the row just written to the heap from `slot`, as an INSERT writes
+// them (the table has no constraint but NOT NULL, which the values keep, and its primary
+// key), then the deletion of any other row with its key (`key`, the primary key's n
+// columns, compared by procs). The primary key's insert checks for one without raising
+// (compat::insert_new_index_tuples), so that only a key found taken costs a probe: there
+// is none but after a write that passed no trigger, or a lease written again (a renew
+// back to an earlier lease_until of the same generation, in the transaction that wrote
+// it).
+void index_and_replace(Writer* w, TupleTableSlot* slot, const Datum* key, const RegProcedure* procs, int n) {
     bool maybe_taken = compat::insert_new_index_tuples(w->rri, slot, w->estate);
     ResetPerTupleExprContext(w->estate);
     if (!maybe_taken) return;
     ItemPointerData written = slot->tts_tid;
     while (find(w, key, procs, n, &written)) simple_heap_delete(w->rel, &w->found->tts_tid);
+}
+
+// Writes `values` (see set_row()) as the one row with its key: a heap insert, then
+// index_and_replace().
+void put(Writer* w, const Datum* values, const bool* nulls, const Datum* key, const RegProcedure* procs, int n) {
+    set_row(w, w->slot, values, nulls);
+    table_tuple_insert(w->rel, w->slot, GetCurrentCommandId(true), 0, nullptr);
+    index_and_replace(w, w->slot, key, procs, n);
 }
 
 // Runs `sql` over the writer's relation (its name spliced in for %s, schema-qualified)
@@ -232,6 +246,18 @@ const Oid kReadyTypes[kReadyRowTid] = {UUIDOID, TEXTOID, INT8OID, INT8OID, TIMES
 // The key of a ready row, as ready_pkey orders it, and its equality procedures.
 const RegProcedure kReadyProcs[4] = {F_UUID_EQ, F_TEXTEQ, F_INT8EQ, F_INT8EQ};
 
+// The values of a ready row (in the order of its Spec) and which are NULL.
+void ready_values(const pg_uuid_t* tenant, const ReadyRow& r, Datum* values, bool* nulls) {
+    values[kReadyTenant] = UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant));
+    values[kReadyTarget] = PointerGetDatum(r.target);
+    values[kReadyRank] = Int64GetDatum(rank_of(r.priority));
+    values[kReadyId] = Int64GetDatum(r.id);
+    values[kReadyRunAfter] = TimestampTzGetDatum(r.run_after);
+    values[kReadyRowTid] = PointerGetDatum(const_cast<ItemPointerData*>(r.row_tid));
+    for (int c = 0; c < kReadyColumns; c++) nulls[c] = false;
+    nulls[kReadyRowTid] = r.row_tid == nullptr;
+}
+
 }  // namespace
 
 // put(); by SQL (ON CONFLICT DO NOTHING) for a table with triggers.
@@ -256,10 +282,9 @@ void add_lease(Writer* w, const pg_uuid_t* tenant, std::int64_t id, std::int64_t
 // SQL for a table with triggers.
 void add_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int32_t priority, std::int64_t id,
                TimestampTz run_after, const ItemPointerData* row_tid) {
-    Datum values[kReadyColumns] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)), PointerGetDatum(target),
-                                   Int64GetDatum(rank_of(priority)), Int64GetDatum(id), TimestampTzGetDatum(run_after),
-                                   PointerGetDatum(const_cast<ItemPointerData*>(row_tid))};
-    bool nulls[kReadyColumns] = {false, false, false, false, false, row_tid == nullptr};
+    Datum values[kReadyColumns];
+    bool nulls[kReadyColumns];
+    ready_values(tenant, {target, priority, id, run_after, row_tid}, values, nulls);
     if (w->by_statement) {
         run_statement(w, "DELETE FROM %s WHERE " READY_KEY_SQL, 4, kReadyTypes, values);
         run_statement(w, "INSERT INTO %s (tenant, target, rank, id, run_after) VALUES ($1, $2, $3, $4, $5)",
@@ -267,6 +292,39 @@ void add_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int3
         return;
     }
     put(w, values, nulls, values, kReadyProcs, 4);
+}
+
+// add_ready() for each row, their heap rows written kManyRows at a time by one
+// heap_multi_insert (one WAL record and one buffer lock a page, as COPY writes them),
+// then the index entries of each; by SQL, row by row, for a table with triggers.
+void add_ready_all(Writer* w, const pg_uuid_t* tenant, const ReadyRow* rows, int n) {
+    if (w->by_statement) {
+        for (int i = 0; i < n; i++)
+            add_ready(w, tenant, rows[i].target, rows[i].priority, rows[i].id, rows[i].run_after, rows[i].row_tid);
+        return;
+    }
+    if (w->many == nullptr) {
+        w->nmany = n < kManyRows ? n : kManyRows;
+        w->many = static_cast<TupleTableSlot**>(palloc(sizeof(TupleTableSlot*) * w->nmany));
+        for (int i = 0; i < w->nmany; i++)
+            w->many[i] = MakeSingleTupleTableSlot(RelationGetDescr(w->rel), &TTSOpsHeapTuple);
+    }
+    CommandId cid = GetCurrentCommandId(true);
+    Datum values[kReadyColumns];
+    bool nulls[kReadyColumns];
+    for (int done = 0; done < n; done += w->nmany) {
+        int k = n - done < w->nmany ? n - done : w->nmany;
+        for (int j = 0; j < k; j++) {
+            ready_values(tenant, rows[done + j], values, nulls);
+            set_row(w, w->many[j], values, nulls);
+        }
+        table_multi_insert(w->rel, w->many, k, cid, 0, nullptr);
+        for (int j = 0; j < k; j++) {
+            ready_values(tenant, rows[done + j], values, nulls);
+            index_and_replace(w, w->many[j], values, kReadyProcs, 4);
+            ExecClearTuple(w->many[j]);
+        }
+    }
 }
 
 // A probe of the primary key, then the heap delete; by SQL for a table with triggers.

@@ -78,6 +78,19 @@ void add_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int3
                TimestampTz run_after, const ItemPointerData* row_tid);
 void remove_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int32_t priority, std::int64_t id);
 
+// add_ready() for the n rows of deliveries that became pending together (enqueue_batch's
+// direct insert), their heap rows written a page at a time (heap_multi_insert). The
+// values the rows point to outlive the call.
+struct ReadyRow {
+    const text* target;
+    std::int32_t priority;
+    std::int64_t id;
+    TimestampTz run_after;
+    const ItemPointerData* row_tid;
+};
+constexpr int kManyRows = 1000;  // the rows of one heap_multi_insert, as COPY buffers them
+void add_ready_all(Writer* w, const pg_uuid_t* tenant, const ReadyRow* rows, int n);
+
 // Adds what the deliveries hold and the side tables lack: the leases of the claimed rows
 // and the ready rows of the pending ones. What an update to 0.9.0 writes, on one node
 // from its script and on Citus from distribute(), once the tables are distributed (a
