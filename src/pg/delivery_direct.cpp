@@ -810,14 +810,7 @@ bool can_insert(Table* t, const NewDelivery* items, int n) {
                 if (expr != nullptr) t->defaults[a] = ExecPrepareExpr(reinterpret_cast<Expr*>(expr), t->estate);
             }
         }
-        // Made here, outside insert()'s subtransaction, as close() drops them: a slot
-        // pins the table's descriptor in the resource owner current when it is made.
-        if (t->many == nullptr) {
-            t->nmany = n < side_rows::kManyRows ? n : side_rows::kManyRows;
-            t->many = static_cast<TupleTableSlot**>(palloc(sizeof(TupleTableSlot*) * t->nmany));
-            for (int i = 0; i < t->nmany; i++)
-                t->many[i] = MakeSingleTupleTableSlot(RelationGetDescr(t->rel), &TTSOpsHeapTuple);
-        }
+        if (t->many == nullptr) t->many = side_rows::make_slots(t->rel, n, &t->nmany);
         return true;
     });
 }

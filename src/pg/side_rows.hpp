@@ -91,6 +91,11 @@ struct ReadyRow {
 constexpr int kManyRows = 1000;  // the rows of one heap_multi_insert, as COPY buffers them
 void add_ready_all(Writer* w, const pg_uuid_t* tenant, const ReadyRow* rows, int n);
 
+// The heap tuple slots for a heap_multi_insert of up to n rows of rel (at most
+// kManyRows; their number in *nslots), pinning nothing (drop them with
+// ExecDropSingleTupleTableSlot). Postgres calls only.
+TupleTableSlot** make_slots(Relation rel, int n, int* nslots);
+
 // Adds what the deliveries hold and the side tables lack: the leases of the claimed rows
 // and the ready rows of the pending ones. What an update to 0.9.0 writes, on one node
 // from its script and on Citus from distribute(), once the tables are distributed (a
