@@ -343,10 +343,8 @@ BOSS_SQL=$(cd "$NODEDIR" && "$NODE" peer.mjs count-sql pgboss "$CYCLE_BACKLOG")
 PGB=("$PGBENCH" -n -M prepared -c "$WORKERS" -j 2 -T 600 -D tenant="$TENANT")
 export PGUSER=postgres
 for ((r = 1; r <= ROUNDS; r++)); do
-    q -d peers -c "DROP EXTENSION IF EXISTS pg_baton CASCADE" -c "CREATE EXTENSION pg_baton" \
-        -c "SELECT baton.create_tenant('$TENANT')" >/dev/null 2>&1
-    q -d peers -v tenant="$TENANT" -v rows="$CYCLE_BACKLOG" -f "$SQL/baton_enqueue.sql" >/dev/null \
-        || die "pg_baton enqueue failed"
+    q -d peers -v tenant="$TENANT" -v rows="$CYCLE_BACKLOG" -f "$SQL/baton_setup.sql" >/dev/null 2>&1 \
+        || die "baton_setup.sql failed"
     q -d peers -c "VACUUM ANALYZE" -c CHECKPOINT
     drain baton "$r" "SELECT count(*) AS n FROM baton.deliveries WHERE status = 'finished'" \
         -- "${PGB[@]}" -f "$SQL/baton_cycle.sql" peers

@@ -98,7 +98,7 @@ enqueue() {
     setup "$1" 0
     local t0 t1
     t0=$(date +%s.%N)
-    q -d rules -v tenant="$TENANT" -v rows=200000 -f "$SQL/baton_enqueue.sql" >/dev/null
+    q -d rules -v tenant="$TENANT" -v rows=200000 -v batch=10000 -f "$SQL/baton_enqueue.sql" >/dev/null
     t1=$(date +%s.%N)
     awk "BEGIN { printf \"%.0f\", 200000 / ($t1 - $t0) }"
 }

@@ -534,9 +534,15 @@ SELECT * FROM da_call($$SELECT count(*) FILTER (WHERE inserted) FROM baton.enque
 SELECT * FROM da_call($$SELECT count(*) FILTER (WHERE inserted) FROM baton.enqueue_batch('00000000-0000-0000-00d1-000000000003',
   (SELECT jsonb_agg(jsonb_build_object('target', 'many', 'dedup_key', 'many' || g) ORDER BY g) FROM generate_series(2501, 4999) g)
   || '[{"target": "many", "dedup_key": "many7"}]')$$);
+-- Rows of 3 kB payloads (compressed as they are stored): a round ends at 64 kB, so 60 of
+-- them take three.
+SELECT * FROM da_call($$SELECT count(*) FILTER (WHERE inserted) FROM baton.enqueue_batch('00000000-0000-0000-00d1-000000000003',
+  (SELECT jsonb_agg(jsonb_build_object('target', 'many', 'dedup_key', 'big' || g, 'payload', jsonb_build_object('s', repeat(md5(g::text), 100))) ORDER BY g)
+     FROM generate_series(1, 60) g))$$);
 SELECT count(*) AS deliveries, count(r.id) AS ready_rows,
        count(*) FILTER (WHERE r.row_tid = d.ctid) AS at_row_tid, count(*) FILTER (WHERE r.row_tid IS NULL) AS no_row_tid,
-       count(*) FILTER (WHERE r.rank = -d.priority AND r.run_after = d.run_after) AS in_claim_order
+       count(*) FILTER (WHERE r.rank = -d.priority AND r.run_after = d.run_after) AS in_claim_order,
+       count(*) FILTER (WHERE d.dedup_key LIKE 'big%' AND d.payload->>'s' = repeat(md5(substr(d.dedup_key, 4)), 100)) AS big_intact
   FROM baton.deliveries d LEFT JOIN baton.ready r ON r.tenant = d.tenant AND r.target = d.target AND r.id = d.id
  WHERE d.tenant = :'tr' AND d.target = 'many';
 SELECT c.relname, bt_index_check(c.oid, true) AS checked

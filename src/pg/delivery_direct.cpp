@@ -816,9 +816,10 @@ bool can_insert(Table* t, const NewDelivery* items, int n) {
 }
 
 // Each row built from its item and the columns' defaults and checked against the table's
-// constraints; side_rows::kManyRows of them at a time written to the heap by one
-// heap_multi_insert (one WAL record and one buffer lock a page, as COPY writes them),
-// then to the indexes, then their ready rows added the same way.
+// constraints; up to side_rows::kManyRows of them, or side_rows::kManyBytes, at a time
+// written to the heap by one heap_multi_insert (one WAL record and one buffer lock a
+// page, as COPY writes them), then to the indexes, then their ready rows added the same
+// way.
 void insert(Table* t, const pg_uuid_t* tenant, const NewDelivery* items, int n, const std::int64_t* ids) {
     const int many = t->nmany;  // rows a heap_multi_insert
     side_rows::Writer* ready = side_rows::open(t->rel, side_rows::Table::kReady);
@@ -826,11 +827,11 @@ void insert(Table* t, const pg_uuid_t* tenant, const NewDelivery* items, int n, 
     ExprContext* econtext = GetPerTupleExprContext(t->estate);
     side_rows::ReadyRow* rows = static_cast<side_rows::ReadyRow*>(palloc(sizeof(side_rows::ReadyRow) * many));
     TimestampTz now = GetCurrentTransactionStartTimestamp();  // now()
-    for (int done = 0; done < n; done += many) {
-        int k = n - done < many ? n - done : many;
-        for (int j = 0; j < k; j++) {
-            const NewDelivery& d = items[done + j];
-            TupleTableSlot* slot = t->many[j];
+    for (int done = 0, k = 0; done < n; done += k) {
+        Size bytes = 0;
+        for (k = 0; k < many && done + k < n && bytes < side_rows::kManyBytes; k++) {
+            const NewDelivery& d = items[done + k];
+            TupleTableSlot* slot = t->many[k];
             ExecClearTuple(slot);
             for (int a = 0; a < desc->natts; a++) {
                 slot->tts_values[a] = 0;
@@ -840,7 +841,7 @@ void insert(Table* t, const pg_uuid_t* tenant, const NewDelivery* items, int n, 
             }
             TimestampTz run_after = d.has_run_after ? d.run_after : now;
             put(slot, t->col[kTenant], UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
-            put(slot, t->col[kId], Int64GetDatum(ids[done + j]));
+            put(slot, t->col[kId], Int64GetDatum(ids[done + k]));
             put(slot, t->col[kTarget], PointerGetDatum(d.target));
             put(slot, t->col[kDedupKey], PointerGetDatum(d.dedup_key));
             put(slot, t->col[kPayload], JsonbPGetDatum(d.payload));
@@ -851,11 +852,11 @@ void insert(Table* t, const pg_uuid_t* tenant, const NewDelivery* items, int n, 
             put(slot, t->col[kRunId], static_cast<Datum>(0), true);
             ExecStoreVirtualTuple(slot);
             if (t->rel->rd_att->constr != nullptr) ExecConstraints(t->rri, slot, t->estate);
-            // The row copied into the slot's memory: the defaults' values live in the
-            // per-tuple memory, reset for the next row.
-            ExecMaterializeSlot(slot);
+            // The row formed in the slot's memory (the defaults' values live in the
+            // per-tuple memory, reset for the next row), and its size counted.
+            bytes += ExecFetchSlotHeapTuple(slot, true, nullptr)->t_len;
             ResetPerTupleExprContext(t->estate);
-            rows[j] = {d.target, d.priority, ids[done + j], run_after, &slot->tts_tid};
+            rows[k] = {d.target, d.priority, ids[done + k], run_after, &slot->tts_tid};
         }
         table_multi_insert(t->rel, t->many, k, t->cid, 0, nullptr);
         for (int j = 0; j < k; j++) {

@@ -88,7 +88,10 @@ struct ReadyRow {
     TimestampTz run_after;
     const ItemPointerData* row_tid;
 };
-constexpr int kManyRows = 1000;  // the rows of one heap_multi_insert, as COPY buffers them
+// The rows of one heap_multi_insert at most, and the bytes after which a round ends, as
+// COPY buffers them (large payloads are not all held at once).
+constexpr int kManyRows = 1000;
+constexpr Size kManyBytes = 65535;
 void add_ready_all(Writer* w, const pg_uuid_t* tenant, const ReadyRow* rows, int n);
 
 // The heap tuple slots for a heap_multi_insert of up to n rows of rel (at most
