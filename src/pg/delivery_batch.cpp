@@ -22,13 +22,34 @@ struct Field {
     JsonbValue value;
 };
 
-// Looks a key up in a batch item's object.
-Field item_field(JsonbContainer* obj, const char* key) {
-    return guard([obj, key] {
-        Field f{};
-        JsonbValue* v = getKeyJsonValueFromContainer(obj, key, static_cast<int>(strlen(key)), &f.value);
-        f.present = v != nullptr && v->type != jbvNull;
-        return f;
+// The keys an item may have, in the order of its Fields.
+enum Key { kTargetKey, kDedupKey, kPayloadKey, kBindingKey, kRunAfterKey, kPriorityKey, kMaxAttemptsKey, kRunIdKey, kKeys };
+const char* const kKeyNames[kKeys] = {"target",    "dedup_key", "payload",      "binding",
+                                      "run_after", "priority",  "max_attempts", "run_id"};
+
+// Reads every key of a batch item's object in one pass into fields (indexed by Key);
+// returns the first key it does not know (palloc'd), or nullptr.
+char* read_fields(JsonbContainer* obj, Field* fields) {
+    return guard([obj, fields] {
+        JsonbIterator* it = JsonbIteratorInit(obj);
+        JsonbValue tok;
+        JsonbIteratorToken r;
+        char* bad = nullptr;
+        int key = kKeys;  // the key whose value comes next (kKeys: none we keep)
+        while ((r = JsonbIteratorNext(&it, &tok, true)) != WJB_DONE) {
+            if (r == WJB_KEY) {
+                key = kKeys;
+                for (int k = 0; k < kKeys; k++)
+                    if (strlen(kKeyNames[k]) == static_cast<size_t>(tok.val.string.len) &&
+                        memcmp(kKeyNames[k], tok.val.string.val, tok.val.string.len) == 0)
+                        key = k;
+                if (key == kKeys && bad == nullptr) bad = pnstrdup(tok.val.string.val, tok.val.string.len);
+            } else if (r == WJB_VALUE && key != kKeys) {
+                fields[key].present = tok.type != jbvNull;
+                fields[key].value = tok;
+            }
+        }
+        return bad;
     });
 }
 
@@ -49,28 +70,11 @@ Jsonb* empty_object() {
 // Reads one element (an object) into a NewDelivery, refusing (22023) unknown keys and
 // values of the wrong kind.
 NewDelivery read_item(JsonbValue* element) {
-    static const char* const kKeys[] = {"target", "dedup_key", "payload", "binding",
-                                        "run_after", "priority", "max_attempts", "run_id"};
     if (element->type != jbvBinary || !JsonContainerIsObject(element->val.binary.data))
         throw_invalid_argument("items", "Each item is a JSON object.");
-    JsonbContainer* obj = element->val.binary.data;
     // Unknown keys: a typo must not silently drop a field.
-    char* unknown = guard([obj] {
-        JsonbIterator* it = JsonbIteratorInit(obj);
-        JsonbValue tok;
-        JsonbIteratorToken r;
-        char* bad = nullptr;
-        while ((r = JsonbIteratorNext(&it, &tok, true)) != WJB_DONE) {
-            if (r != WJB_KEY || bad != nullptr) continue;
-            bool known = false;
-            for (const char* k : kKeys)
-                if (strlen(k) == static_cast<size_t>(tok.val.string.len) &&
-                    memcmp(k, tok.val.string.val, tok.val.string.len) == 0)
-                    known = true;
-            if (!known) bad = pnstrdup(tok.val.string.val, tok.val.string.len);
-        }
-        return bad;
-    });
+    Field fields[kKeys] = {};
+    char* unknown = read_fields(element->val.binary.data, fields);
     if (unknown != nullptr)
         throw_invalid_argument("items", "Unknown key \"" + std::string(unknown).substr(0, 64) +
                                             "\"; an item has target, dedup_key, payload, binding, "
@@ -79,25 +83,33 @@ NewDelivery read_item(JsonbValue* element) {
     NewDelivery item{};
     item.priority = 0;
     item.max_attempts = 3;
-    auto string_field = [obj](const char* key, bool required) -> char* {
-        Field f = item_field(obj, key);
-        if (!f.present) {
-            if (required) throw_invalid_argument("items", std::string("The item has no ") + key + ".");
-            return nullptr;
-        }
+    // An optional string field, as a C string (nullptr when absent).
+    auto string_field = [&fields](Key k) -> char* {
+        const Field& f = fields[k];
+        if (!f.present) return nullptr;
         if (f.value.type != jbvString)
-            throw_invalid_argument("items", std::string(key) + " is a JSON string.");
+            throw_invalid_argument("items", std::string(kKeyNames[k]) + " is a JSON string.");
         const JsonbValue v = f.value;
         return guard([v] { return pnstrdup(v.val.string.val, v.val.string.len); });
     };
-    auto json_field = [obj](const char* key) -> Jsonb* {
-        Field f = item_field(obj, key);
+    // A required string field, as text.
+    auto text_field = [&fields](Key k) -> text* {
+        const Field& f = fields[k];
+        if (!f.present) throw_invalid_argument("items", std::string("The item has no ") + kKeyNames[k] + ".");
+        if (f.value.type != jbvString)
+            throw_invalid_argument("items", std::string(kKeyNames[k]) + " is a JSON string.");
+        const JsonbValue v = f.value;
+        return guard([v] { return cstring_to_text_with_len(v.val.string.val, v.val.string.len); });
+    };
+    auto json_field = [&fields](Key k) -> Jsonb* {
+        const Field& f = fields[k];
         if (!f.present) return empty_object();
         JsonbValue v = f.value;
         return guard([v]() mutable { return JsonbValueToJsonb(&v); });
     };
-    auto int_field = [obj](const char* key, std::int32_t fallback) -> std::int32_t {
-        Field f = item_field(obj, key);
+    auto int_field = [&fields](Key k, std::int32_t fallback) -> std::int32_t {
+        const char* key = kKeyNames[k];
+        const Field& f = fields[k];
         if (!f.present) return fallback;
         if (f.value.type != jbvNumeric) throw_invalid_argument("items", std::string(key) + " is a JSON number.");
         Numeric n = f.value.val.numeric;
@@ -118,19 +130,17 @@ NewDelivery read_item(JsonbValue* element) {
         return result;
     };
 
-    char* target = string_field("target", true);
-    char* dedup_key = string_field("dedup_key", true);
-    item.target = DatumGetTextPP(text_datum(target));
-    item.dedup_key = DatumGetTextPP(text_datum(dedup_key));
-    item.payload = json_field("payload");
-    item.binding = json_field("binding");
-    if (char* ra = string_field("run_after", false)) {
+    item.target = text_field(kTargetKey);
+    item.dedup_key = text_field(kDedupKey);
+    item.payload = json_field(kPayloadKey);
+    item.binding = json_field(kBindingKey);
+    if (char* ra = string_field(kRunAfterKey)) {
         item.has_run_after = true;
         item.run_after = DatumGetTimestampTz(parse("run_after", ra, timestamptz_in));
     }
-    item.priority = int_field("priority", 0);
-    item.max_attempts = int_field("max_attempts", 3);
-    if (char* run = string_field("run_id", false)) item.run_id = DatumGetUUIDP(parse("run_id", run, uuid_in));
+    item.priority = int_field(kPriorityKey, 0);
+    item.max_attempts = int_field(kMaxAttemptsKey, 3);
+    if (char* run = string_field(kRunIdKey)) item.run_id = DatumGetUUIDP(parse("run_id", run, uuid_in));
     return item;
 }
 
