@@ -535,10 +535,11 @@ SELECT * FROM da_call($$SELECT count(*) FILTER (WHERE inserted) FROM baton.enque
   (SELECT jsonb_agg(jsonb_build_object('target', 'many', 'dedup_key', 'many' || g) ORDER BY g) FROM generate_series(2501, 4999) g)
   || '[{"target": "many", "dedup_key": "many7"}]')$$);
 -- Rows of 3 kB payloads (compressed as they are stored): a round ends at 64 kB, so 60 of
--- them take three.
+-- them take three, and the 100 small rows after them a fourth, larger one.
 SELECT * FROM da_call($$SELECT count(*) FILTER (WHERE inserted) FROM baton.enqueue_batch('00000000-0000-0000-00d1-000000000003',
-  (SELECT jsonb_agg(jsonb_build_object('target', 'many', 'dedup_key', 'big' || g, 'payload', jsonb_build_object('s', repeat(md5(g::text), 100))) ORDER BY g)
-     FROM generate_series(1, 60) g))$$);
+  (SELECT jsonb_agg(CASE WHEN g <= 60 THEN jsonb_build_object('target', 'many', 'dedup_key', 'big' || g, 'payload', jsonb_build_object('s', repeat(md5(g::text), 100)))
+                         ELSE jsonb_build_object('target', 'many', 'dedup_key', 'small' || g) END ORDER BY g)
+     FROM generate_series(1, 160) g))$$);
 SELECT count(*) AS deliveries, count(r.id) AS ready_rows,
        count(*) FILTER (WHERE r.row_tid = d.ctid) AS at_row_tid, count(*) FILTER (WHERE r.row_tid IS NULL) AS no_row_tid,
        count(*) FILTER (WHERE r.rank = -d.priority AND r.run_after = d.run_after) AS in_claim_order,

@@ -495,8 +495,7 @@ void close(Table* t) {
         table_close(t->ready, NoLock);
         ExecDropSingleTupleTableSlot(t->found);
         ExecDropSingleTupleTableSlot(t->written);
-        if (t->many != nullptr)
-            for (int i = 0; i < t->nmany; i++) ExecDropSingleTupleTableSlot(t->many[i]);
+        side_rows::drop_slots(t->many, t->nmany);
         ExecCloseIndices(t->rri);
         FreeExecutorState(t->estate);
         PopActiveSnapshot();

@@ -95,9 +95,10 @@ constexpr Size kManyBytes = 65535;
 void add_ready_all(Writer* w, const pg_uuid_t* tenant, const ReadyRow* rows, int n);
 
 // The heap tuple slots for a heap_multi_insert of up to n rows of rel (at most
-// kManyRows; their number in *nslots), pinning nothing (drop them with
-// ExecDropSingleTupleTableSlot). Postgres calls only.
+// kManyRows; their number in *nslots), pinning nothing; drop_slots() drops them.
+// Postgres calls only.
 TupleTableSlot** make_slots(Relation rel, int n, int* nslots);
+void drop_slots(TupleTableSlot** slots, int nslots);
 
 // Adds what the deliveries hold and the side tables lack: the leases of the claimed rows
 // and the ready rows of the pending ones. What an update to 0.9.0 writes, on one node
