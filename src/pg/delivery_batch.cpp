@@ -83,23 +83,27 @@ NewDelivery read_item(JsonbValue* element) {
     NewDelivery item{};
     item.priority = 0;
     item.max_attempts = 3;
-    // An optional string field, as a C string (nullptr when absent).
-    auto string_field = [&fields](Key k) -> char* {
+    // A string field's value, checked to be a string; nullptr when it is absent and
+    // may be.
+    auto string_value = [&fields](Key k, bool required) -> const JsonbValue* {
         const Field& f = fields[k];
-        if (!f.present) return nullptr;
+        if (!f.present) {
+            if (required) throw_invalid_argument("items", std::string("The item has no ") + kKeyNames[k] + ".");
+            return nullptr;
+        }
         if (f.value.type != jbvString)
             throw_invalid_argument("items", std::string(kKeyNames[k]) + " is a JSON string.");
-        const JsonbValue v = f.value;
-        return guard([v] { return pnstrdup(v.val.string.val, v.val.string.len); });
+        return &f.value;
     };
-    // A required string field, as text.
-    auto text_field = [&fields](Key k) -> text* {
-        const Field& f = fields[k];
-        if (!f.present) throw_invalid_argument("items", std::string("The item has no ") + kKeyNames[k] + ".");
-        if (f.value.type != jbvString)
-            throw_invalid_argument("items", std::string(kKeyNames[k]) + " is a JSON string.");
-        const JsonbValue v = f.value;
-        return guard([v] { return cstring_to_text_with_len(v.val.string.val, v.val.string.len); });
+    // A required string field as text; an optional one as a C string (nullptr when absent).
+    auto text_field = [&string_value](Key k) -> text* {
+        const JsonbValue* v = string_value(k, true);
+        return guard([v] { return cstring_to_text_with_len(v->val.string.val, v->val.string.len); });
+    };
+    auto string_field = [&string_value](Key k) -> char* {
+        const JsonbValue* v = string_value(k, false);
+        if (v == nullptr) return nullptr;
+        return guard([v] { return pnstrdup(v->val.string.val, v->val.string.len); });
     };
     auto json_field = [&fields](Key k) -> Jsonb* {
         const Field& f = fields[k];
