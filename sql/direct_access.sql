@@ -523,11 +523,12 @@ SELECT * FROM da_call($$SELECT inserted FROM baton.enqueue_batch('00000000-0000-
 ROLLBACK;
 SELECT dedup_key, status, run_id IS NOT NULL AS has_run FROM baton.deliveries
  WHERE tenant = :'tr' AND target = 'eb' ORDER BY id;
--- A batch larger than one heap_multi_insert (1,000 rows): every delivery has its ready
--- row, whose row_tid is where the delivery was written, and amcheck finds every row of
--- both tables in each of their indexes. A second batch whose last item's key is taken
--- wrote two rounds of rows before it met the key: all of them are rolled back, the batch
--- looks its keys up, and its 2,499 new items are inserted directly again.
+-- A batch larger than one heap_multi_insert (1,000 rows or 64 kB of them): every
+-- delivery has its ready row, whose row_tid is where the delivery was written, and
+-- amcheck finds every row of both tables in each of their indexes. A second batch whose
+-- last item's key is taken wrote several rounds of rows before it met the key: all of
+-- them are rolled back, the batch looks its keys up, and its 2,499 new items are
+-- inserted directly again.
 CREATE EXTENSION IF NOT EXISTS amcheck;
 SELECT * FROM da_call($$SELECT count(*) FILTER (WHERE inserted) FROM baton.enqueue_batch('00000000-0000-0000-00d1-000000000003',
   (SELECT jsonb_agg(jsonb_build_object('target', 'many', 'dedup_key', 'many' || g, 'priority', g % 3) ORDER BY g) FROM generate_series(1, 2500) g))$$);
