@@ -78,13 +78,15 @@ FoundDelivery settle(Table* table, const pg_uuid_t* tenant, std::int64_t id, std
 // enqueue_batch's insert of n new deliveries (items[i] with id ids[i]) as its INSERT
 // statement and the fence trigger would write them: each row from its item and the
 // table's column defaults (status pending), checked against the table's NOT NULL and
-// CHECK constraints (ExecConstraints), into the heap and every index, a key already
-// taken raising 23505 as the INSERT would; then the row's baton.ready row added, as the
-// trigger does, and once the insert has succeeded (inserted()) the claim hints told of
-// each row. The caller has checked the tenant's fence.
+// CHECK constraints (ExecConstraints), into the heap a round at a time (up to
+// side_rows::kManyRows rows or kManyBytes, one heap_multi_insert) and then into every
+// index, a key already taken raising 23505 as the INSERT would; then the round's
+// baton.ready rows added the same way, as the trigger would add them, and once the
+// insert has succeeded (inserted()) the claim hints told of each row. The caller has
+// checked the tenant's fence.
 //
 // can_insert() says whether this path may take the items, before any write, and prepares
-// the defaults insert() uses (call insert() only after it said yes): not when an item
+// the defaults and the slots insert() uses (call insert() only after it said yes): not when an item
 // names a run (its foreign key is the statement's trigger to check), when the caller
 // lacks INSERT on the table, or when the default of status is not 'pending'. The rows
 // then keep the row rules the trigger checks: status pending, and max_attempts at least
