@@ -6,7 +6,8 @@ DATA        = pg_baton--0.1.0.sql pg_baton--0.2.0.sql pg_baton--0.3.0.sql \
               pg_baton--0.1.0--0.2.0.sql pg_baton--0.2.0--0.3.0.sql \
               pg_baton--0.3.0--0.4.0.sql pg_baton--0.4.0--0.5.0.sql \
               pg_baton--0.5.0--0.6.0.sql pg_baton--0.6.0--0.7.0.sql \
-              pg_baton--0.7.0--0.8.0.sql pg_baton--0.8.0--0.9.0.sql
+              pg_baton--0.7.0--0.8.0.sql pg_baton--0.8.0--0.9.0.sql \
+              pg_baton--0.9.0--0.10.0.sql
 
 SRCS = $(sort $(wildcard src/*.cpp src/core/*.cpp src/pg/*.cpp src/api/*.cpp))
 OBJS = $(SRCS:.cpp=.o)

@@ -112,21 +112,43 @@ void distribute_functions(pg::Spi& spi) {
     }
 }
 
-// The statement that gives this node's shards of pg_baton's tables what their logical
-// table has and they lack, run on every node (complete_shards()): its indexes (those
-// not backing a constraint) and its CHECK, UNIQUE and EXCLUDE constraints; and that
-// drops the indexes (not backing a constraint) an update dropped from the table. An update
-// script changes the logical table on each node (Citus does not propagate the script's
-// statements, see pg/citus.hpp); Citus' worker_apply_shard_ddl_command names each
-// object on the shard as Citus does (deliveries_run_102008). A constraint of a
-// shard made with its table keeps its own name (tenants_state_check), one added later
-// gets the shard id appended: either counts as present. Foreign keys and triggers an
-// update might add are not completed here.
+// The statement that makes this node's shards of pg_baton's tables what their logical
+// table is, run on every node (complete_shards()), in this order: it drops the CHECK,
+// UNIQUE and EXCLUDE constraints an update dropped from the table (before the columns
+// change, so that no index of theirs is rebuilt); gives each column the table's
+// collation (0.10.0's dedup_key); adds the indexes (those not backing a constraint) and
+// the CHECK, UNIQUE and EXCLUDE constraints the shard lacks; and drops the indexes (not
+// backing a constraint) an update dropped. An update script changes the logical table
+// on each node (Citus does not propagate the script's statements, see pg/citus.hpp);
+// Citus' worker_apply_shard_ddl_command names each object on the shard as Citus does
+// (deliveries_run_102008). A constraint of a shard made with its table keeps its own
+// name (tenants_state_check), one added later gets the shard id appended: either counts
+// as present, and only the second kind can be dropped here (the name given to Citus is
+// the shard's without its shard id). Foreign keys and triggers an update might add, and
+// column changes other than the collation, are not completed here.
 constexpr const char* kCompleteShards =
     "SELECT pg_catalog.count(pg_catalog.worker_apply_shard_ddl_command(s.shardid, 'baton', d.ddl)) "
     "FROM pg_catalog.pg_dist_shard s "
     "JOIN pg_catalog.pg_dist_placement p ON p.shardid OPERATOR(pg_catalog.=) s.shardid "
     "JOIN pg_catalog.pg_class t ON t.oid OPERATOR(pg_catalog.=) s.logicalrelid, LATERAL ("
+    "SELECT pg_catalog.format('ALTER TABLE baton.%I DROP CONSTRAINT IF EXISTS %I', t.relname, "
+    "pg_catalog.regexp_replace(c.conname::pg_catalog.text, "
+    "'_' OPERATOR(pg_catalog.||) s.shardid::pg_catalog.text OPERATOR(pg_catalog.||) '$', '')) "
+    "FROM pg_catalog.pg_constraint c "
+    "WHERE c.conrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(pg_catalog.shard_name(s.logicalrelid, s.shardid)) "
+    "AND c.contype OPERATOR(pg_catalog.=) ANY ('{c,u,x}'::pg_catalog.\"char\"[]) "
+    "AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_constraint k WHERE k.conrelid OPERATOR(pg_catalog.=) s.logicalrelid "
+    "AND c.conname OPERATOR(pg_catalog.=) ANY (ARRAY[k.conname, "
+    "(k.conname::pg_catalog.text OPERATOR(pg_catalog.||) '_' OPERATOR(pg_catalog.||) s.shardid::pg_catalog.text)::pg_catalog.name])) "
+    "UNION ALL "
+    "SELECT pg_catalog.format('ALTER TABLE baton.%I ALTER COLUMN %I TYPE %s COLLATE %s', t.relname, a.attname, "
+    "pg_catalog.format_type(a.atttypid, a.atttypmod), a.attcollation::pg_catalog.regcollation) "
+    "FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_attribute b "
+    "ON b.attrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(pg_catalog.shard_name(s.logicalrelid, s.shardid)) "
+    "AND b.attname OPERATOR(pg_catalog.=) a.attname "
+    "WHERE a.attrelid OPERATOR(pg_catalog.=) s.logicalrelid AND a.attnum OPERATOR(pg_catalog.>) 0 "
+    "AND NOT a.attisdropped AND NOT b.attisdropped AND a.attcollation OPERATOR(pg_catalog.<>) b.attcollation "
+    "UNION ALL "
     "SELECT pg_catalog.regexp_replace(pg_catalog.pg_get_indexdef(i.indexrelid), "
     "'^CREATE (UNIQUE )?INDEX ', 'CREATE \\1INDEX IF NOT EXISTS ') "
     "FROM pg_catalog.pg_index i WHERE i.indrelid OPERATOR(pg_catalog.=) s.logicalrelid "

@@ -13,7 +13,7 @@
 #   2. ALTER EXTENSION pg_baton UPDATE through the coordinator, then SELECT
 #      baton.distribute(): every node at the default version; the rows unchanged; the
 #      indexes and constraints of every shard those of a single-node install of the
-#      default version; the leases the claimed deliveries hold in baton.leases, the pending ones in baton.ready; cancel_delivery and redrive distributed by their tenant (on
+#      default version (and their column collations: 0.10.0's dedup_key); the leases the claimed deliveries hold in baton.leases, the pending ones in baton.ready; cancel_delivery and redrive distributed by their tenant (on
 #      every node's metadata) and delegated; the row rules of the new version on a shard
 #      by direct SQL ('cancelled' accepted, 'bogus' refused); the same role reads
 #      delivery_stats with the column 0.7.0 appended.
@@ -46,11 +46,14 @@ trap 'rm -f -- "$PROBE_SCRIPT"; citus_suite_stop' EXIT
 NODES="$p0 $((p0 + 1)) $((p0 + 2))"
 versions() { for p in $NODES; do q -p "$p" -c "SELECT coalesce((SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'), 'none')"; done | tr '\n' ' ' | sed 's/ $//'; }
 
-# The indexes and constraints of each of pg_baton's tables (table|digest), and of each
-# shard on a node (logical table|digest), shard ids removed from the names, so that a
-# shard's line equals its table's when it has every index and constraint of it.
+# The indexes, constraints and column collations of each of pg_baton's tables
+# (table|digest), and of each shard on a node (logical table|digest), shard ids removed
+# from the names, so that a shard's line equals its table's when it has every index and
+# constraint of it, and no other, and its columns compare as the table's do.
 DEFS="SELECT pg_catalog.pg_get_indexdef(i.indexrelid) d FROM pg_index i WHERE i.indrelid = r
-      UNION ALL SELECT k.conname || ' ' || pg_get_constraintdef(k.oid) FROM pg_constraint k WHERE k.conrelid = r"
+      UNION ALL SELECT k.conname || ' ' || pg_get_constraintdef(k.oid) FROM pg_constraint k WHERE k.conrelid = r
+      UNION ALL SELECT a.attname || ' collate ' || a.attcollation::regcollation FROM pg_attribute a
+                 WHERE a.attrelid = r AND a.attnum > 0 AND NOT a.attisdropped AND a.attcollation <> 0"
 table_defs() { # PORT DB
     q -p "$1" -d "$2" -c "SELECT t.relname || '|' || md5(string_agg(x.d, ' ; ' ORDER BY x.d))
         FROM pg_class t, LATERAL (SELECT t.oid AS r) o, LATERAL ($DEFS) x
@@ -124,8 +127,20 @@ q -c "CREATE DATABASE single" >/dev/null 2>&1
 q -d single -c "CREATE EXTENSION pg_baton" >/dev/null
 SINGLE=$(table_defs "$p0" single)
 check "a single-node install has the ten tenant tables, workflows and wakeup_key" "12" "$(grep -c . <<<"$SINGLE")"
-check "every shard (and the reference tables' placements) has the indexes and constraints of a single-node $DEFAULT install" \
+check "every shard (and the reference tables' placements) has the indexes, constraints and collations of a single-node $DEFAULT install" \
     "46 shards, 0 differ" "$(shards_like "$SINGLE")"
+# 0.10.0: the dedup key's constraint replaced and its column in byte order, on every
+# shard; a key enqueued before the update is found again on both workers.
+check "the deliveries shards have deliveries_dedup, not the old dedup constraint, and dedup_key in \"C\"" "0 0" \
+    "$(for p in $((p0 + 1)) $((p0 + 2)); do q -p "$p" -c "SELECT count(*) FROM pg_dist_shard s, LATERAL (SELECT to_regclass(shard_name(s.logicalrelid, s.shardid)) r) o
+        WHERE s.logicalrelid = 'baton.deliveries'::regclass AND o.r IS NOT NULL
+          AND (NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conrelid = o.r AND k.conname LIKE 'deliveries_dedup%' AND pg_get_constraintdef(k.oid) = 'UNIQUE (tenant, dedup_key, target)')
+               OR EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conrelid = o.r AND k.conname LIKE 'deliveries_tenant_target_dedup_key_key%')
+               OR (SELECT attcollation FROM pg_attribute WHERE attrelid = o.r AND attname = 'dedup_key') <> 'pg_catalog.\"C\"'::regcollation)"; done | tr '\n' ' ' | sed 's/ $//')"
+check "enqueue of a key written before the update returns its id, on both workers" "t t" \
+    "$(for t in "$A" "$B"; do
+           [[ $(q -c "SELECT baton.enqueue('$t', 'w', 'k1')") == "$(q -c "SELECT id FROM baton.deliveries WHERE tenant = '$t' AND target = 'w' AND dedup_key = 'k1'")" ]] && echo t || echo f
+       done | tr '\n' ' ' | sed 's/ $//')"
 check "cancel_delivery and redrive are distributed by their tenant" "2" "$(q -c "$DISTRIBUTED_FUNCTIONS")"
 check "... colocated with the tables: every function taking the tenant first is" "0" \
     "$(q -c "SELECT count(*) FROM pg_proc p WHERE p.pronamespace = 'baton'::regnamespace AND p.proargtypes[0] = 'uuid'::regtype AND p.proargnames[1] = 'tenant'

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Upgrades: pg_baton 0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 with ALTER EXTENSION pg_baton UPDATE, against the
+# Upgrades: pg_baton 0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 with ALTER EXTENSION pg_baton UPDATE, against the
 # running test cluster (PGHOST/PGPORT/PGUSER exported, PG_CONFIG exported, the extension
 # installed). Three scratch databases:
 #   A  CREATE EXTENSION pg_baton VERSION '0.1.0', filled (tenants in every state,
 #      deliveries in every status, a bound target, runs with stages and markers, step
 #      entries), digested table by table; ALTER EXTENSION UPDATE; the digests must not
 #      change; the functions of both versions must work (one pg_baton.so serves both).
-#   B  a fresh CREATE EXTENSION pg_baton (the default version, 0.9.0: the 0.3.0 script
-#      and the updates to 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0 and 0.9.0, as Postgres installs a version that has no
+#   B  a fresh CREATE EXTENSION pg_baton (the default version, 0.10.0: the 0.3.0 script
+#      and the updates to 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0, 0.9.0 and 0.10.0, as Postgres installs a version that has no
 #      script of its own).
 #   C  CREATE EXTENSION pg_baton VERSION '0.1.0', left at 0.1.0.
 #   D  CREATE EXTENSION pg_baton VERSION '0.1.0', a role granted by each grant_* helper,
@@ -116,12 +116,12 @@ SQL
 digests $A >"$WORK/before"
 check "A holds deliveries in every status" "statuses claimed,failed,finished,pending" "$(grep '^statuses' "$WORK/before")"
 check "A holds deliveries, runs, stages, markers" "counts 11 4 3 3" "$(grep '^counts' "$WORK/before")"
-check "0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 is an update path" "0.1.0--0.9.0" \
-    "$(q -d $A -c "SELECT source || '--' || target FROM pg_extension_update_paths('pg_baton') WHERE path = '0.1.0--0.2.0--0.3.0--0.4.0--0.5.0--0.6.0--0.7.0--0.8.0--0.9.0'")"
+check "0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 is an update path" "0.1.0--0.10.0" \
+    "$(q -d $A -c "SELECT source || '--' || target FROM pg_extension_update_paths('pg_baton') WHERE path = '0.1.0--0.2.0--0.3.0--0.4.0--0.5.0--0.6.0--0.7.0--0.8.0--0.9.0--0.10.0'")"
 
 # --- the update --------------------------------------------------------------------
 if q -d $A -c "ALTER EXTENSION pg_baton UPDATE"; then ok "ALTER EXTENSION pg_baton UPDATE"; else not_ok "ALTER EXTENSION pg_baton UPDATE"; fi
-check "A is at 0.9.0" "0.9.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+check "A is at 0.10.0" "0.10.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 digests $A >"$WORK/after"
 if diff "$WORK/before" "$WORK/after"; then ok "no row changed in the update (digests of every table)"; else not_ok "rows changed in the update"; fi
 # 0.9.0: the lease of every claimed delivery has its row in baton.leases, every
@@ -208,9 +208,9 @@ for r in producer worker admin; do q -d $D -c "SELECT baton.grant_$r('baton_up_$
 check "grant_producer, grant_worker and grant_admin run again give them" \
     "true true true true true true true true true" "$(granted)"
 
-# --- B: fresh 0.9.0, C: 0.1.0 ---------------------------------------------------------
+# --- B: fresh 0.10.0, C: 0.1.0 --------------------------------------------------------
 q -d $B -c "CREATE EXTENSION pg_baton"
-check "B installs 0.9.0 by default" "0.9.0" "$(q -d $B -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+check "B installs 0.10.0 by default" "0.10.0" "$(q -d $B -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 q -d $C -c "CREATE EXTENSION pg_baton VERSION '0.1.0'"
 
 # schema DB: the extension's objects as pg_dump prints them, without oids, xids and
@@ -233,15 +233,15 @@ else
     not_ok "the dump lists the extension's member objects (only $members)"
 fi
 if diff -u "$WORK/b.sql" "$WORK/a.sql" >"$WORK/ab.diff"; then
-    ok "upgraded schema (A) = fresh 0.9.0 schema (B)"
+    ok "upgraded schema (A) = fresh 0.10.0 schema (B)"
 else
-    not_ok "upgraded schema (A) differs from a fresh 0.9.0 install (B):"
+    not_ok "upgraded schema (A) differs from a fresh 0.10.0 install (B):"
     head -n 80 "$WORK/ab.diff"
 fi
 if diff -q "$WORK/b.sql" "$WORK/c.sql" >/dev/null; then
-    not_ok "a 0.1.0 schema (C) differs from 0.9.0 (B): the comparison sees nothing"
+    not_ok "a 0.1.0 schema (C) differs from 0.10.0 (B): the comparison sees nothing"
 else
-    ok "a 0.1.0 schema (C) differs from 0.9.0 (B): the comparison can fail"
+    ok "a 0.1.0 schema (C) differs from 0.10.0 (B): the comparison can fail"
 fi
 for obj in 'FUNCTION baton.purge' 'VIEW baton.run_stats' 'INDEX deliveries_created' 'INDEX runs_finished' \
     'FUNCTION baton.health_checks' 'VIEW baton.health' \
@@ -256,7 +256,8 @@ done
 # 0.9.0: the indexes on columns a claim or a finish writes leave baton.deliveries (the
 # side tables hold what they ordered; purge reads deliveries_created), and its pages
 # leave room for HOT updates.
-for obj in 'INDEX deliveries_claimable' 'INDEX deliveries_leases' 'INDEX deliveries_settled' 'INDEX deliveries_due'; do
+for obj in 'INDEX deliveries_claimable' 'INDEX deliveries_leases' 'INDEX deliveries_settled' 'INDEX deliveries_due' \
+    'deliveries_tenant_target_dedup_key_key'; do
     if ! grep -q "$obj" "$WORK/a.sql"; then
         ok "the update drops $obj"
     else
@@ -265,6 +266,13 @@ for obj in 'INDEX deliveries_claimable' 'INDEX deliveries_leases' 'INDEX deliver
 done
 check "baton.deliveries leaves seven tenths of each page free (fillfactor 30)" "{fillfactor=30}" \
     "$(q -d $A -c "SELECT reloptions FROM pg_class WHERE oid = 'baton.deliveries'::regclass" | grep -o 'fillfactor=30' | sed 's/.*/{&}/')"
+# 0.10.0: the dedup key compared in byte order, its index keyed (tenant, dedup_key,
+# target); the keys of the rows written before the update are all still there, unique.
+check "the update keys the dedup index (tenant, dedup_key, target), dedup_key in byte order" \
+    "deliveries_dedup UNIQUE (tenant, dedup_key, target) \"C\"" \
+    "$(q -d $A -c "SELECT c.conname || ' ' || pg_get_constraintdef(c.oid) || ' ' || a.attcollation::regcollation FROM pg_constraint c, pg_attribute a WHERE c.conrelid = 'baton.deliveries'::regclass AND c.contype = 'u' AND a.attrelid = c.conrelid AND a.attname = 'dedup_key'")"
+check "after the update, enqueue of a key written before it returns its id" "t" \
+    "$(q -d $A -c "SELECT baton.enqueue(d.tenant, d.target, d.dedup_key, d.payload, d.binding) = d.id FROM baton.deliveries d WHERE d.tenant = '$T1' AND d.run_id IS NULL ORDER BY d.id LIMIT 1")"
 
 # 0.3.0: every table and sequence is configuration, so pg_dump keeps their rows, and an
 # updated database holds exactly what a fresh install holds.
@@ -311,7 +319,7 @@ check "the updated database refuses a row that breaks a rule (23514, naming the 
                      RAISE NOTICE '% %', s, c;
                    END \$\$" 2>&1 | sed -n 's/^NOTICE:  //p')"
 
-# --- the exporter's queries run on the 0.9.0 schema ------------------------------------
+# --- the exporter's queries run on the upgraded schema ---------------------------------
 # contrib/postgres_exporter/queries.yaml: every query runs on the upgraded database A,
 # as a role that has only what the file's header grants, and returns exactly the columns
 # its metrics name.
