@@ -340,8 +340,9 @@ pg::KeptPlan g_cancel = {
 // failed and cancelled; the outer WHERE repeats the status so that a row changed since
 // the subquery locked it is rechecked). Oldest settled first, rows others lock skipped:
 // from 0.9.0 no index orders settled rows (one on settled_at kept finishes from being
-// HOT updates), so the oldest are sorted out of the target's rows, read by the dedup
-// key's index (tenant, target, ...).
+// HOT updates), so the oldest are sorted out of the target's rows, read from the
+// tenant's range of an index (from 0.10.0 the dedup key's leads with the key, not the
+// target: docs/choices.md, "The dedup key's index").
 #define REDRIVE_SET                                                                               \
     "UPDATE baton.deliveries d SET status = " PENDING ", attempts = 0, "                          \
     "run_after = pg_catalog.now(), lease_until = NULL, settled_at = NULL "                        \
