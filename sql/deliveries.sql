@@ -552,24 +552,3 @@ SELECT * FROM baton.finish_batch(:'fb', ARRAY[1]::bigint[], ARRAY[1]::bigint[]);
 \echo :LAST_ERROR_SQLSTATE
 SELECT count(*) FILTER (WHERE status = 'finished') AS finished, count(*) FILTER (WHERE status = 'pending') AS pending
   FROM baton.deliveries WHERE tenant = :'fb';
-
--- The dedup key (0.10.0): unique on (tenant, target, dedup_key), compared in byte order
--- (COLLATE "C"), its index keyed (tenant, dedup_key, target). Keys that differ in
--- case or by a trailing space are different keys; one key in two targets is two
--- deliveries; a repeat is the same id. A lookup by the key, written as a user writes it,
--- uses the index; ORDER BY dedup_key sorts by bytes ('Z' before 'a').
-\set dk 00000000-0000-0000-0002-0000000000dc
-SELECT baton.create_tenant(:'dk');
-SELECT count(DISTINCT e) AS ids, count(*) AS calls FROM (VALUES
-  (baton.enqueue(:'dk', 'x', 'key')), (baton.enqueue(:'dk', 'x', 'Key')), (baton.enqueue(:'dk', 'x', 'key ')),
-  (baton.enqueue(:'dk', 'y', 'key')), (baton.enqueue(:'dk', 'x', 'key'))) v(e);
-SELECT r.inserted, r.id = (SELECT id FROM baton.deliveries WHERE tenant = :'dk' AND target = 'y' AND dedup_key = 'key') AS same
-  FROM baton.enqueue_batch(:'dk', '[{"target": "y", "dedup_key": "key"}, {"target": "y", "dedup_key": "Zed"}]') r;
-SELECT target, dedup_key FROM baton.deliveries WHERE tenant = :'dk' ORDER BY dedup_key, target;
-SET enable_seqscan = off;
-EXPLAIN (COSTS OFF) SELECT id FROM baton.deliveries WHERE tenant = :'dk' AND target = 'x' AND dedup_key = 'key';
-RESET enable_seqscan;
-SELECT pg_catalog.pg_get_constraintdef(c.oid), a.attcollation::regcollation
-  FROM pg_constraint c, pg_attribute a
- WHERE c.conrelid = 'baton.deliveries'::regclass AND c.contype = 'u'
-   AND a.attrelid = c.conrelid AND a.attname = 'dedup_key';

@@ -95,15 +95,6 @@ bool plain_indexes(const ResultRelInfo* rri) {
     return true;
 }
 
-// The index of the table by name; can't-happen error when it is missing.
-Relation index_named(ResultRelInfo* rri, const char* name) {
-    for (int i = 0; i < rri->ri_NumIndices; i++)
-        if (std::strcmp(RelationGetRelationName(rri->ri_IndexRelationDescs[i]), name) == 0)
-            return rri->ri_IndexRelationDescs[i];
-    elog(ERROR, "pg_baton cannot find index baton.%s", name);
-    return nullptr;
-}
-
 // 40001 for a delivery changed after a REPEATABLE READ or SERIALIZABLE snapshot, in the
 // words an UPDATE would use.
 [[noreturn]] void serialization_failure(std::int64_t id) {
@@ -136,6 +127,7 @@ struct Table {
     Snapshot snapshot;
     CommandId cid;
     bool has_lease_until;    // a claim's lease_until, computed once per call
+    bool indexes_open;       // rri's indexes, opened by the first write that needs them (open_indexes())
     bool own_index_loop;     // write_indexes() may skip the unique checks (plain_indexes())
     TimestampTz lease_until;
     ExprState** defaults;    // insert(): per column, the default of one an enqueue leaves out
@@ -197,6 +189,23 @@ void put(TupleTableSlot* slot, AttrNumber attnum, Datum value, bool isnull = fal
 // Sets a column of the version to write.
 void put(Table* t, Column c, Datum value, bool isnull = false) { put(t->written, t->col[c], value, isnull); }
 
+// Opens the table's indexes for the writes that add entries to them, once per call: a
+// claim's and a finish's updates are HOT (no index changes) unless the row's page is
+// full, so most calls never need them, and opening them (ExecOpenIndices: a lock and
+// an IndexInfo built for each) was a tenth of a claim and a finish. The locks come
+// later than an UPDATE takes them, but the table's RowExclusiveLock, held from open(),
+// already keeps out every command that could add, rebuild or drop an index of it in
+// place (CREATE INDEX, REINDEX, DROP INDEX); the concurrent forms wait for this
+// transaction before they use or drop an index, and whether an update is HOT is told by
+// the relation's cached index columns, not by the indexes opened here.
+void open_indexes(Table* t) {
+    if (t->indexes_open) return;
+    ExecOpenIndices(t->rri, false);
+    hint_unchanged_keys(t->rri, t->col);
+    t->own_index_loop = plain_indexes(t->rri);
+    t->indexes_open = true;
+}
+
 // Writes the version built in `written` over the version read, at tid, in the heap
 // only: its index entries are write_indexes()'s (on TM_Ok, *indexed tells whether it
 // needs them: a HOT update does not). wait: wait for a transaction holding the row, or
@@ -218,6 +227,7 @@ TM_Result write_heap(Table* t, ItemPointer tid, bool wait, TM_FailureData* tmfd,
 // the heap, on every claim and settle. A table with an index this loop does not cover
 // (plain_indexes()) takes ExecInsertIndexTuples().
 void write_indexes(Table* t, TupleTableSlot* slot) {
+    open_indexes(t);
     if (!t->own_index_loop) {
         compat::insert_index_tuples(t->rri, slot, t->estate, true);
         ResetPerTupleExprContext(t->estate);
@@ -446,16 +456,17 @@ Table* open() {
         // No range table entry (index 0), so no record of the updated columns: which
         // index keys the writes leave unchanged is told by hint_unchanged_keys().
         InitResultRelInfo(t->rri, rel, 0, nullptr, 0);
-        ExecOpenIndices(t->rri, false);
-        hint_unchanged_keys(t->rri, t->col);
-        t->own_index_loop = plain_indexes(t->rri);
-        t->pkey = index_named(t->rri, "deliveries_pkey");
+        // The primary key, for the probes by (tenant, id); the other indexes only once a
+        // write needs them (open_indexes()).
+        Oid pkey = RelationGetPrimaryKeyIndex(rel);
+        if (!OidIsValid(pkey)) elog(ERROR, "pg_baton cannot find the primary key of baton.deliveries");
+        t->pkey = index_open(pkey, RowExclusiveLock);
         // baton.ready, locked before its index (relations.hpp), as an INSERT would.
         Oid ready_pkey = InvalidOid;
         t->ready = relations::open_with_index("ready", "ready_pkey", RowExclusiveLock, &ready_pkey);
         if (t->ready->trigdesc != nullptr) {
             table_close(t->ready, NoLock);
-            ExecCloseIndices(t->rri);
+            index_close(t->pkey, NoLock);
             FreeExecutorState(t->estate);
             table_close(rel, NoLock);
             pfree(t);
@@ -496,7 +507,8 @@ void close(Table* t) {
         ExecDropSingleTupleTableSlot(t->found);
         ExecDropSingleTupleTableSlot(t->written);
         side_rows::drop_slots(t->many, t->nmany);
-        ExecCloseIndices(t->rri);
+        if (t->indexes_open) ExecCloseIndices(t->rri);
+        index_close(t->pkey, NoLock);
         FreeExecutorState(t->estate);
         PopActiveSnapshot();
         table_close(t->rel, NoLock);
@@ -810,6 +822,9 @@ bool can_insert(Table* t, const NewDelivery* items, int n) {
             }
         }
         if (t->many == nullptr) t->many = side_rows::make_slots(t->rel, n, &t->nmany);
+        // The indexes too, here, outside the subtransaction insert() runs in: opened in
+        // it, they would belong to its resource owner and leak when it ends.
+        open_indexes(t);
         return true;
     });
 }

@@ -41,8 +41,9 @@
 
 namespace baton::pg::delivery_direct {
 
-// baton.deliveries opened for direct reads and writes, with its indexes, under a
-// snapshot of its own (a new one per call under READ COMMITTED, as a statement gets).
+// baton.deliveries opened for direct reads and writes, with its primary key (its other
+// indexes once a write needs them), under a snapshot of its own (a new one per call
+// under READ COMMITTED, as a statement gets).
 struct Table;
 
 // Opens the table, or returns nullptr when the SQL statements must be used instead.
@@ -86,7 +87,7 @@ FoundDelivery settle(Table* table, const pg_uuid_t* tenant, std::int64_t id, std
 // checked the tenant's fence.
 //
 // can_insert() says whether this path may take the items, before any write, and prepares
-// the defaults and the slots insert() uses (call insert() only after it said yes): not when an item
+// the defaults, the slots and the indexes insert() uses (call insert() only after it said yes): not when an item
 // names a run (its foreign key is the statement's trigger to check), when the caller
 // lacks INSERT on the table, or when the default of status is not 'pending'. The rows
 // then keep the row rules the trigger checks: status pending, and max_attempts at least
