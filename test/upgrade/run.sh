@@ -255,7 +255,7 @@ for obj in 'FUNCTION baton.purge' 'VIEW baton.run_stats' 'INDEX deliveries_creat
 done
 # 0.9.0: the indexes on columns a claim or a finish writes leave baton.deliveries (the
 # side tables hold what they ordered; purge reads deliveries_created), and its pages
-# leave room for HOT updates.
+# leave room for HOT updates. 0.10.0: the dedup key's old constraint goes too.
 for obj in 'INDEX deliveries_claimable' 'INDEX deliveries_leases' 'INDEX deliveries_settled' 'INDEX deliveries_due' \
     'deliveries_tenant_target_dedup_key_key'; do
     if ! grep -q "$obj" "$WORK/a.sql"; then
