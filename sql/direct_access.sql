@@ -578,6 +578,33 @@ SELECT * FROM da_call($$SELECT dedup_key, generation FROM baton.claim('00000000-
 SELECT dedup_key, status, generation FROM baton.deliveries WHERE tenant = :'tr' AND target = 'tid' ORDER BY id;
 SELECT status, count(*) FROM baton.deliveries WHERE tenant = :'tr' AND target = 'later' GROUP BY status;
 
+-- ---------------------------------------------------------------------------
+-- 10. A claim and a finish open the table's indexes only when an update needs entries
+-- in them (delivery_direct.cpp, open_indexes()). With an index of the user's own on
+-- status, a column both write, no update is HOT: every claim and finish writes an entry
+-- into every index, each through indexes opened by that write. amcheck then finds every
+-- row in every index, and the user's index answers for the statuses.
+-- ---------------------------------------------------------------------------
+CREATE INDEX da_user_status ON baton.deliveries (status);
+SELECT count(*) AS enqueued FROM baton.enqueue_batch(:'tr',
+  (SELECT jsonb_agg(jsonb_build_object('target', 'nonhot', 'dedup_key', 'nh' || g) ORDER BY g) FROM generate_series(1, 40) g));
+SELECT count(*) AS claimed FROM baton.claim(:'tr', 'nonhot', '1 hour', 15);
+SELECT count(*) AS claimed FROM baton.claim(:'tr', 'nonhot', '1 hour');
+SELECT count(baton.finish(:'tr', d.id, d.generation)) AS finished
+  FROM (SELECT id, generation FROM baton.deliveries WHERE tenant = :'tr' AND target = 'nonhot' AND status = 'claimed' ORDER BY id LIMIT 10) d;
+SELECT count(baton.finish(:'tr', d.id, d.generation, 'failed')) AS failed
+  FROM (SELECT id, generation FROM baton.deliveries WHERE tenant = :'tr' AND target = 'nonhot' AND status = 'claimed' ORDER BY id LIMIT 1) d;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT status, count(*) FROM baton.deliveries WHERE tenant = :'tr' AND target = 'nonhot' AND status IN ('claimed', 'finished', 'failed', 'pending')
+ GROUP BY status ORDER BY status;
+RESET enable_bitmapscan;
+RESET enable_seqscan;
+SELECT c.relname, bt_index_check(c.oid, true) AS checked
+  FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+ WHERE i.indrelid = 'baton.deliveries'::regclass ORDER BY 1;
+DROP INDEX baton.da_user_status;
+
 -- Clean up: the view, the functions, the bindings, the roles.
 DROP VIEW da_fb_rows;
 DELETE FROM baton.target_bindings WHERE tenant = :'fb';

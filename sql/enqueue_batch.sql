@@ -64,7 +64,8 @@ SELECT r.ord, r.inserted, r.id - :sb_old AS id_offset, d.target, d.dedup_key, d.
 -- (COLLATE "C"), its index keyed (tenant, dedup_key, target). Keys that differ in
 -- case or by a trailing space are different keys; one key in two targets is two
 -- deliveries; a repeat is the same id. A lookup by the key, written as a user writes it,
--- uses the index; ORDER BY dedup_key sorts by bytes ('Z' before 'a').
+-- uses the index; the column's collation is "C" (the last query: this database's own,
+-- C.UTF-8, orders these keys as bytes do, so the ORDER BY alone could not tell).
 \set dk 00000000-0000-0000-0002-0000000000dc
 SELECT baton.create_tenant(:'dk');
 SELECT count(DISTINCT e) AS ids, count(*) AS calls FROM (VALUES
