@@ -46,7 +46,9 @@
 # SQL, what each costs the storage engine apart from pg_baton's code, on the paths
 # cycle, batch, batch500, enqueue_batch and enqueue_batch10k: wide is pg_baton's layout
 # (bench/sql/wide_*.sql), split the lease state apart (split_*.sql), hybrid pg_baton's
-# table updated HOT beside a table of ready rows and one of leases (hybrid_*.sql).
+# table updated HOT beside a table of ready rows and one of leases (hybrid_*.sql);
+# ceiling, on the cycle path only, is two single-row UPDATEs by key, each its own
+# transaction (ceiling_cycle.sql): what bench/run.sh's ceiling/2 stands for.
 # Environment: BATON_BENCH_PORT (first port to try, default 55560).
 set -euo pipefail
 export LC_ALL=C
@@ -62,6 +64,7 @@ die() {
 }
 
 CALLS=400
+ROWS=0
 ONLY="enqueue,enqueue_batch,cycle,batch,step"
 CALLGRIND=1
 WAL=1
@@ -85,7 +88,7 @@ while (($# > 0)); do
     shift
 done
 for s in $SYSTEMS; do
-    [[ $s =~ ^(baton|plain|wide|split|hybrid)$ ]] || die "unknown system '$s' (--systems takes baton, plain, wide, split, hybrid)"
+    [[ $s =~ ^(baton|plain|wide|split|hybrid|ceiling)$ ]] || die "unknown system '$s' (--systems takes baton, plain, wide, split, hybrid, ceiling)"
 done
 BINDIR=$(_cluster_bindir) || die "no PostgreSQL server binaries"
 if ((CALLGRIND)) && ! command -v valgrind >/dev/null; then die "valgrind is needed (or --no-callgrind)"; fi
@@ -110,6 +113,7 @@ cleanup() {
 trap cleanup EXIT
 PORT=$(cluster_free_port "${BATON_BENCH_PORT:-55560}") || die "no free port"
 cluster_start "$CLUSTER" "$PORT" "shared_buffers = 256MB" "full_page_writes = off" "autovacuum = off" \
+    "shared_preload_libraries = 'pg_baton'" \
     "max_wal_size = 4GB" "checkpoint_timeout = 1h" 2>/dev/null || die "could not start a cluster"
 q() { psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
 q -c "CREATE DATABASE costs"
@@ -164,6 +168,8 @@ EOF
 supports() {
     case $2:$1 in
         wide:enqueue | wide:step | split:enqueue | split:step | hybrid:enqueue | hybrid:step) return 1 ;;
+        ceiling:cycle) return 0 ;;
+        ceiling:*) return 1 ;;
         *) return 0 ;;
     esac
 }
@@ -189,7 +195,10 @@ setup() { # PATH SYSTEM TXNS
             # SQL's batched claim (id IN (subquery)) as a hash join over the whole table.
             rows=$((($(warmup "$1") + $3) * $(items "$1") + 100))
             ((rows >= 100000)) || rows=100000
-            if [[ $2 != plain ]]; then
+            ROWS=$rows # the ceiling's keys
+            if [[ $2 == ceiling ]]; then
+                q -d costs -v rows="$rows" -f "$SQL/ceiling_setup.sql" >/dev/null 2>&1
+            elif [[ $2 != plain ]]; then
                 q -d costs -v tenant="$TENANT" -v rows="$rows" -f "$SQL/$2_setup.sql" >/dev/null 2>&1
             else
                 q -d costs -v rows="$rows" -f "$SQL/plain_setup.sql" >/dev/null 2>&1
@@ -240,7 +249,7 @@ label() {
 }
 # pgbench_run PATH SYSTEM TXNS: one client, one backend.
 pgbench_run() {
-    "$BINDIR/pgbench" -n -M prepared -c 1 -t "$3" -D tenant="$TENANT" -D batch="$(items "$1")" -D items="$(items "$1")" -D loaded=0 -D reap=1 \
+    "$BINDIR/pgbench" -n -M prepared -c 1 -t "$3" -D tenant="$TENANT" -D batch="$(items "$1")" -D items="$(items "$1")" -D loaded=0 -D reap=1 -D rows="$ROWS" \
         -f "$(script "$1" "$2")" costs >"$WORK/pgbench.log" 2>&1 || { tail -5 "$WORK/pgbench.log" >&2; die "pgbench failed ($1, $2)"; }
     grep -q "number of failed transactions: 0\|^number of transactions actually processed: $3/" "$WORK/pgbench.log" \
         || { tail -5 "$WORK/pgbench.log" >&2; die "pgbench: not every transaction ran ($1, $2)"; }
@@ -258,6 +267,7 @@ done_items() { # PATH SYSTEM
         cycle:split | batch*:split) q -d costs -c "SELECT count(*) FROM s_state WHERE status = 'finished'" ;;
         enqueue*:hybrid) q -d costs -c "SELECT count(*) FROM h" ;;
         cycle:hybrid | batch*:hybrid) q -d costs -c "SELECT count(*) FROM h WHERE status = 'finished'" ;;
+        cycle:ceiling) q -d costs -c "SELECT sum(n)::bigint / 2 FROM bench_ceiling" ;;
         step:baton) q -d costs -c "SELECT count(*) FROM baton.stages s JOIN bench_wf_clients c ON c.run = s.run_id" ;;
         step:plain) q -d costs -c "SELECT count(*) FROM wf_stages s JOIN wf_clients c ON c.run = s.run_id" ;;
     esac

@@ -474,8 +474,22 @@ SET baton.direct_access = on;
 SELECT baton.enqueue(:'tr', 'side', 'side1') AS side1 \gset
 SELECT * FROM da_call($$SELECT dedup_key, generation FROM baton.claim('00000000-0000-0000-00d1-000000000003', 'side', '1 hour')$$);
 SELECT tbl, op, id = :side1 AS of_side1 FROM da_side_log ORDER BY tbl DESC, op DESC;
+-- A finish writes neither side table: it stays direct, and the triggers see nothing.
+TRUNCATE da_side_log;
+SELECT * FROM da_call(format($$SELECT baton.finish('00000000-0000-0000-00d1-000000000003', %s, 1)$$, :side1));
+SELECT count(*) AS side_rows_logged FROM da_side_log;
+-- Either table's trigger alone sends a claim to the statements.
 DROP TRIGGER da_side ON baton.ready;
+SELECT baton.enqueue(:'tr', 'side', 'side2') AS side2 \gset
+SELECT * FROM da_call($$SELECT dedup_key FROM baton.claim('00000000-0000-0000-00d1-000000000003', 'side', '1 hour')$$);
+SELECT tbl, op, id = :side2 AS of_side2 FROM da_side_log;
+CREATE TRIGGER da_side AFTER INSERT OR DELETE ON baton.ready FOR EACH ROW EXECUTE FUNCTION da_log_side();
 DROP TRIGGER da_side ON baton.leases;
+TRUNCATE da_side_log;
+SELECT baton.enqueue(:'tr', 'side', 'side3') AS side3 \gset
+SELECT * FROM da_call($$SELECT dedup_key FROM baton.claim('00000000-0000-0000-00d1-000000000003', 'side', '1 hour')$$);
+SELECT tbl, op, id = :side3 AS of_side3 FROM da_side_log ORDER BY op DESC;
+DROP TRIGGER da_side ON baton.ready;
 DROP TABLE da_side_log;
 DROP FUNCTION da_log_side();
 
@@ -604,6 +618,41 @@ SELECT c.relname, bt_index_check(c.oid, true) AS checked
   FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
  WHERE i.indrelid = 'baton.deliveries'::regclass ORDER BY 1;
 DROP INDEX baton.da_user_status;
+
+-- ---------------------------------------------------------------------------
+-- 11. A claim reads its priority level in windows of ids after the claim hint (8 ids and
+-- two a row asked for, then 32 times as wide, then the rest of the level), each window
+-- one scan of baton.ready's key: a target whose ids lie 50 apart is claimed from the
+-- second window (two scans a claim), one whose ids lie 1,000 apart from the rest of the
+-- level (three), each row once and in claim order, by single and batched claims. The
+-- first claim of a target has no hint and reads from the top (one scan); a claim that
+-- finds its level empty reads the level below (one scan) and, at most once a second a
+-- target, the top again (one scan).
+-- ---------------------------------------------------------------------------
+SET baton.direct_access = on;
+SELECT count(*) AS enqueued FROM baton.enqueue_batch(:'tr', (SELECT jsonb_agg(jsonb_build_object(
+    'target', CASE WHEN g % 1000 = 7 THEN 'win1000' WHEN g % 50 = 0 AND g <= 500 THEN 'win50' ELSE 'winpad' END,
+    'dedup_key', 'win' || g) ORDER BY g) FROM generate_series(1, 4000) g));
+SELECT target, count(*) AS pending, min(gap) AS min_gap
+  FROM (SELECT target, id - lag(id) OVER (PARTITION BY target ORDER BY id) AS gap
+          FROM baton.deliveries WHERE tenant = :'tr' AND target IN ('win50', 'win1000')) s
+ GROUP BY target ORDER BY target;
+-- In one transaction the scans are counted as they happen (max_items names g, so that
+-- each row's subquery calls claim again).
+BEGIN;
+SELECT pg_stat_get_xact_numscans('baton.ready_pkey'::regclass) AS scans_before \gset
+SELECT g, (SELECT string_agg(dedup_key, ',') FROM baton.claim(:'tr', 'win50', '1 hour', 1 + 0 * g)) AS claimed,
+       pg_stat_get_xact_numscans('baton.ready_pkey'::regclass) - :scans_before AS scans_so_far
+  FROM generate_series(1, 11) g;
+COMMIT;
+BEGIN;
+SELECT pg_stat_get_xact_numscans('baton.ready_pkey'::regclass) AS scans_before \gset
+SELECT g, (SELECT string_agg(dedup_key, ',') FROM baton.claim(:'tr', 'win1000', '1 hour', 2 + 0 * g)) AS claimed,
+       pg_stat_get_xact_numscans('baton.ready_pkey'::regclass) - :scans_before AS scans_so_far
+  FROM generate_series(1, 3) g;
+COMMIT;
+SELECT target, status, count(*) FROM baton.deliveries WHERE tenant = :'tr' AND target IN ('win50', 'win1000')
+ GROUP BY target, status ORDER BY target, status;
 
 -- Clean up: the view, the functions, the bindings, the roles.
 DROP VIEW da_fb_rows;

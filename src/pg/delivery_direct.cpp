@@ -114,7 +114,7 @@ struct Table {
     EState* estate;
     ResultRelInfo* rri;
     Relation pkey;
-    Relation ready;        // baton.ready and its primary key: what a claim scans
+    Relation ready;        // baton.ready and its primary key: what a claim scans (can_claim())
     Relation ready_pkey;
     TupleTableSlot* ready_found;  // the ready row read
     AttrNumber ready_col[kReadyColumns];
@@ -141,7 +141,9 @@ struct Cursor {
     Table* table;
     const pg_uuid_t* tenant;
     IndexScanDesc scan;    // of baton.ready's primary key
-    ScanKeyData keys[4];
+    ScanKeyData keys[5];
+    int nkeys;
+    int windows_left;      // a level's scan: the windows of ids still to widen to (next_window())
     ItemPointerData ready_tid;  // the ready row of the last candidate
     ItemPointerData* reserved;  // the claimed versions reserve() wrote to the heap
     bool* indexed;              // ...and whether each needs index entries from complete()
@@ -430,12 +432,10 @@ Datum copied(Table* t, TupleTableSlot* slot, Column c, bool* isnull) {
 Table* open() {
     if (!settings::direct_access) return nullptr;
     return guard([]() -> Table* {
-        // Citus, a schema before 0.9.0 (its claims read deliveries_claimable), or a side
-        // table with triggers (pg_repack's while it copies the table: the heap writes of
-        // the direct claim would pass them by; baton.ready's are looked for once it is
-        // open, below).
-        if (citus_loaded() || !side_rows::kept() || side_rows::has_triggers(side_rows::Table::kLeases))
-            return nullptr;
+        // Citus, or a schema before 0.9.0 (its claims read deliveries_claimable). The
+        // side tables' triggers matter only to the calls that write them: can_claim()
+        // and can_insert().
+        if (citus_loaded() || !side_rows::kept()) return nullptr;
         // The table, and the oid of its primary key, for the probes by (tenant, id); the
         // other indexes only once a write needs them (open_indexes()).
         Oid pkey = InvalidOid;
@@ -461,25 +461,6 @@ Table* open() {
         // index keys the writes leave unchanged is told by hint_unchanged_keys().
         InitResultRelInfo(t->rri, rel, 0, nullptr, 0);
         t->pkey = index_open(pkey, RowExclusiveLock);
-        // baton.ready, locked before its index (relations.hpp), as an INSERT would.
-        Oid ready_pkey = InvalidOid;
-        t->ready = relations::open_with_index("ready", "ready_pkey", RowExclusiveLock, &ready_pkey);
-        if (t->ready->trigdesc != nullptr) {
-            table_close(t->ready, NoLock);
-            index_close(t->pkey, NoLock);
-            FreeExecutorState(t->estate);
-            table_close(rel, NoLock);
-            pfree(t);
-            return nullptr;
-        }
-        t->ready_pkey = index_open(ready_pkey, RowExclusiveLock);
-        const AttrNumber* ready_cols = relations::attnums(t->ready, kReadyColumnNames, kReadyColumns);
-        for (int c = 0; c < kReadyColumns; c++) {
-            t->ready_col[c] = ready_cols[c];
-            if (t->ready_col[c] == 0 && c != kReadyRowTid)
-                elog(ERROR, "pg_baton cannot find column baton.ready.%s", kReadyColumnNames[c]);
-        }
-        t->ready_found = table_slot_create(t->ready, nullptr);
         t->found = table_slot_create(rel, nullptr);
         t->written = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
         // As an SPI statement does: this transaction's earlier writes become visible,
@@ -495,15 +476,42 @@ Table* open() {
     });
 }
 
+// The side tables a claim writes (see the header): baton.ready and its primary key
+// opened once per table, locked in that order (relations.hpp), as an INSERT would.
+bool can_claim(Table* t) {
+    if (t->ready != nullptr) return true;
+    return guard([t] {
+        if (side_rows::has_triggers(side_rows::Table::kLeases)) return false;
+        Oid ready_pkey = InvalidOid;
+        Relation ready = relations::open_with_index("ready", "ready_pkey", RowExclusiveLock, &ready_pkey);
+        if (ready->trigdesc != nullptr) {
+            table_close(ready, NoLock);
+            return false;
+        }
+        const AttrNumber* ready_cols = relations::attnums(ready, kReadyColumnNames, kReadyColumns);
+        for (int c = 0; c < kReadyColumns; c++) {
+            t->ready_col[c] = ready_cols[c];
+            if (t->ready_col[c] == 0 && c != kReadyRowTid)
+                elog(ERROR, "pg_baton cannot find column baton.ready.%s", kReadyColumnNames[c]);
+        }
+        t->ready = ready;
+        t->ready_pkey = index_open(ready_pkey, RowExclusiveLock);
+        t->ready_found = table_slot_create(ready, nullptr);
+        return true;
+    });
+}
+
 // Ends the scans and the executor state, pops the snapshot, and makes the writes visible.
 void close(Table* t) {
     guard([t] {
         if (t->by_key != nullptr) index_endscan(t->by_key);
         if (t->by_tid != nullptr) table_index_fetch_end(t->by_tid);
         if (t->leases != nullptr) side_rows::close(t->leases);
-        ExecDropSingleTupleTableSlot(t->ready_found);
-        index_close(t->ready_pkey, NoLock);
-        table_close(t->ready, NoLock);
+        if (t->ready != nullptr) {
+            ExecDropSingleTupleTableSlot(t->ready_found);
+            index_close(t->ready_pkey, NoLock);
+            table_close(t->ready, NoLock);
+        }
         ExecDropSingleTupleTableSlot(t->found);
         ExecDropSingleTupleTableSlot(t->written);
         side_rows::drop_slots(t->many, t->nmany);
@@ -526,6 +534,37 @@ struct Candidate {
     TimestampTz run_after;
 };
 
+// A level's scan reads the ids after the hint a window at a time. btree reads a leaf
+// page's matching entries all at once, from where the scan starts to the end of the
+// page, checking every key of each (four function calls an entry), though a claim most
+// often takes the first: unbounded, that read was the largest cost of a claim
+// (docs/performance.md, gain 16). An upper bound on the id stops it at the end of the
+// window: 8 ids and two a row asked for, enough for the rows that concurrent claimers
+// take from the same hint. Ids are shared by every tenant and target, so a target's rows
+// may lie far apart: a window read to its end before the claim has its rows gives way to
+// the next, 32 times as wide, and that one to the rest of the level.
+constexpr std::int64_t kFirstWindow = 8;
+constexpr std::int64_t kWidening = 32;
+
+// The last id of the window of `width` ids that starts at `first` (the largest id when
+// the sum would overflow).
+std::int64_t window_last(std::int64_t first, std::int64_t width) {
+    return first > PG_INT64_MAX - width ? PG_INT64_MAX : first + width - 1;
+}
+
+// Moves a level's scan to the next window of ids, the rest of the level after the
+// second: false when the scan had no bound left.
+bool next_window(Cursor* c) {
+    if (c->windows_left == 0) return false;
+    std::int64_t last = DatumGetInt64(c->keys[4].sk_argument);
+    if (last == PG_INT64_MAX) return false;
+    std::int64_t width = (last - DatumGetInt64(c->keys[3].sk_argument) + 1) * kWidening;
+    c->keys[3].sk_argument = Int64GetDatum(last + 1);
+    c->keys[4].sk_argument = Int64GetDatum(--c->windows_left == 0 ? PG_INT64_MAX : window_last(last + 1, width));
+    index_rescan(c->scan, c->keys, c->nkeys, nullptr, 0);
+    return true;
+}
+
 // Begins a claim's index scan over one range, for up to max_rows rows.
 Cursor* begin_claim(Table* t, const pg_uuid_t* tenant, const text* target, ClaimRange range, claim_hint::Position from,
                     int max_rows) {
@@ -541,17 +580,20 @@ Cursor* begin_claim(Table* t, const pg_uuid_t* tenant, const text* target, Claim
         ScanKeyInit(&c->keys[1], 2, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(target));
         c->keys[1].sk_collation = t->ready_pkey->rd_indcollation[1];
         std::int64_t rank = side_rows::rank_of(static_cast<std::int32_t>(from.priority));
-        int nkeys = 2;
+        c->nkeys = 2;
         if (range == ClaimRange::kLevel) {
             ScanKeyInit(&c->keys[2], 3, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(rank));
             ScanKeyInit(&c->keys[3], 4, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(from.id));
-            nkeys = 4;
+            ScanKeyInit(&c->keys[4], 4, BTLessEqualStrategyNumber, F_INT8LE,
+                        Int64GetDatum(window_last(from.id, kFirstWindow + 2 * static_cast<std::int64_t>(max_rows))));
+            c->nkeys = 5;
+            c->windows_left = 2;
         } else if (range == ClaimRange::kBelow) {
             ScanKeyInit(&c->keys[2], 3, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(rank));
-            nkeys = 3;
+            c->nkeys = 3;
         }
-        c->scan = index_beginscan(t->ready, t->ready_pkey, t->snapshot, nkeys, 0);
-        index_rescan(c->scan, c->keys, nkeys, nullptr, 0);
+        c->scan = index_beginscan(t->ready, t->ready_pkey, t->snapshot, c->nkeys, 0);
+        index_rescan(c->scan, c->keys, c->nkeys, nullptr, 0);
         return c;
     });
 }
@@ -573,7 +615,11 @@ void end_claim(Cursor* c) {
 Candidate next_candidate(Cursor* c, TimestampTz now) {
     return guard([c, now] {
         Table* t = c->table;
-        while (index_getnext_slot(c->scan, ForwardScanDirection, t->ready_found)) {
+        for (;;) {
+            if (!index_getnext_slot(c->scan, ForwardScanDirection, t->ready_found)) {
+                if (next_window(c)) continue;
+                break;
+            }
             bool n1 = false, n2 = false, n3 = false;
             TimestampTz run_after = DatumGetTimestampTz(slot_getattr(t->ready_found, t->ready_col[kReadyRunAfter], &n1));
             if (n1 || run_after > now || deleted_by_running(t)) continue;
@@ -802,6 +848,7 @@ bool default_is(Table* t, Column c, const char* value) {
 bool can_insert(Table* t, const NewDelivery* items, int n) {
     for (int i = 0; i < n; i++)
         if (items[i].run_id != nullptr) return false;
+    if (!can_claim(t)) return false;
     return guard([t, n] {
         if (pg_class_aclcheck(RelationGetRelid(t->rel), GetUserId(), ACL_INSERT) != ACLCHECK_OK) return false;
         if (!default_is(t, kStatus, delivery::status_name(delivery::Status::kPending))) return false;

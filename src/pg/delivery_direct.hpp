@@ -67,6 +67,12 @@ void close(Table* table);
 // without a lock of its own on each row (one WAL record less than FOR UPDATE).
 // Until then, only the claiming transaction's own version lacks its index entries; no
 // one else can see it.
+//
+// can_claim() says whether this path may claim, before any write, and opens baton.ready
+// for it (call claim() only after it said yes): not when baton.ready or baton.leases has
+// triggers (pg_repack's while it copies the table), which the direct writes to them
+// would pass by. A settle writes neither, so open() leaves both alone.
+bool can_claim(Table* table);
 Claimed claim(Table* table, const ClaimCall& call, ClaimRange range, claim_hint::Position from, std::int64_t n);
 
 // Settles (tenant, id) where the caller holds its lease at `generation`: status
@@ -87,7 +93,8 @@ FoundDelivery settle(Table* table, const pg_uuid_t* tenant, std::int64_t id, std
 // checked the tenant's fence.
 //
 // can_insert() says whether this path may take the items, before any write, and prepares
-// the defaults, the slots and the indexes insert() uses (call insert() only after it said yes): not when an item
+// the defaults, the slots and the indexes insert() uses (call insert() only after it said yes): not when the
+// side tables have triggers (can_claim()), when an item
 // names a run (its foreign key is the statement's trigger to check), when the caller
 // lacks INSERT on the table, or when the default of status is not 'pending'. The rows
 // then keep the row rules the trigger checks: status pending, and max_attempts at least

@@ -75,7 +75,8 @@ Oid DeliveryStore::bound_role(const pg_uuid_t* tenant, const char* target, int t
 // Direct when the table opens and no `expected` filter asks for the statement's.
 Claimed DeliveryStore::claim(const ClaimCall& call, ClaimRange range, claim_hint::Position from, std::int64_t n) {
     if (call.expected == nullptr)
-        if (delivery_direct::Table* t = direct()) return delivery_direct::claim(t, call, range, from, n);
+        if (delivery_direct::Table* t = direct(); t != nullptr && delivery_direct::can_claim(t))
+            return delivery_direct::claim(t, call, range, from, n);
     return claim_by_statement(call, range, from, n);
 }
 

@@ -168,7 +168,16 @@ void Spi::emit_row(ReturnSetInfo* rsinfo, std::uint64_t row) const {
 }
 
 ReturnSetInfo* materialize(FunctionCallInfo fcinfo) {
-    guard([fcinfo] { InitMaterializedSRF(fcinfo, 0); });
+    // The caller's expected descriptor, when it has one, is the function's declared row
+    // (a FunctionScan, or a set-returning call in a target list, built it from the same
+    // pg_proc entry): copying it costs a tenth of building it again from pg_proc's
+    // argument arrays, as get_call_result_type() does on every call of a function
+    // declared RETURNS TABLE.
+    auto* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+    bits32 flags = rsinfo != nullptr && IsA(rsinfo, ReturnSetInfo) && rsinfo->expectedDesc != nullptr
+                       ? MAT_SRF_USE_EXPECTED_DESC
+                       : 0;
+    guard([fcinfo, flags] { InitMaterializedSRF(fcinfo, flags); });
     return reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
 }
 
