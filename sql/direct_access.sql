@@ -637,20 +637,17 @@ SELECT target, count(*) AS pending, min(gap) AS min_gap
   FROM (SELECT target, id - lag(id) OVER (PARTITION BY target ORDER BY id) AS gap
           FROM baton.deliveries WHERE tenant = :'tr' AND target IN ('win50', 'win1000')) s
  GROUP BY target ORDER BY target;
--- In one transaction the scans are counted as they happen (max_items names g, so that
--- each row's subquery calls claim again).
-BEGIN;
-SELECT pg_stat_get_xact_numscans('baton.ready_pkey'::regclass) AS scans_before \gset
-SELECT g, (SELECT string_agg(dedup_key, ',') FROM baton.claim(:'tr', 'win50', '1 hour', 1 + 0 * g)) AS claimed,
-       pg_stat_get_xact_numscans('baton.ready_pkey'::regclass) - :scans_before AS scans_so_far
-  FROM generate_series(1, 11) g;
-COMMIT;
-BEGIN;
-SELECT pg_stat_get_xact_numscans('baton.ready_pkey'::regclass) AS scans_before \gset
-SELECT g, (SELECT string_agg(dedup_key, ',') FROM baton.claim(:'tr', 'win1000', '1 hour', 2 + 0 * g)) AS claimed,
-       pg_stat_get_xact_numscans('baton.ready_pkey'::regclass) - :scans_before AS scans_so_far
-  FROM generate_series(1, 3) g;
-COMMIT;
+-- `claims` claims of `per_claim` rows each, in one statement, each with the scans of
+-- ready_pkey so far (counted by the statement's transaction as they happen; the
+-- subquery names g, so that each row calls claim again).
+CREATE FUNCTION da_claims(t uuid, tgt text, per_claim int, claims int)
+RETURNS TABLE(g int, claimed text, scans_so_far bigint) LANGUAGE sql AS $$
+  WITH before AS (SELECT pg_stat_get_xact_numscans('baton.ready_pkey'::regclass) AS n)
+  SELECT g, (SELECT string_agg(c.dedup_key, ',') FROM baton.claim(t, tgt, '1 hour', per_claim + 0 * g) c),
+         pg_stat_get_xact_numscans('baton.ready_pkey'::regclass) - before.n
+    FROM before, generate_series(1, claims) g $$;
+SELECT * FROM da_claims(:'tr', 'win50', 1, 11);
+SELECT * FROM da_claims(:'tr', 'win1000', 2, 3);
 SELECT target, status, count(*) FROM baton.deliveries WHERE tenant = :'tr' AND target IN ('win50', 'win1000')
  GROUP BY target, status ORDER BY target, status;
 
@@ -661,6 +658,7 @@ DROP OWNED BY baton_da_worker, baton_da_team1, baton_da_team2;
 DROP ROLE baton_da_worker, baton_da_team1, baton_da_team2;
 DROP FUNCTION da_sequence(uuid, boolean);
 DROP FUNCTION da_call(text);
+DROP FUNCTION da_claims(uuid, text, int, int);
 DROP FUNCTION da_rows(uuid);
 DROP FUNCTION da_id(uuid, text);
 DROP FUNCTION da_fence_calls();
