@@ -112,6 +112,8 @@ cleanup() {
 }
 trap cleanup EXIT
 PORT=$(cluster_free_port "${BATON_BENCH_PORT:-55560}") || die "no free port"
+# pg_baton preloaded, as bench/run.sh and production run it: its claims start at their
+# claim hints (without the library, from the top of their target).
 cluster_start "$CLUSTER" "$PORT" "shared_buffers = 256MB" "full_page_writes = off" "autovacuum = off" \
     "shared_preload_libraries = 'pg_baton'" \
     "max_wal_size = 4GB" "checkpoint_timeout = 1h" 2>/dev/null || die "could not start a cluster"
