@@ -114,7 +114,7 @@ struct Table {
     EState* estate;
     ResultRelInfo* rri;
     Relation pkey;
-    Relation ready;        // baton.ready and its primary key: what a claim scans (can_claim())
+    Relation ready;        // baton.ready and its primary key: what a claim scans (open_ready())
     Relation ready_pkey;
     TupleTableSlot* ready_found;  // the ready row read
     AttrNumber ready_col[kReadyColumns];
@@ -426,15 +426,37 @@ Datum copied(Table* t, TupleTableSlot* slot, Column c, bool* isnull) {
     return *isnull ? static_cast<Datum>(0) : datumCopy(d, att->attbyval, att->attlen);
 }
 
+// Opens baton.ready and its primary key for a claim or an insert, locked in that order
+// (relations.hpp), as an INSERT would; leaves them closed (t->ready nullptr) while
+// baton.ready or baton.leases has triggers (pg_repack's while it copies the table),
+// which the direct writes to them would pass by.
+void open_ready(Table* t) {
+    if (side_rows::has_triggers(side_rows::Table::kLeases)) return;
+    Oid ready_pkey = InvalidOid;
+    Relation ready = relations::open_with_index("ready", "ready_pkey", RowExclusiveLock, &ready_pkey);
+    if (ready->trigdesc != nullptr) {
+        table_close(ready, NoLock);
+        return;
+    }
+    const AttrNumber* ready_cols = relations::attnums(ready, kReadyColumnNames, kReadyColumns);
+    for (int c = 0; c < kReadyColumns; c++) {
+        t->ready_col[c] = ready_cols[c];
+        if (t->ready_col[c] == 0 && c != kReadyRowTid)
+            elog(ERROR, "pg_baton cannot find column baton.ready.%s", kReadyColumnNames[c]);
+    }
+    t->ready = ready;
+    t->ready_pkey = index_open(ready_pkey, RowExclusiveLock);
+    t->ready_found = table_slot_create(ready, nullptr);
+}
+
 }  // namespace
 
 // Opens the table unless a path the direct writes would skip is in use (see the header).
-Table* open() {
+Table* open(Use use) {
     if (!settings::direct_access) return nullptr;
-    return guard([]() -> Table* {
+    return guard([use]() -> Table* {
         // Citus, or a schema before 0.9.0 (its claims read deliveries_claimable). The
-        // side tables' triggers matter only to the calls that write them: can_claim()
-        // and can_insert().
+        // side tables' triggers matter only to the calls that write them (open_ready()).
         if (citus_loaded() || !side_rows::kept()) return nullptr;
         // The table, and the oid of its primary key, for the probes by (tenant, id); the
         // other indexes only once a write needs them (open_indexes()).
@@ -461,6 +483,10 @@ Table* open() {
         // index keys the writes leave unchanged is told by hint_unchanged_keys().
         InitResultRelInfo(t->rri, rel, 0, nullptr, 0);
         t->pkey = index_open(pkey, RowExclusiveLock);
+        // Before the snapshot below: a lock waited for behind a rewrite of baton.ready
+        // (pg_repack's swap) must not leave the call reading the new files under a
+        // snapshot older than the rows copied into them.
+        if (use != Use::kSettle) open_ready(t);
         t->found = table_slot_create(rel, nullptr);
         t->written = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
         // As an SPI statement does: this transaction's earlier writes become visible,
@@ -476,30 +502,8 @@ Table* open() {
     });
 }
 
-// The side tables a claim writes (see the header): baton.ready and its primary key
-// opened once per table, locked in that order (relations.hpp), as an INSERT would.
-bool can_claim(Table* t) {
-    if (t->ready != nullptr) return true;
-    return guard([t] {
-        if (side_rows::has_triggers(side_rows::Table::kLeases)) return false;
-        Oid ready_pkey = InvalidOid;
-        Relation ready = relations::open_with_index("ready", "ready_pkey", RowExclusiveLock, &ready_pkey);
-        if (ready->trigdesc != nullptr) {
-            table_close(ready, NoLock);
-            return false;
-        }
-        const AttrNumber* ready_cols = relations::attnums(ready, kReadyColumnNames, kReadyColumns);
-        for (int c = 0; c < kReadyColumns; c++) {
-            t->ready_col[c] = ready_cols[c];
-            if (t->ready_col[c] == 0 && c != kReadyRowTid)
-                elog(ERROR, "pg_baton cannot find column baton.ready.%s", kReadyColumnNames[c]);
-        }
-        t->ready = ready;
-        t->ready_pkey = index_open(ready_pkey, RowExclusiveLock);
-        t->ready_found = table_slot_create(ready, nullptr);
-        return true;
-    });
-}
+// True when open() opened baton.ready for a claim (see the header).
+bool can_claim(Table* t) { return t->ready != nullptr; }
 
 // Ends the scans and the executor state, pops the snapshot, and makes the writes visible.
 void close(Table* t) {

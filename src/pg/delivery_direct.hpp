@@ -46,8 +46,12 @@ namespace baton::pg::delivery_direct {
 // under READ COMMITTED, as a statement gets).
 struct Table;
 
+// What a call opens the table for: a claim and an insert write the side tables too, a
+// settle writes neither.
+enum class Use { kSettle, kClaim, kInsert };
+
 // Opens the table, or returns nullptr when the SQL statements must be used instead.
-Table* open();
+Table* open(Use use);
 // Closes it; its writes are visible to the commands that follow.
 void close(Table* table);
 
@@ -68,10 +72,11 @@ void close(Table* table);
 // Until then, only the claiming transaction's own version lacks its index entries; no
 // one else can see it.
 //
-// can_claim() says whether this path may claim, before any write, and opens baton.ready
-// for it (call claim() only after it said yes): not when baton.ready or baton.leases has
-// triggers (pg_repack's while it copies the table), which the direct writes to them
-// would pass by. A settle writes neither, so open() leaves both alone.
+// can_claim() says whether this path may claim, before any write (call claim() only
+// after it said yes): only when the table was opened for a claim or an insert, with
+// baton.ready, and not while baton.ready or baton.leases has triggers (pg_repack's while
+// it copies the table), which the direct writes to them would pass by. A settle writes
+// neither, so open(Use::kSettle) leaves both alone.
 bool can_claim(Table* table);
 Claimed claim(Table* table, const ClaimCall& call, ClaimRange range, claim_hint::Position from, std::int64_t n);
 

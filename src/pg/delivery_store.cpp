@@ -32,10 +32,10 @@ Spi& DeliveryStore::spi() {
 
 // Opens the direct access on first use, once: the table is opened where the call first
 // needs it, after the caller's fence and authorization checks.
-delivery_direct::Table* DeliveryStore::direct() {
+delivery_direct::Table* DeliveryStore::direct(delivery_direct::Use use) {
     if (!tried_direct_) {
         tried_direct_ = true;
-        table_ = delivery_direct::open();
+        table_ = delivery_direct::open(use);
     }
     return table_;
 }
@@ -75,7 +75,7 @@ Oid DeliveryStore::bound_role(const pg_uuid_t* tenant, const char* target, int t
 // Direct when the table opens and no `expected` filter asks for the statement's.
 Claimed DeliveryStore::claim(const ClaimCall& call, ClaimRange range, claim_hint::Position from, std::int64_t n) {
     if (call.expected == nullptr)
-        if (delivery_direct::Table* t = direct(); t != nullptr && delivery_direct::can_claim(t))
+        if (delivery_direct::Table* t = direct(delivery_direct::Use::kClaim); t != nullptr && delivery_direct::can_claim(t))
             return delivery_direct::claim(t, call, range, from, n);
     return claim_by_statement(call, range, from, n);
 }
@@ -83,7 +83,7 @@ Claimed DeliveryStore::claim(const ClaimCall& call, ClaimRange range, claim_hint
 // Direct when the table opens; the row's role is then one probe of target_bindings.
 FoundDelivery DeliveryStore::settle(pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
                                     delivery::Status outcome, Jsonb* result) {
-    delivery_direct::Table* t = direct();
+    delivery_direct::Table* t = direct(delivery_direct::Use::kSettle);
     if (t == nullptr) return settle_by_statement(tenant, id, generation, outcome, result);
     FoundDelivery f = delivery_direct::settle(t, tenant, id, generation, outcome, result, false);
     if (f.found) f.role = bound_role(tenant, f.target, static_cast<int>(std::strlen(f.target)));
@@ -93,7 +93,7 @@ FoundDelivery DeliveryStore::settle(pg_uuid_t* tenant, std::int64_t id, std::int
 // Direct: one settle per pair. Statements: one UPDATE for all pairs, then their rows.
 void DeliveryStore::settle_batch(pg_uuid_t* tenant, const Int64Array& ids, const Int64Array& generations,
                                  delivery::Status outcome, FoundDelivery* out) {
-    delivery_direct::Table* t = direct();
+    delivery_direct::Table* t = direct(delivery_direct::Use::kSettle);
     if (t == nullptr) return settle_batch_by_statement(tenant, ids, generations, outcome, out);
     for (int i = 0; i < ids.n; i++) {
         out[i] = delivery_direct::settle(t, tenant, DatumGetInt64(ids.values[i]), DatumGetInt64(generations.values[i]),

@@ -23,6 +23,7 @@ namespace baton::pg {
 
 namespace delivery_direct {
 struct Table;
+enum class Use;
 }
 
 // A delivery to enqueue, as plain Postgres values (from arguments or a batch item).
@@ -146,7 +147,8 @@ public:
 
 private:
     Spi& spi();                        // the statements' connection, made on first use
-    delivery_direct::Table* direct();  // the direct access, opened on first use; nullptr: none
+    // the direct access, opened on first use for what that use writes; nullptr: none
+    delivery_direct::Table* direct(delivery_direct::Use use);
     Claimed claim_by_statement(const ClaimCall& call, ClaimRange range, claim_hint::Position from, std::int64_t n);
     FoundDelivery settle_by_statement(pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
                                       delivery::Status outcome, Jsonb* result);
