@@ -852,7 +852,7 @@ bool default_is(Table* t, Column c, const char* value) {
 bool can_insert(Table* t, const NewDelivery* items, int n) {
     for (int i = 0; i < n; i++)
         if (items[i].run_id != nullptr) return false;
-    if (!can_claim(t)) return false;
+    if (!can_claim(t)) return false;  // a side table's trigger: the statement
     return guard([t, n] {
         if (pg_class_aclcheck(RelationGetRelid(t->rel), GetUserId(), ACL_INSERT) != ACLCHECK_OK) return false;
         if (!default_is(t, kStatus, delivery::status_name(delivery::Status::kPending))) return false;
