@@ -3,6 +3,7 @@
 -- row (HOT). With -D reap=1, reap's later deletion of the lease row is paid here, one
 -- expired-first row a cycle, so that the figure counts it (bench/costs.sh); with reap=0
 -- it is left to a reaper, as on a live system (bench/run.sh). pgbench -D tenant=UUID.
+\set id 0
 WITH r AS (
     DELETE FROM h_ready
      WHERE ctid = (SELECT ctid FROM h_ready
@@ -15,8 +16,8 @@ c AS (
       FROM r WHERE h.tenant = r.tenant AND h.id = r.id
     RETURNING h.tenant, h.id, h.generation, h.lease_until, h.payload),
 l AS (INSERT INTO h_leases SELECT tenant, id, generation, lease_until FROM c)
-SELECT count(*) AS n, coalesce(max(id), 0) AS id, coalesce(max(generation), 0) AS gen FROM c \gset
-\if :n > 0
+SELECT id, generation AS gen FROM c \aset
+\if :id > 0
 UPDATE h SET status = 'finished', result = NULL, lease_until = NULL, settled_at = now()
  WHERE tenant = :tenant AND id = :id AND generation = :gen AND status = 'claimed';
 \if :reap

@@ -4,6 +4,7 @@
 -- reap's later deletion of the lease row is paid here, one expired-first row a cycle,
 -- so that the figure counts it (bench/costs.sh); with reap=0 it is left to a reaper, as
 -- on a live system (bench/run.sh). pgbench -D tenant=UUID.
+\set id 0
 WITH r AS (
     DELETE FROM s_ready
      WHERE ctid = (SELECT ctid FROM s_ready
@@ -16,10 +17,9 @@ c AS (
       FROM r WHERE s.tenant = r.tenant AND s.id = r.id
     RETURNING s.tenant, s.id, s.generation, s.lease_until),
 l AS (INSERT INTO s_leases SELECT tenant, id, generation, lease_until FROM c)
-SELECT count(*) AS n, coalesce(max(c.id), 0) AS id, coalesce(max(c.generation), 0) AS gen,
-       max(i.payload::text) AS payload
-  FROM c JOIN s_items i ON i.tenant = c.tenant AND i.id = c.id \gset
-\if :n > 0
+SELECT c.id, c.generation AS gen, i.payload::text AS payload
+  FROM c JOIN s_items i ON i.tenant = c.tenant AND i.id = c.id \aset
+\if :id > 0
 UPDATE s_state SET status = 'finished', result = NULL, lease_until = NULL, settled_at = now()
  WHERE tenant = :tenant AND id = :id AND generation = :gen AND status = 'claimed';
 \if :reap
