@@ -113,6 +113,7 @@ struct Table {
     Relation rel;
     EState* estate;
     ResultRelInfo* rri;
+    Oid pkey_oid;          // baton.deliveries' primary key, opened by its first probe (fetch_by_key())
     Relation pkey;
     Relation ready;        // baton.ready and its primary key: what a claim scans (open_ready())
     Relation ready_pkey;
@@ -409,11 +410,16 @@ bool fetch_at(Table* t, const pg_uuid_t* tenant, std::int64_t id, ItemPointer ro
 }
 
 // Reads the row (tenant, id) visible to the call's snapshot into `found`, by the primary
-// key; false when there is none.
+// key; false when there is none. The key is opened here, on the first probe: a claim
+// that finds its row by the ready row's row_tid and a settle that finds it where this
+// backend's claim wrote it (fetch_at(), fetch_claimed()) never open it, as their HOT
+// updates write no index entry (its lock comes after the table's RowExclusiveLock, which
+// keeps out whatever could rebuild or drop it, as open_indexes() says).
 bool fetch_by_key(Table* t, const pg_uuid_t* tenant, std::int64_t id) {
     ScanKeyData keys[2];
     ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
     ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(id));
+    if (t->pkey == nullptr) t->pkey = index_open(t->pkey_oid, RowExclusiveLock);
     if (t->by_key == nullptr) t->by_key = index_beginscan(t->rel, t->pkey, t->snapshot, 2, 0);
     index_rescan(t->by_key, keys, 2, nullptr, 0);
     return index_getnext_slot(t->by_key, ForwardScanDirection, t->found);
@@ -458,8 +464,9 @@ Table* open(Use use) {
         // Citus, or a schema before 0.9.0 (its claims read deliveries_claimable). The
         // side tables' triggers matter only to the calls that write them (open_ready()).
         if (citus_loaded() || !side_rows::kept()) return nullptr;
-        // The table, and the oid of its primary key, for the probes by (tenant, id); the
-        // other indexes only once a write needs them (open_indexes()).
+        // The table, and the oid of its primary key, for the probes by (tenant, id)
+        // (fetch_by_key() opens it); the other indexes only once a write needs them
+        // (open_indexes()).
         Oid pkey = InvalidOid;
         Relation rel = relations::open_with_index("deliveries", "deliveries_pkey", RowExclusiveLock, &pkey);
         Oid nsp = RelationGetNamespace(rel);  // schema baton's
@@ -482,7 +489,7 @@ Table* open(Use use) {
         // No range table entry (index 0), so no record of the updated columns: which
         // index keys the writes leave unchanged is told by hint_unchanged_keys().
         InitResultRelInfo(t->rri, rel, 0, nullptr, 0);
-        t->pkey = index_open(pkey, RowExclusiveLock);
+        t->pkey_oid = pkey;
         // Before the snapshot below: a lock waited for behind a rewrite of baton.ready
         // (pg_repack's swap) must not leave the call reading the new files under a
         // snapshot older than the rows copied into them.
@@ -520,7 +527,7 @@ void close(Table* t) {
         ExecDropSingleTupleTableSlot(t->written);
         side_rows::drop_slots(t->many, t->nmany);
         if (t->indexes_open) ExecCloseIndices(t->rri);
-        index_close(t->pkey, NoLock);
+        if (t->pkey != nullptr) index_close(t->pkey, NoLock);
         FreeExecutorState(t->estate);
         PopActiveSnapshot();
         table_close(t->rel, NoLock);
