@@ -651,6 +651,34 @@ SELECT * FROM da_claims(:'tr', 'win1000', 2, 3);
 SELECT target, status, count(*) FROM baton.deliveries WHERE tenant = :'tr' AND target IN ('win50', 'win1000')
  GROUP BY target, status ORDER BY target, status;
 
+-- ---------------------------------------------------------------------------
+-- 12. baton.deliveries' primary key is opened (and locked) only by a probe that needs
+-- it: a claim that reads its delivery at the ready row's row_tid (enqueue_batch wrote it)
+-- and a finish that reads the version its own claim wrote, both HOT updates, leave it
+-- unlocked; a claim of a delivery whose ready row has no row_tid (enqueue writes none)
+-- probes the key, so locks it. Each in a transaction of its own, after the enqueues,
+-- with no statement on baton.deliveries in it (planning one locks all its indexes).
+-- ---------------------------------------------------------------------------
+SET baton.direct_access = on;
+SELECT count(*) AS enqueued FROM baton.enqueue_batch(:'tr',
+  (SELECT jsonb_agg(jsonb_build_object('target', 'pk', 'dedup_key', 'pk' || g) ORDER BY g) FROM generate_series(1, 2) g));
+SELECT baton.enqueue(:'tr', 'pkone', 'pkone') > 0 AS enqueued;
+CREATE FUNCTION da_pkey_locked() RETURNS boolean LANGUAGE sql AS $$
+  SELECT EXISTS (SELECT FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'relation'
+                   AND relation = 'baton.deliveries_pkey'::regclass) $$;
+BEGIN;
+SELECT id, generation FROM baton.claim(:'tr', 'pk', '1 hour') \gset pk_
+SELECT da_pkey_locked() AS locked_after_claim;
+SELECT baton.finish(:'tr', :pk_id, :pk_generation) AS finished;
+SELECT da_pkey_locked() AS locked_after_finish;
+COMMIT;
+BEGIN;
+SELECT dedup_key FROM baton.claim(:'tr', 'pkone', '1 hour');
+SELECT da_pkey_locked() AS locked_after_probing_claim;
+COMMIT;
+SELECT target, status, count(*) FROM baton.deliveries WHERE tenant = :'tr' AND target IN ('pk', 'pkone')
+ GROUP BY target, status ORDER BY target, status;
+
 -- Clean up: the view, the functions, the bindings, the roles.
 DROP VIEW da_fb_rows;
 DELETE FROM baton.target_bindings WHERE tenant = :'fb';
@@ -659,6 +687,7 @@ DROP ROLE baton_da_worker, baton_da_team1, baton_da_team2;
 DROP FUNCTION da_sequence(uuid, boolean);
 DROP FUNCTION da_call(text);
 DROP FUNCTION da_claims(uuid, text, int, int);
+DROP FUNCTION da_pkey_locked();
 DROP FUNCTION da_rows(uuid);
 DROP FUNCTION da_id(uuid, text);
 DROP FUNCTION da_fence_calls();

@@ -41,9 +41,9 @@
 
 namespace baton::pg::delivery_direct {
 
-// baton.deliveries opened for direct reads and writes, with its primary key (its other
-// indexes once a write needs them), under a snapshot of its own (a new one per call
-// under READ COMMITTED, as a statement gets).
+// baton.deliveries opened for direct reads and writes (its primary key once a probe
+// needs it, its other indexes once a write does), under a snapshot of its own (a new one
+// per call under READ COMMITTED, as a statement gets).
 struct Table;
 
 // What a call opens the table for: a claim and an insert write the side tables too, a
