@@ -1,4 +1,4 @@
--- One unbatched cycle on pg_baton's layout in plain SQL (wide_setup.sql): the claim and
+-- One unbatched cycle on pg_baton's layout before 0.9.0 in plain SQL (wide_setup.sql): the claim and
 -- the finish write the columns pg_baton's claim and finish write. pgbench -D tenant=UUID.
 \set id 0
 WITH c AS (
