@@ -10,9 +10,12 @@
  * direction), so a request and its answer together cost 2 x ONE_WAY_USEC more than on
  * the loopback: a round trip of a real network, without its bandwidth limit. A side's
  * end of stream is passed on (shutdown) after the same delay. One thread, ppoll() with a
- * nanosecond timeout and a timer slack of 1 ns; a timed wake-up still comes late on a
- * loaded machine (about 0.1 ms was seen), so the loop learns how late (wake_late_ns) and
- * wakes that much early: chunks leave on time on average. Prints "listening" on stdout
+ * nanosecond timeout and a timer slack of 1 ns. No chunk leaves before it is due: a timed
+ * wake-up that comes late on a loaded machine (about 0.1 ms was seen) adds to the delay,
+ * as a busy host adds to a real network's. (Waking early by the lateness learned from
+ * the last wake-ups, as this proxy once did, fed on itself: under load the lateness
+ * learned reached the delay, every chunk was then due at once, no timed wake-up was left
+ * to learn from, and the proxy delayed nothing for the rest of its life.) Prints "listening" on stdout
  * once it accepts; runs until killed. When a connection ends it prints on stderr
  * "turns N": how many times the client spoke after the server had (or first), that is
  * the round trips the client waited for, counted whatever the machine's load.
@@ -71,11 +74,6 @@ struct conn {
 
 static struct conn conns[MAX_CONNS];
 static uint64_t delay_ns;
-/* How late a timed wake-up comes, on average (an exponential mean of the last ones):
- * the loop asks to be woken that much before a chunk is due, and writes every chunk due
- * within that much of now, so that chunks leave on time on average, not late by the
- * timer's and the scheduler's latency. At most the delay itself. */
-static uint64_t wake_late_ns;
 
 /* The monotonic clock in nanoseconds. */
 static uint64_t now_ns(void) {
@@ -229,8 +227,7 @@ int main(int argc, char **argv) {
     static struct pollfd fds[1 + 2 * MAX_CONNS];
     static int owner[1 + 2 * MAX_CONNS];
     for (;;) {
-        /* "now" runs wake_late_ns ahead: what is due that soon leaves at once. */
-        uint64_t now = now_ns() + wake_late_ns, next_due = UINT64_MAX;
+        uint64_t now = now_ns(), next_due = UINT64_MAX;
         int nfds = 0;
         fds[nfds++] = (struct pollfd){.fd = listener, .events = POLLIN};
         for (int i = 0; i < MAX_CONNS; i++) {
@@ -255,10 +252,8 @@ int main(int argc, char **argv) {
             }
         }
         struct timespec ts, *timeout = NULL;
-        uint64_t wake_at = 0;
         if (next_due != UINT64_MAX) {
             uint64_t wait = next_due > now ? next_due - now : 0;
-            wake_at = now_ns() + wait;
             ts.tv_sec = (time_t)(wait / 1000000000u);
             ts.tv_nsec = (long)(wait % 1000000000u);
             timeout = &ts;
@@ -267,11 +262,6 @@ int main(int argc, char **argv) {
         if (ready < 0) {
             if (errno == EINTR) continue;
             die("ppoll");
-        }
-        if (ready == 0 && timeout != NULL) {
-            uint64_t t = now_ns(), late = t > wake_at ? t - wake_at : 0;
-            wake_late_ns = (wake_late_ns * 15 + late) / 16;
-            if (wake_late_ns > delay_ns) wake_late_ns = delay_ns;
         }
         if (fds[0].revents & POLLIN) accept_one(listener, target_port);
         for (int f = 1; f < nfds; f++) {
