@@ -15,10 +15,10 @@
  * as a busy host adds to a real network's. (Waking early by the lateness learned from
  * the last wake-ups, as this proxy once did, fed on itself: under load the lateness
  * learned reached the delay, every chunk was then due at once, no timed wake-up was left
- * to learn from, and the proxy delayed nothing for the rest of its life.) Prints "listening" on stdout
- * once it accepts; runs until killed. When a connection ends it prints on stderr
- * "turns N": how many times the client spoke after the server had (or first), that is
- * the round trips the client waited for, counted whatever the machine's load.
+ * to learn from, and the proxy delayed nothing for the rest of its life.) Prints
+ * "listening" on stdout once it accepts; runs until killed. When a connection ends it
+ * prints on stderr "turns N": how many times the client spoke after the server had (or
+ * first), that is the round trips the client waited for, counted whatever the load.
  * Build: cc -O2 -o delay_proxy delay_proxy.c
  *
  * Written in C, not in a scripting language: an event loop whose timeouts are rounded to

@@ -329,8 +329,8 @@ echo
 echo "-- the round trip after the workflow rounds: SELECT 1, one client, 1 s each"
 for rtt in "${RTTS[@]:1}"; do
     select1 "$rtt" "after$rtt"
-    echo "$(printf '   %-34s %8.3f ms (at the start %.3f ms)' "through the proxy, $(rtt_name "$rtt")" \
-        "${SELECT1[after$rtt]}" "${SELECT1[$rtt]}")"
+    printf '   %-34s %8.3f ms (at the start %.3f ms)\n' "through the proxy, $(rtt_name "$rtt")" \
+        "${SELECT1[after$rtt]}" "${SELECT1[$rtt]}"
 done
 
 # ---------------------------------------------------------------------------
