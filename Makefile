@@ -1,5 +1,7 @@
 # PGXS build of pg_baton. `make && make install`, then `make installcheck`
 # against a running server (test/run-all.sh starts a throwaway one).
+# Another server, out of tree (objects and test outputs in a folder of their own):
+#   make -C build-pg/18 -f $PWD/Makefile PG_CONFIG=/path/to/18/bin/pg_config install
 EXTENSION   = pg_baton
 MODULE_big  = pg_baton
 DATA        = pg_baton--0.1.0.sql pg_baton--0.2.0.sql pg_baton--0.3.0.sql \
@@ -9,8 +11,13 @@ DATA        = pg_baton--0.1.0.sql pg_baton--0.2.0.sql pg_baton--0.3.0.sql \
               pg_baton--0.7.0--0.8.0.sql pg_baton--0.8.0--0.9.0.sql \
               pg_baton--0.9.0--0.10.0.sql
 
-SRCS = $(sort $(wildcard src/*.cpp src/core/*.cpp src/pg/*.cpp src/api/*.cpp))
-OBJS = $(SRCS:.cpp=.o)
+# The sources, found beside this Makefile (through VPATH when it is run from elsewhere).
+ROOT_DIR := $(patsubst %/,%,$(dir $(abspath $(firstword $(MAKEFILE_LIST)))))
+ifneq ($(ROOT_DIR),$(CURDIR))
+VPATH = $(ROOT_DIR)
+endif
+SRCS = $(sort $(wildcard $(addprefix $(ROOT_DIR)/,src/*.cpp src/core/*.cpp src/pg/*.cpp src/api/*.cpp)))
+OBJS = $(patsubst $(ROOT_DIR)/%.cpp,%.o,$(SRCS))
 
 PG_CPPFLAGS = -isystem $(includedir_server) -I$(srcdir)/src
 PG_CXXFLAGS = -std=c++17 -Wextra -Wpedantic -Wno-unused-parameter $(if $(WERROR),-Werror)
@@ -48,4 +55,6 @@ include $(PGXS)
 EXTRA_CLEAN = output_iso results regression.diffs regression.out
 
 # PGXS tracks no header dependencies: rebuild every object when any header changes.
-$(OBJS): $(wildcard $(srcdir)/src/*/*.hpp)
+$(OBJS): $(wildcard $(ROOT_DIR)/src/*/*.hpp) | $(sort $(dir $(OBJS)))
+$(sort $(dir $(OBJS))):
+	mkdir -p $@

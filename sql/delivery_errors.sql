@@ -192,7 +192,10 @@ SELECT baton.finish(:'e', :held, 1, 'finished', jsonb_build_object('x', repeat('
 \echo :LAST_ERROR_SQLSTATE
 SELECT n, h = :'h0' AS nothing_changed FROM e_digest;
 SELECT baton.enqueue(:'e', 'work', 'mid', jsonb_build_object('x', repeat('a', 1000))) > 0 AS accepted;
+-- (the SQLSTATE alone: PostgreSQL 18 words the range with its unit, 15 without)
+\set VERBOSITY sqlstate
 SET baton.max_payload_bytes = 100;
+\set VERBOSITY default
 \echo :LAST_ERROR_SQLSTATE
 RESET baton.max_payload_bytes;
 SHOW baton.max_payload_bytes;

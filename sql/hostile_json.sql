@@ -111,7 +111,10 @@ SELECT baton.enqueue(:'t', 'hj', 'huge', jsonb_build_object('p', repeat('x', 100
 SELECT * FROM baton.enqueue_batch(:'t', jsonb_build_array(jsonb_build_object('target', 'hj', 'dedup_key', 'huge',
     'payload', jsonb_build_object('p', repeat('x', 64 * 1024 * 1024)))));
 -- the limit cannot go past 64 MiB, and only a superuser sets it
+-- (the SQLSTATE alone: PostgreSQL 18 words the range with its unit, 15 without)
+\set VERBOSITY sqlstate
 SET baton.max_payload_bytes = '65MB';
+\set VERBOSITY default
 RESET baton.max_payload_bytes;
 SELECT h = :'h0' AS nothing_changed FROM hj_digest;
 

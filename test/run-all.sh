@@ -128,14 +128,16 @@ print_file() {
     fi
 }
 
-# count_pg_regress LOG: per-test lines of pg_regress / pg_isolation_regress (PG 15):
+# count_pg_regress LOG: per-test lines of pg_regress / pg_isolation_regress, in 15's words
 #   "test NAME   ... ok        12 ms"   or, in a parallel group, "     NAME   ... FAILED   3 ms"
+# and in the TAP lines of 16 and later
+#   "ok 1         - NAME     137 ms"    "not ok 4     - NAME    227 ms"   (a group: "+ NAME")
 # A line is attributed to the suite whose "+++ regress|isolation install-check" banner
 # (printed by PGXS before each run) came last. Prints "SUITE PASSED FAILED IGNORED NAMES".
 count_pg_regress() {
     awk '
-        /^\+\+\+ regress install-check/   { mode = "regress";   next }
-        /^\+\+\+ isolation install-check/ { mode = "isolation"; next }
+        /^(# )?\+\+\+ regress install-check/   { mode = "regress";   next }
+        /^(# )?\+\+\+ isolation install-check/ { mode = "isolation"; next }
         mode != "" && match($0, /^(test |     )[^ ]+ +\.\.\. /) {
             name = ($1 == "test") ? $2 : $1
             rest = substr($0, RSTART + RLENGTH)
@@ -144,6 +146,13 @@ count_pg_regress() {
             else if (rest ~ /^failed \(ignored\)/) ign[mode]++
             else if (rest ~ /^FAILED/)           { fail[mode]++; names[mode] = names[mode] " " name }
             else                                 { fail[mode]++; names[mode] = names[mode] " " name "(?)" }
+        }
+        mode != "" && match($0, /^(not )?ok +[0-9]+ +[-+] +[^ ]+/) {
+            name = $0; sub(/^(not )?ok +[0-9]+ +[-+] +/, "", name); sub(/ .*/, "", name)
+            seen[mode] = 1
+            if ($0 ~ /# \(ignored\)/)   ign[mode]++
+            else if ($1 == "ok")         pass[mode]++
+            else                       { fail[mode]++; names[mode] = names[mode] " " name }
         }
         END {
             n = split("regress isolation", order, " ")
@@ -264,7 +273,7 @@ installcheck_pass() {
     # PGXS skips the isolation tests once the regression tests fail; run them anyway so
     # the log shows both.
     if ((rc != 0)) && compgen -G 'test/isolation/specs/*.spec' >/dev/null \
-        && ! grep -q '^+++ isolation install-check' "$ic_log"; then
+        && ! grep -Eq '^(# )?[+]{3} isolation install-check' "$ic_log"; then
         echo "run-all: installcheck$suffix stopped before the isolation tests; running them alone"
         PGOPTIONS=$pgoptions timeout -k 10 "$ic_timeout" make installcheck REGRESS= 2>&1 \
             | tee -a "$ic_log" || true

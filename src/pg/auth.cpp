@@ -65,7 +65,7 @@ void require_member(Oid caller, Oid role, std::string_view target) {
 Oid role_named(const char* name) {
     if (name == nullptr) return InvalidOid;
     Oid role = guard([name] {
-        List* names = stringToQualifiedNameList(name);
+        List* names = BATON_QUALIFIED_NAME_LIST(name);
         return list_length(names) == 1 ? get_role_oid(strVal(linitial(names)), true) : InvalidOid;
     });
     return OidIsValid(role) ? role : AuthIdRelationId;

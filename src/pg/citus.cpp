@@ -67,8 +67,8 @@ bool null_first_argument(Node* expr) {
 // ALTER ROLE and ALTER DATABASE values Citus sets on every node, and ALTER SYSTEM is
 // each node's own.
 bool session_settings() {
-    config_generic** settings = get_guc_variables();
-    int count = GetNumConfigOptions();
+    int count = 0;
+    config_generic** settings = compat::settings(&count);
     for (int i = 0; i < count; i++) {
         if (strncmp(settings[i]->name, "baton.", 6) == 0 && settings[i]->source >= PGC_S_CLIENT) return true;
     }
@@ -81,7 +81,7 @@ bool session_settings() {
 // call with a volatile argument, so the call runs here.
 void hide_first_argument(FuncExpr* call) {
     Expr* random = reinterpret_cast<Expr*>(
-        makeFuncExpr(F_RANDOM, FLOAT8OID, NIL, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
+        makeFuncExpr(BATON_F_RANDOM, FLOAT8OID, NIL, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
     Expr* zero = reinterpret_cast<Expr*>(makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
                                                    Float8GetDatum(0.0), false, FLOAT8PASSBYVAL));
     Expr* test = make_opclause(Float8LessOperator, BOOLOID, false, random, zero, InvalidOid, InvalidOid);

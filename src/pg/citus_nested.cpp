@@ -24,16 +24,16 @@ ExecutorRun_hook_type g_previous_run = nullptr;
 
 // The executor hook: keeps queryDesc's statement on the stack while it runs; an error
 // unwinds the stack with it. Postgres calls only.
-void run(QueryDesc* query, ScanDirection direction, uint64 count, bool execute_once) {
+void run(BATON_EXECUTOR_RUN_ARGS) {
     int depth = g_depth;
     if (depth < kMaxDepth) g_running[depth] = query->plannedstmt;
     g_depth = depth + 1;
     PG_TRY();
     {
         if (g_previous_run != nullptr)
-            g_previous_run(query, direction, count, execute_once);
+            g_previous_run(BATON_EXECUTOR_RUN_PASS);
         else
-            standard_ExecutorRun(query, direction, count, execute_once);
+            standard_ExecutorRun(BATON_EXECUTOR_RUN_PASS);
     }
     PG_FINALLY();
     { g_depth = depth; }

@@ -148,7 +148,7 @@ bool delayed(TimestampTz run_after) { return run_after > GetCurrentTimestamp(); 
 void lower(Touch& t, Position at, TimestampTz run_after) {
     bool late = delayed(run_after);
     SpinLockAcquire(&t.entry->mutex);
-    claim_hint::lower(t.entry->state, MyProc->pgprocno, t.lowered, at, late, run_after);
+    claim_hint::lower(t.entry->state, BATON_MY_PROC_NUMBER, t.lowered, at, late, run_after);
     SpinLockRelease(&t.entry->mutex);
     t.lowered = true;
 }
@@ -162,7 +162,7 @@ void end_of_transaction(bool aborted, bool prepared) {
         bool late = aborted && t.taken && delayed(t.taken_run_after);
         SpinLockAcquire(&e->mutex);
         if (aborted && t.taken) {
-            claim_hint::lower(e->state, MyProc->pgprocno, t.lowered, t.taken_at, late, t.taken_run_after);
+            claim_hint::lower(e->state, BATON_MY_PROC_NUMBER, t.lowered, t.taken_at, late, t.taken_run_after);
             t.lowered = true;
         }
         if (prepared) {
@@ -171,7 +171,7 @@ void end_of_transaction(bool aborted, bool prepared) {
             e->disabled = true;
             e->state.hint = claim_hint::kTop;
         }
-        if (t.lowered) claim_hint::writer_done(e->state, MyProc->pgprocno);
+        if (t.lowered) claim_hint::writer_done(e->state, BATON_MY_PROC_NUMBER);
         SpinLockRelease(&e->mutex);
     }
     g_ntouched = 0;

@@ -51,7 +51,7 @@ Jsonb* call(Oid fn, const std::string& name, Oid caller, Datum context) {
                     "It was dropped after the workflow version was defined; runs keep their version.",
                     "Create the function again and define the workflow again (a new version), then cancel "
                     "or finish the runs of the old version.");
-    bool allowed = guard([fn, caller] { return pg_proc_aclcheck(fn, caller, ACL_EXECUTE) == ACLCHECK_OK; });
+    bool allowed = guard([fn, caller] { return BATON_PROC_ACLCHECK(fn, caller, ACL_EXECUTE) == ACLCHECK_OK; });
     if (!allowed) {
         const char* role = guard([caller] { return GetUserNameFromId(caller, true); });
         throw Error(SqlState::kInsufficientPrivilege,

@@ -147,7 +147,7 @@ struct Cursor {
     int windows_left;      // a level's scan: the windows of ids still to widen to (next_window())
     ItemPointerData ready_tid;  // the ready row of the last candidate
     ItemPointerData* reserved;  // the claimed versions reserve() wrote to the heap
-    bool* indexed;              // ...and whether each needs index entries from complete()
+    compat::IndexUpdate* indexed;  // ...and the index entries each needs from complete()
     int nreserved;
     int in_written;             // the reservation whose version `written` still holds, or -1
 };
@@ -211,10 +211,10 @@ void open_indexes(Table* t) {
 }
 
 // Writes the version built in `written` over the version read, at tid, in the heap
-// only: its index entries are write_indexes()'s (on TM_Ok, *indexed tells whether it
-// needs them: a HOT update does not). wait: wait for a transaction holding the row, or
-// return TM_BeingModified at once.
-TM_Result write_heap(Table* t, ItemPointer tid, bool wait, TM_FailureData* tmfd, bool* indexed) {
+// only: its index entries are write_indexes()'s (on TM_Ok, *indexed tells which it
+// needs: a HOT update none, or its summarizing indexes' alone). wait: wait for a
+// transaction holding the row, or return TM_BeingModified at once.
+TM_Result write_heap(Table* t, ItemPointer tid, bool wait, TM_FailureData* tmfd, compat::IndexUpdate* indexed) {
     ExecStoreVirtualTuple(t->written);
     // The table's NOT NULL and CHECK constraints, as an UPDATE checks them: pg_baton's
     // own writes keep them, but a user may have added some.
@@ -229,11 +229,14 @@ TM_Result write_heap(Table* t, ItemPointer tid, bool wait, TM_FailureData* tmfd,
 // holds that key in it, so no other row can: an inserter of the key finds the older
 // version, waits for this transaction and then finds the new one. The check found the older version's entry and fetched it from
 // the heap, on every claim and settle. A table with an index this loop does not cover
-// (plain_indexes()) takes ExecInsertIndexTuples().
-void write_indexes(Table* t, TupleTableSlot* slot) {
+// (plain_indexes()) takes ExecInsertIndexTuples(). A heap-only tuple (kSummarizing)
+// gets entries in the summarizing indexes alone, as the executor gives it.
+void write_indexes(Table* t, TupleTableSlot* slot, compat::IndexUpdate which) {
+    if (which == compat::IndexUpdate::kNone) return;
+    bool only_summarizing = which == compat::IndexUpdate::kSummarizing;
     open_indexes(t);
     if (!t->own_index_loop) {
-        compat::insert_index_tuples(t->rri, slot, t->estate, true);
+        compat::insert_index_tuples(t->rri, slot, t->estate, true, only_summarizing);
         ResetPerTupleExprContext(t->estate);
         return;
     }
@@ -246,6 +249,7 @@ void write_indexes(Table* t, TupleTableSlot* slot) {
         Relation index = rri->ri_IndexRelationDescs[i];
         IndexInfo* info = rri->ri_IndexRelationInfo[i];
         if (index == nullptr || !info->ii_ReadyForInserts) continue;
+        if (only_summarizing && !compat::summarizing(index)) continue;
         if (info->ii_Predicate != NIL) {
             if (info->ii_PredicateState == nullptr)
                 info->ii_PredicateState = ExecPrepareQual(info->ii_Predicate, t->estate);
@@ -265,9 +269,9 @@ void write_indexes(Table* t, TupleTableSlot* slot) {
 
 // write_heap(), then write_indexes(): the whole update.
 TM_Result write_over(Table* t, ItemPointer tid, bool wait, TM_FailureData* tmfd) {
-    bool indexed = false;
+    compat::IndexUpdate indexed = compat::IndexUpdate::kNone;
     TM_Result r = write_heap(t, tid, wait, tmfd, &indexed);
-    if (r == TM_Ok && indexed) write_indexes(t, t->written);
+    if (r == TM_Ok) write_indexes(t, t->written, indexed);
     return r;
 }
 
@@ -420,7 +424,7 @@ bool fetch_by_key(Table* t, const pg_uuid_t* tenant, std::int64_t id) {
     ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
     ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(id));
     if (t->pkey == nullptr) t->pkey = index_open(t->pkey_oid, RowExclusiveLock);
-    if (t->by_key == nullptr) t->by_key = index_beginscan(t->rel, t->pkey, t->snapshot, 2, 0);
+    if (t->by_key == nullptr) t->by_key = compat::index_scan(t->rel, t->pkey, t->snapshot, 2);
     index_rescan(t->by_key, keys, 2, nullptr, 0);
     return index_getnext_slot(t->by_key, ForwardScanDirection, t->found);
 }
@@ -582,7 +586,7 @@ Cursor* begin_claim(Table* t, const pg_uuid_t* tenant, const text* target, Claim
     return guard([t, tenant, target, range, from, max_rows] {
         Cursor* c = static_cast<Cursor*>(palloc0(sizeof(Cursor)));
         c->reserved = static_cast<ItemPointerData*>(palloc(sizeof(ItemPointerData) * (max_rows + 1)));
-        c->indexed = static_cast<bool*>(palloc(sizeof(bool) * (max_rows + 1)));
+        c->indexed = static_cast<compat::IndexUpdate*>(palloc(sizeof(compat::IndexUpdate) * (max_rows + 1)));
         c->table = t;
         c->tenant = tenant;
         c->in_written = -1;
@@ -603,7 +607,7 @@ Cursor* begin_claim(Table* t, const pg_uuid_t* tenant, const text* target, Claim
             ScanKeyInit(&c->keys[2], 3, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(rank));
             c->nkeys = 3;
         }
-        c->scan = index_beginscan(t->ready, t->ready_pkey, t->snapshot, c->nkeys, 0);
+        c->scan = compat::index_scan(t->ready, t->ready_pkey, t->snapshot, c->nkeys);
         index_rescan(c->scan, c->keys, c->nkeys, nullptr, 0);
         return c;
     });
@@ -674,7 +678,7 @@ TM_Result reserve_found(Cursor* c, TimestampTz lease_until, bool wait) {
     Table* t = c->table;
     ItemPointerData tid = t->found->tts_tid;
     TM_FailureData tmfd;
-    bool indexed = false;
+    compat::IndexUpdate indexed = compat::IndexUpdate::kNone;
     c->in_written = -1;
     build_claim(t, lease_until);
     TM_Result r = write_heap(t, &tid, wait, &tmfd, &indexed);
@@ -725,7 +729,7 @@ void complete(Cursor* c, int i, Datum* values, bool* nulls, claim_hint::Position
             if (!table_tuple_fetch_row_version(t->rel, &c->reserved[i], SnapshotAny, slot))
                 elog(ERROR, "pg_baton cannot read a delivery it claimed");
         }
-        if (c->indexed[i]) write_indexes(t, slot);
+        write_indexes(t, slot, c->indexed[i]);
         static const Column kResult[8] = {kId,      kGeneration, kLeaseUntil, kDedupKey,
                                           kPayload, kBinding,    kAttempts,   kRunId};
         for (int k = 0; k < 8; k++) values[k] = copied(t, slot, kResult[k], &nulls[k]);

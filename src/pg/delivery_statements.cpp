@@ -494,7 +494,7 @@ void DeliveryStore::taken(pg_uuid_t* tenant, const NewDelivery* items, int n, Ad
 void DeliveryStore::take_ids(int n, std::int64_t* ids) {
     guard([n, ids] {
         Oid table = relations::relid("deliveries");
-        Oid sequence = getIdentitySequence(table, get_attnum(table, "id"), false);
+        Oid sequence = compat::identity_sequence(table, get_attnum(table, "id"));
         for (int i = 0; i < n; i++) ids[i] = nextval_internal(sequence, false);
     });
 }

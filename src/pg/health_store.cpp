@@ -174,7 +174,7 @@ std::vector<health::Holder> xmin_holders(Spi& spi) {
     std::uint32_t next = guard([] { return ReadNextTransactionId(); });
     int n = guard([] { return pgstat_fetch_stat_numbackends(); });
     for (int i = 1; i <= n; i++) {
-        LocalPgBackendStatus* local = guard([i] { return pgstat_fetch_stat_local_beentry(i); });
+        LocalPgBackendStatus* local = guard([i] { return compat::local_backend(i); });
         if (local == nullptr || local->backendStatus.st_procpid == MyProcPid) continue;
         std::int64_t xmin_age = TransactionIdIsNormal(local->backend_xmin) ? health::xid_age(next, local->backend_xmin) : -1;
         std::int64_t xid_age = TransactionIdIsNormal(local->backend_xid) ? health::xid_age(next, local->backend_xid) : -1;

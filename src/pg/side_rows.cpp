@@ -128,7 +128,7 @@ Writer* open(Relation deliveries, Table table) {
     // The key index: the table's primary key (its shard's on Citus), as the relation
     // cache knows it. Not by name: a REINDEX CONCURRENTLY builds ready_pkey_ccnew, not
     // valid until it takes the name.
-    Oid pkey = RelationGetPrimaryKeyIndex(w->rel);
+    Oid pkey = compat::primary_key(w->rel);
     for (int i = 0; i < w->rri->ri_NumIndices; i++)
         if (RelationGetRelid(w->rri->ri_IndexRelationDescs[i]) == pkey) w->key = w->rri->ri_IndexRelationDescs[i];
     if (w->key == nullptr) elog(ERROR, "pg_baton cannot find the primary key of baton.%s", s.table);
@@ -187,7 +187,7 @@ namespace {
 bool find(Writer* w, const Datum* keys, const RegProcedure* procs, int n, ItemPointer except = nullptr) {
     if (w->probe == nullptr) {
         InitDirtySnapshot(w->dirty);
-        w->probe = index_beginscan(w->rel, w->key, &w->dirty, n, 0);
+        w->probe = compat::index_scan(w->rel, w->key, &w->dirty, n);
         w->found = table_slot_create(w->rel, nullptr);
     }
     ScanKeyData scan[kMaxColumns];
