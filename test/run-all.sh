@@ -10,6 +10,10 @@
 #      then again with PGOPTIONS='-c baton.direct_access=off' (kinds "regress-spi",
 #      "isolation-spi": the SPI fallback of claim, finish and finish_batch)
 #   6. the later suites (run_suite lines at the end: fault, ..., model, citus), each when it exists
+#   7. each other major (BATON_MAJORS, default 18): the server built from Debian's source
+#      package once per machine (scripts/build-postgres.sh), pg_baton built in
+#      build-pg/MAJOR, then 5 and the server suites of 6 on it, and pg_upgrade from 15
+#      (kinds "KIND@MAJOR")
 #
 # The last line of output is always "N passed, N failed" (totals over every kind; a stage
 # that errored without reporting tests counts as one failure). Exit status is non-zero
@@ -23,6 +27,8 @@
 #                               per later suite)
 #   BATON_DIFF_LINES            lines of each diff file printed on failure (default 4000)
 #   BATON_KEEP_LOGS=1           keep the per-stage logs directory
+#   BATON_MAJORS="18"           the other majors to build and test ("" for none)
+#   BATON_PG_ROOT=DIR           where scripts/build-postgres.sh puts them
 set -euo pipefail
 exec 2>&1 # one ordered stream: the summary stays the last line whatever CI captures
 
@@ -260,7 +266,8 @@ export PG_CONFIG=${PG_CONFIG:-pg_config}
 psql -X -q -At -c 'select version()'
 
 # --- 5. make installcheck (REGRESS, then ISOLATION), on both paths --------------------
-# installcheck_pass SUFFIX [OPTIONS]: make installcheck with OPTIONS added to PGOPTIONS,
+# installcheck_pass SUFFIX [OPTIONS]: make installcheck in IC_DIR (the source tree, or a
+# major's out-of-tree build: run_major) with OPTIONS added to PGOPTIONS,
 # counted as regress$SUFFIX and isolation$SUFFIX; a failure's diffs and the server log's
 # last lines are printed at once (the next pass replaces the diff files).
 installcheck_pass() {
@@ -268,14 +275,15 @@ installcheck_pass() {
     local ic_log=$LOGDIR/installcheck$suffix.log ic_timeout=${BATON_INSTALLCHECK_TIMEOUT:-900}
     local pgoptions=${PGOPTIONS:-}
     [[ -z $options ]] || pgoptions="${pgoptions:+$pgoptions }$options"
-    rm -rf results output_iso regression.diffs regression.out
-    PGOPTIONS=$pgoptions timeout -k 10 "$ic_timeout" make installcheck 2>&1 | tee "$ic_log" || rc=$?
+    local ic=(make -C "$IC_DIR" -f "$ROOT/Makefile" installcheck)
+    (cd "$IC_DIR" && rm -rf results output_iso regression.diffs regression.out)
+    PGOPTIONS=$pgoptions timeout -k 10 "$ic_timeout" "${ic[@]}" 2>&1 | tee "$ic_log" || rc=$?
     # PGXS skips the isolation tests once the regression tests fail; run them anyway so
     # the log shows both.
     if ((rc != 0)) && compgen -G 'test/isolation/specs/*.spec' >/dev/null \
         && ! grep -Eq '^(# )?[+]{3} isolation install-check' "$ic_log"; then
         echo "run-all: installcheck$suffix stopped before the isolation tests; running them alone"
-        PGOPTIONS=$pgoptions timeout -k 10 "$ic_timeout" make installcheck REGRESS= 2>&1 \
+        PGOPTIONS=$pgoptions timeout -k 10 "$ic_timeout" "${ic[@]}" REGRESS= 2>&1 \
             | tee -a "$ic_log" || true
     fi
     ((rc != 124)) || echo "run-all: make installcheck$suffix timed out after ${ic_timeout}s"
@@ -296,14 +304,15 @@ installcheck_pass() {
     fi
     if ((rc != 0 || ic_failed > 0)); then
         banner "installcheck$suffix failure details"
-        print_file regression.diffs
-        print_file output_iso/regression.diffs
+        print_file "$IC_DIR/regression.diffs"
+        print_file "$IC_DIR/output_iso/regression.diffs"
         echo "----- last lines of the server log ($CLUSTER_LOG) -----"
         tail -n 80 "$CLUSTER_LOG" || true
     fi
 }
 
 banner "make installcheck (pg_regress, pg_isolation_regress)"
+IC_DIR=$ROOT
 installcheck_pass ""
 # The same expected outputs through the SPI statements that claim, finish and
 # finish_batch fall back to (src/pg/delivery_store.hpp, src/pg/delivery_statements.cpp): kinds regress-spi, isolation-spi.
@@ -334,24 +343,81 @@ run_suite() {
     fi
 }
 
-# One line per suite (each test/<suite>/run.sh prints "N passed, N failed" last).
-run_suite fault test/fault/run.sh --short
-run_suite unpreloaded test/unpreloaded/run.sh
-run_suite clients test/clients/run.sh
-run_suite reaper test/reaper/run.sh
-run_suite upgrade test/upgrade/run.sh
-run_suite tooling test/tooling/run.sh
+# server_suites SUFFIX: the suites that run against a server, each counted as KIND$SUFFIX
+# (each test/<suite>/run.sh prints "N passed, N failed" last). Citus' suites start a
+# three-node cluster of their own, or say in one line that they were skipped without it.
+server_suites() {
+    local x=$1
+    run_suite "fault$x" test/fault/run.sh --short
+    run_suite "unpreloaded$x" test/unpreloaded/run.sh
+    run_suite "clients$x" test/clients/run.sh
+    run_suite "reaper$x" test/reaper/run.sh
+    run_suite "upgrade$x" test/upgrade/run.sh
+    run_suite "tooling$x" test/tooling/run.sh
+    run_suite "differential$x" test/differential/run.sh
+    run_suite "citus$x" test/citus/run.sh
+    run_suite "citus-isolation$x" test/citus/isolation.sh
+    run_suite "citus-reaper$x" test/citus/reaper.sh
+    run_suite "citus-fault$x" test/citus/fault.sh
+    run_suite "citus-upgrade$x" test/citus/upgrade.sh
+    run_suite "citus-grow$x" test/citus/grow.sh
+    run_suite "citus-regress$x" test/citus/regress.sh
+}
+
+server_suites ""
+# The pure core and the single-server figures, once.
 run_suite fuzz test/fuzz/run.sh --short
 run_suite memory test/memory/run.sh
 run_suite valgrind test/valgrind/run.sh
 run_suite model test/model/run.sh
-# Citus: a three-node cluster of its own; one line saying it was skipped without Citus.
-run_suite citus test/citus/run.sh
-run_suite citus-isolation test/citus/isolation.sh
-run_suite citus-reaper test/citus/reaper.sh
-run_suite citus-fault test/citus/fault.sh
-run_suite citus-upgrade test/citus/upgrade.sh
-run_suite citus-grow test/citus/grow.sh
-run_suite citus-regress test/citus/regress.sh
+run_suite package test/package/run.sh
+
+# --- 7. the other PostgreSQL majors ----------------------------------------------------
+# run_major MAJOR: the server built from Debian's source package once per machine
+# (scripts/build-postgres.sh, reused while present), pg_baton built out of tree in
+# build-pg/MAJOR with WERROR=1 and installed into it, then, on a cluster of its own,
+# pg_regress and the isolation specs on both paths and every server suite, each kind
+# counted as KIND@MAJOR.
+run_major() {
+    local major=$1 pgc builddir=$ROOT/build-pg/$1
+    banner "PostgreSQL $major: the server (scripts/build-postgres.sh), pg_baton in build-pg/$major"
+    if ! pgc=$(bash scripts/build-postgres.sh "$major"); then
+        stage_error "PostgreSQL $major: scripts/build-postgres.sh failed"
+        return 0
+    fi
+    mkdir -p "$builddir"
+    if ! { make -C "$builddir" -f "$ROOT/Makefile" PG_CONFIG="$pgc" -j "$JOBS" WERROR=1 \
+        && make -C "$builddir" -f "$ROOT/Makefile" PG_CONFIG="$pgc" install >/dev/null; }; then
+        stage_error "PostgreSQL $major: pg_baton did not build or install"
+        return 0
+    fi
+    if [[ -n $CLUSTER && -d $CLUSTER ]]; then
+        cluster_stop "$CLUSTER" || true
+    fi
+    CLUSTER=$(mktemp -d "/tmp/pg_baton-test$major.XXXXXX")
+    export PG_CONFIG=$pgc
+    PATH=$("$pgc" --bindir):$PATH
+    port=$(cluster_free_port "${BATON_TEST_PORT:-54329}")
+    if ! cluster_start "$CLUSTER" "$port" "${extra_conf[@]}"; then
+        stage_error "PostgreSQL $major: could not start a cluster"
+        return 0
+    fi
+    psql -X -q -At -c 'select version()'
+    IC_DIR=$builddir
+    banner "PostgreSQL $major: make installcheck"
+    installcheck_pass "@$major"
+    banner "PostgreSQL $major: make installcheck with baton.direct_access = off"
+    installcheck_pass "-spi@$major" "-c baton.direct_access=off"
+    server_suites "@$major"
+    # pg_upgrade and pg_dump from the system's major into this one.
+    BATON_NEW_PG_CONFIG=$pgc run_suite "pg_upgrade@$major" test/majors/upgrade.sh
+}
+
+# BATON_MAJORS: the majors besides the system's (default 18; "" for none).
+SYSTEM_PG_CONFIG=$(command -v "$PG_CONFIG")
+export BATON_OLD_PG_CONFIG=$SYSTEM_PG_CONFIG
+for major in ${BATON_MAJORS-18}; do
+    run_major "$major"
+done
 
 exit 0

@@ -125,6 +125,19 @@ inline bool insert_new_index_tuples(ResultRelInfo* rri, TupleTableSlot* slot, ES
     return maybe_taken;
 }
 
+// Whether the table has generated columns, which the executor computes on a write and
+// the direct path does not: stored ones, and (PostgreSQL 18) virtual ones, whose NOT NULL
+// and CHECK constraints the executor checks by expanding their expressions.
+inline bool has_generated_columns(Relation rel) {
+    const TupleConstr* constr = rel->rd_att->constr;
+    if (constr == nullptr) return false;
+#if PG_VERSION_NUM >= 180000
+    return constr->has_generated_stored || constr->has_generated_virtual;
+#else
+    return constr->has_generated_stored;
+#endif
+}
+
 // An index scan begun without instrumentation (PostgreSQL 18 added the argument).
 inline IndexScanDesc index_scan(Relation heap, Relation index, Snapshot snapshot, int nkeys) {
 #if PG_VERSION_NUM >= 180000

@@ -475,7 +475,7 @@ Table* open(Use use) {
         Relation rel = relations::open_with_index("deliveries", "deliveries_pkey", RowExclusiveLock, &pkey);
         Oid nsp = RelationGetNamespace(rel);  // schema baton's
         if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity || rel->rd_rules != nullptr ||
-            (rel->rd_att->constr != nullptr && rel->rd_att->constr->has_generated_stored) ||
+            compat::has_generated_columns(rel) ||
             !only_own_triggers(rel, nsp)) {
             table_close(rel, NoLock);
             return nullptr;

@@ -71,7 +71,7 @@ pkglibdir=$("${PG_CONFIG:-pg_config}" --pkglibdir)
 if [[ -n $repack_bin && -f $pkglibdir/pg_repack.so ]]; then
     ok "pg_repack is installed ($repack_bin, $pkglibdir/pg_repack.so)"
 else
-    not_ok "pg_repack is installed (client '${repack_bin:-none}', $pkglibdir/pg_repack.so; scripts/install-deps.sh installs postgresql-15-repack)"
+    not_ok "pg_repack is installed (client '${repack_bin:-none}', $pkglibdir/pg_repack.so; scripts/install-deps.sh installs postgresql-15-repack, scripts/build-postgres.sh builds it for another major)"
 fi
 
 # --- a database with every kind of row, TOAST included, then a realistic queue ---------
