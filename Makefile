@@ -13,11 +13,14 @@ DATA        = pg_baton--0.1.0.sql pg_baton--0.2.0.sql pg_baton--0.3.0.sql \
 
 # The sources, found beside this Makefile (through VPATH when it is run from elsewhere).
 ROOT_DIR := $(patsubst %/,%,$(dir $(abspath $(firstword $(MAKEFILE_LIST)))))
-ifneq ($(ROOT_DIR),$(CURDIR))
-VPATH = $(ROOT_DIR)
-endif
 SRCS = $(sort $(wildcard $(addprefix $(ROOT_DIR)/,src/*.cpp src/core/*.cpp src/pg/*.cpp src/api/*.cpp)))
 OBJS = $(patsubst $(ROOT_DIR)/%.cpp,%.o,$(SRCS))
+ifneq ($(ROOT_DIR),$(CURDIR))
+# PGXS takes its srcdir from VPATH; once it is read, VPATH gives way to vpath for the
+# sources alone (below), so that an in-tree build's objects are never taken for this one's.
+VPATH = $(ROOT_DIR)
+$(shell mkdir -p $(sort $(dir $(OBJS))))
+endif
 
 PG_CPPFLAGS = -isystem $(includedir_server) -I$(srcdir)/src
 PG_CXXFLAGS = -std=c++17 -Wextra -Wpedantic -Wno-unused-parameter $(if $(WERROR),-Werror)
@@ -54,7 +57,14 @@ include $(PGXS)
 
 EXTRA_CLEAN = output_iso results regression.diffs regression.out
 
+ifneq ($(ROOT_DIR),$(CURDIR))
+srcdir := $(ROOT_DIR)
+VPATH :=
+vpath %.cpp $(ROOT_DIR)
+vpath %.hpp $(ROOT_DIR)
+vpath %.control $(ROOT_DIR)
+vpath %.sql $(ROOT_DIR)
+endif
+
 # PGXS tracks no header dependencies: rebuild every object when any header changes.
-$(OBJS): $(wildcard $(ROOT_DIR)/src/*/*.hpp) | $(sort $(dir $(OBJS)))
-$(sort $(dir $(OBJS))):
-	mkdir -p $@
+$(OBJS): $(wildcard $(ROOT_DIR)/src/*/*.hpp)
