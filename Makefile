@@ -9,7 +9,7 @@ DATA        = pg_baton--0.1.0.sql pg_baton--0.2.0.sql pg_baton--0.3.0.sql \
               pg_baton--0.3.0--0.4.0.sql pg_baton--0.4.0--0.5.0.sql \
               pg_baton--0.5.0--0.6.0.sql pg_baton--0.6.0--0.7.0.sql \
               pg_baton--0.7.0--0.8.0.sql pg_baton--0.8.0--0.9.0.sql \
-              pg_baton--0.9.0--0.10.0.sql
+              pg_baton--0.9.0--0.10.0.sql pg_baton--0.10.0--0.11.0.sql
 
 # The sources, found beside this Makefile (through VPATH when it is run from elsewhere).
 ROOT_DIR := $(patsubst %/,%,$(dir $(abspath $(firstword $(MAKEFILE_LIST)))))
@@ -41,8 +41,11 @@ REGRESS     += schedules
 REGRESS     += read_only
 # baton.health (0.8.0; recreates the extension).
 REGRESS     += health
-# enqueue_batch's set-based insert against a call per item (ten thousand ids, so last).
+# enqueue_batch's set-based insert against a call per item (ten thousand ids).
 REGRESS     += enqueue_batch
+# A decide function found by its signature, created again in another shape (0.11.0; adds
+# runs, so last).
+REGRESS     += decide_signature
 REGRESS_OPTS = --inputdir=$(srcdir)
 # Isolation specs: test/isolation/specs/NAME.spec against test/isolation/expected/NAME.out.
 ISOLATION      = $(sort $(basename $(notdir $(wildcard $(srcdir)/test/isolation/specs/*.spec))))

@@ -776,8 +776,9 @@ SELECT status, length(approved_by) AS approver_chars, octet_length(reason) AS re
 
 -- ===========================================================================
 -- A decide function dropped under a workflow version: the run's transition is a clear
--- 42883 that changes nothing; defining the workflow again with the function created
--- anew is a new version (the old one names a function that is gone).
+-- 42883 that changes nothing. The version names the function by its signature (as
+-- pg_dump and pg_upgrade carry it): created anew, the function is found again, by the
+-- run's transition and by a definition of the same workflow, which is the same version.
 -- ===========================================================================
 CREATE FUNCTION wfe_app.gone(ctx jsonb) RETURNS jsonb LANGUAGE sql AS $$ SELECT '{"finish": "completed"}'::jsonb $$;
 SELECT baton.define_workflow('wfe_gone', '{"start": "a", "decide": "wfe_app.gone", "stages": {"a": {"next": ["@finish"]}}}') AS gone_v1;
@@ -791,9 +792,11 @@ SELECT kind FROM baton.transition_stage(:'a', :'gr', :gg);
 \echo :LAST_ERROR_SQLSTATE
 SELECT s.status, s.is_current, r.status AS run_status
   FROM baton.run_history(:'a', :'gr') s, baton.run(:'a', :'gr') r;
+SELECT decide FROM baton.workflows WHERE name = 'wfe_gone';
 CREATE FUNCTION wfe_app.gone(ctx jsonb) RETURNS jsonb LANGUAGE sql AS $$ SELECT '{"finish": "completed"}'::jsonb $$;
-SELECT baton.define_workflow('wfe_gone', '{"start": "a", "decide": "wfe_app.gone", "stages": {"a": {"next": ["@finish"]}}}') AS gone_v2;
-SELECT baton.define_workflow('wfe_gone', '{"start": "a", "decide": "wfe_app.gone", "stages": {"a": {"next": ["@finish"]}}}') AS gone_v2_again;
+SELECT baton.define_workflow('wfe_gone', '{"start": "a", "decide": "wfe_app.gone", "stages": {"a": {"next": ["@finish"]}}}') AS gone_same_version;
+SELECT kind FROM baton.transition_stage(:'a', :'gr', :gg);
+SELECT status FROM baton.run(:'a', :'gr');
 
 DROP VIEW wfe_digest;
 DROP SCHEMA wfe_app CASCADE;

@@ -133,7 +133,7 @@ json::Value route(pg::Spi& spi, const OwnerCall& call, const definition::StageDe
 // too large or too deep for the core is malformed (DU003).
 std::optional<json::Value> take_decision(pg::Spi& spi, const OwnerCall& call, const pg::Workflow& wf,
                                          const definition::StageDef& from, std::int64_t done, Oid caller) {
-    if (wf.decide == InvalidOid) return route(spi, call, from, done);
+    if (!wf.has_decide) return route(spi, call, from, done);
     Datum context = pg::stages::decision_context(spi, call.run(), done);
     Jsonb* returned = pg::decide::call(wf.decide, wf.definition.decide, caller, context);
     require_unchanged_by_decide(spi, call, done);

@@ -110,6 +110,33 @@ inline void insert_index_tuples(ResultRelInfo* rri, TupleTableSlot* slot, EState
 #endif
 }
 
+// Ends each index access method's insert state kept in its IndexInfo between inserts
+// (PostgreSQL 17 added aminsertcleanup: BRIN keeps its revmap there, its metapage and
+// revmap page pinned); ExecCloseIndices() does the same, but only rightly for indexes
+// whose inserts ran under the resource owner that closes them.
+inline void end_index_inserts(ResultRelInfo* rri) {
+#if PG_VERSION_NUM >= 170000
+    for (int i = 0; i < rri->ri_NumIndices; i++)
+        if (rri->ri_IndexRelationDescs[i] != nullptr)
+            index_insert_cleanup(rri->ri_IndexRelationDescs[i], rri->ri_IndexRelationInfo[i]);
+#else
+    (void)rri;
+#endif
+}
+
+// Forgets that state after the subtransaction that made it was rolled back: its
+// resource owner released the buffers already, and ending the state then would release
+// them again ("buffer pin ... is not owned by resource owner").
+inline void forget_index_inserts(ResultRelInfo* rri) {
+#if PG_VERSION_NUM >= 170000
+    for (int i = 0; i < rri->ri_NumIndices; i++)
+        if (rri->ri_IndexRelationDescs[i] != nullptr && rri->ri_IndexRelationDescs[i]->rd_indam->aminsertcleanup != nullptr)
+            rri->ri_IndexRelationInfo[i]->ii_AmCache = nullptr;
+#else
+    (void)rri;
+#endif
+}
+
 // ExecInsertIndexTuples() for a new row, its unique indexes checked without raising
 // (UNIQUE_CHECK_PARTIAL, as ON CONFLICT's speculative insertion checks them): true when
 // one of them may hold the key in another entry as well (of a row live or in progress).

@@ -1,4 +1,5 @@
 // A workflow's decide function (see decide.hpp).
+#include <optional>
 #include <string>
 
 #include "core/error.hpp"
@@ -16,6 +17,22 @@ namespace {
 
 }  // namespace
 
+// What keeps function fn from serving as a decide function (a sentence's end after its
+// name), or nullopt: it must be a plain function returning one jsonb.
+std::optional<std::string> shape_fault(Oid fn) {
+    char prokind = guard([fn] { return get_func_prokind(fn); });
+    if (prokind != PROKIND_FUNCTION)
+        return std::string(" must be a plain function, not ") +
+               (prokind == PROKIND_AGGREGATE ? "an aggregate"
+                : prokind == PROKIND_WINDOW  ? "a window function"
+                                             : "a procedure") +
+               ".";
+    Oid rettype = guard([fn] { return get_func_rettype(fn); });
+    bool retset = guard([fn] { return get_func_retset(fn); });
+    if (rettype != JSONBOID || retset) return std::string(" must return a single jsonb.");
+    return std::nullopt;
+}
+
 // Looks the name up as name(jsonb), in a subtransaction: a malformed name or a missing
 // schema is "no such function" here, not an error of the lookup. Then its kind and type.
 Oid resolve(const std::string& name) {
@@ -29,16 +46,7 @@ Oid resolve(const std::string& name) {
         fn = InvalidOid;
     if (fn == InvalidOid)
         invalid("decide names " + json::excerpt(name) + ", but no function " + json::excerpt(name) + "(jsonb) exists.");
-    char prokind = guard([fn] { return get_func_prokind(fn); });
-    if (prokind != PROKIND_FUNCTION)
-        invalid("decide function " + json::excerpt(name) + " must be a plain function, not " +
-                (prokind == PROKIND_AGGREGATE ? "an aggregate"
-                 : prokind == PROKIND_WINDOW  ? "a window function"
-                                              : "a procedure") +
-                ".");
-    Oid rettype = guard([fn] { return get_func_rettype(fn); });
-    bool retset = guard([fn] { return get_func_retset(fn); });
-    if (rettype != JSONBOID || retset) invalid("decide function " + json::excerpt(name) + " must return a single jsonb.");
+    if (std::optional<std::string> fault = shape_fault(fn)) invalid("decide function " + json::excerpt(name) + *fault);
     return fn;
 }
 
@@ -48,9 +56,17 @@ Oid resolve(const std::string& name) {
 Jsonb* call(Oid fn, const std::string& name, Oid caller, Datum context) {
     if (!guard([fn] { return SearchSysCacheExists1(PROCOID, ObjectIdGetDatum(fn)); }))
         throw Error(SqlState::kUndefinedFunction, "decide function \"" + name + "\" of the workflow no longer exists",
-                    "It was dropped after the workflow version was defined; runs keep their version.",
-                    "Create the function again and define the workflow again (a new version), then cancel "
-                    "or finish the runs of the old version.");
+                    "It was dropped or renamed after the workflow version was defined, which names it by "
+                    "its signature (baton.workflows.decide).",
+                    "Create the function again under that signature, and the run goes on from its stage; "
+                    "or define the workflow again.");
+    // Found by its signature, it may have been created again with another result.
+    if (std::optional<std::string> fault = shape_fault(fn))
+        throw Error(SqlState::kUndefinedFunction,
+                    "decide function \"" + name + "\" of the workflow" + fault->substr(0, fault->size() - 1),
+                    "The function the workflow version names by its signature (baton.workflows.decide) was "
+                    "created again with another kind or result.",
+                    "Create it again as a function (jsonb) RETURNS jsonb, or define the workflow again.");
     bool allowed = guard([fn, caller] { return BATON_PROC_ACLCHECK(fn, caller, ACL_EXECUTE) == ACLCHECK_OK; });
     if (!allowed) {
         const char* role = guard([caller] { return GetUserNameFromId(caller, true); });

@@ -943,7 +943,13 @@ void insert(Table* t, const pg_uuid_t* tenant, const NewDelivery* items, int n, 
     }
     pfree(rows);
     if (ready != nullptr) side_rows::close(ready);
+    // The indexes were opened outside the subtransaction this runs in (can_insert()), and
+    // their access methods' insert state was made inside it: ended here, before it ends.
+    compat::end_index_inserts(t->rri);
 }
+
+// After insert() raised (see the header).
+void insert_failed(Table* t) { compat::forget_index_inserts(t->rri); }
 
 // Each row's place in claim order, told to the claim hints (see the header).
 void inserted(const pg_uuid_t* tenant, const NewDelivery* items, int n, const std::int64_t* ids) {

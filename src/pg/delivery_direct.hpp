@@ -107,6 +107,9 @@ FoundDelivery settle(Table* table, const pg_uuid_t* tenant, std::int64_t id, std
 // a subtransaction (attempt()): a key found taken rolls back every row it wrote.
 bool can_insert(Table* table, const NewDelivery* items, int n);
 void insert(Table* table, const pg_uuid_t* tenant, const NewDelivery* items, int n, const std::int64_t* ids);
+// After insert() raised inside its subtransaction: forgets the indexes' insert state,
+// whose buffers the subtransaction's rollback released.
+void insert_failed(Table* table);
 void inserted(const pg_uuid_t* tenant, const NewDelivery* items, int n, const std::int64_t* ids);
 
 // The role bound to (tenant, target), InvalidOid when unbound: one probe of the

@@ -528,6 +528,7 @@ bool DeliveryStore::add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, 
         ErrorData* e = attempt([table, tenant, chosen, m, chosen_ids] {
             delivery_direct::insert(table, tenant, chosen, m, chosen_ids);
         });
+        if (e != nullptr) delivery_direct::insert_failed(table);
         if (e != nullptr && e->sqlerrcode != ERRCODE_UNIQUE_VIOLATION) throw PgError(e);
         if (e == nullptr) {
             delivery_direct::inserted(tenant, chosen, m, chosen_ids);

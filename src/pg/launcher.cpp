@@ -504,6 +504,9 @@ void init() {
     ProcessUtility_hook = utility_hook;
     RegisterXactCallback(on_xact, nullptr);
 
+    // No launcher in a server pg_upgrade starts (binary-upgrade mode): a reaper or a
+    // schedule would change the rows the upgrade copies, even under --check.
+    if (IsBinaryUpgrade) return;
     List* names = NIL;
     bool all = false;
     if (!reaper::database_names(false, &names, &all) || (!all && names == NIL)) return;

@@ -15,26 +15,48 @@ namespace baton::pg {
 
 namespace {
 
+// The decide column holds the function's schema-qualified signature (text, from 0.11.0)
+// or its oid (regprocedure, before): read as the function its text finds now, which the
+// same statements do for both. A regprocedure of a dropped function reads as its bare
+// number, which 15's to_regprocedure refuses with an error: that finds nothing.
+#define BATON_DECIDE_NOW                                                                              \
+    "CASE WHEN w.decide::pg_catalog.text OPERATOR(pg_catalog.~) '^[0-9]+$' THEN NULL::pg_catalog.oid " \
+    "ELSE pg_catalog.to_regprocedure(w.decide::pg_catalog.text)::pg_catalog.oid END"
+
 KeptPlan g_latest = {
-    "SELECT w.version, w.definition, w.decide FROM baton.workflows w "
+    "SELECT w.version, w.definition, " BATON_DECIDE_NOW ", w.decide IS NOT NULL FROM baton.workflows w "
     "WHERE w.name OPERATOR(pg_catalog.=) $1 ORDER BY w.version DESC LIMIT 1",
     1, {TEXTOID}, nullptr};
 
 KeptPlan g_version = {
-    "SELECT w.version, w.definition, w.decide FROM baton.workflows w "
+    "SELECT w.version, w.definition, " BATON_DECIDE_NOW ", w.decide IS NOT NULL FROM baton.workflows w "
     "WHERE w.name OPERATOR(pg_catalog.=) $1 AND w.version OPERATOR(pg_catalog.=) $2",
     2, {TEXTOID, INT4OID}, nullptr};
 
 KeptPlan g_latest_definition = {
     "SELECT w.version, w.definition OPERATOR(pg_catalog.=) $2 AND "
-    "COALESCE(w.decide::pg_catalog.oid OPERATOR(pg_catalog.=) $3::pg_catalog.oid, w.decide IS NULL AND $3 IS NULL) "
+    "COALESCE(" BATON_DECIDE_NOW " OPERATOR(pg_catalog.=) $3::pg_catalog.oid, w.decide IS NULL AND $3 IS NULL) "
     "FROM baton.workflows w "
     "WHERE w.name OPERATOR(pg_catalog.=) $1 ORDER BY w.version DESC LIMIT 1",
     3, {TEXTOID, JSONBOID, REGPROCEDUREOID}, nullptr};
 
 KeptPlan g_insert_definition = {
     "INSERT INTO baton.workflows (name, version, definition, decide) VALUES ($1, $2, $3, $4)",
+    4, {TEXTOID, INT4OID, JSONBOID, TEXTOID}, nullptr};
+
+// Before 0.11.0 (a regprocedure column).
+KeptPlan g_insert_definition_oid = {
+    "INSERT INTO baton.workflows (name, version, definition, decide) VALUES ($1, $2, $3, $4)",
     4, {TEXTOID, INT4OID, JSONBOID, REGPROCEDUREOID}, nullptr};
+
+// Whether baton.workflows.decide is the text of 0.11.0 and later (looked up by name on
+// each definition: defining a workflow is rare).
+bool decide_is_text() {
+    return guard([] {
+        Oid rel = get_relname_relid("workflows", get_namespace_oid("baton", false));
+        return get_atttype(rel, get_attnum(rel, "decide")) == TEXTOID;
+    });
+}
 
 // The advisory lock that orders the definers of one workflow name, until commit.
 void lock_definers(const text* name) {
@@ -66,7 +88,8 @@ Workflow load_workflow(Spi& spi, text* name, int version) {
     bool isnull = false;
     Datum def = spi.value(0, 2, &isnull);
     Jsonb* jb = guard([def] { return DatumGetJsonbP(def); });
-    Workflow wf{spi.int32_at(0, 1), definition::parse_definition(jsonb_value(jb)), spi.oid_at(0, 3)};
+    Workflow wf{spi.int32_at(0, 1), definition::parse_definition(jsonb_value(jb)), spi.bool_at(0, 4),
+                spi.oid_at(0, 3)};
     return wf;
 }
 
@@ -98,8 +121,10 @@ std::optional<std::string> server_fault(const definition::Definition& def) {
     return std::nullopt;
 }
 
-// Identical means the same definition resolving to the same decide function: a function
-// dropped and created again is another function, so that is a new version.
+// Identical means the same definition whose stored decide names the same function now:
+// a function dropped and created again with the same signature is found by its name, as
+// a transition finds it. Stored by its schema-qualified signature, which pg_dump and
+// pg_upgrade carry as it is (an oid neither keeps).
 int store_version(Spi& spi, text* name, Jsonb* definition, Oid decide) {
     lock_definers(name);
     Datum values[4] = {PointerGetDatum(name), JsonbPGetDatum(definition), ObjectIdGetDatum(decide), 0};
@@ -110,11 +135,14 @@ int store_version(Spi& spi, text* name, Jsonb* definition, Oid decide) {
         if (spi.bool_at(0, 2)) return spi.int32_at(0, 1);
         version = spi.int32_at(0, 1) + 1;
     }
-    Datum insert[4] = {PointerGetDatum(name), Int32GetDatum(version), JsonbPGetDatum(definition),
-                       ObjectIdGetDatum(decide)};
+    bool as_text = decide_is_text();
+    Datum stored = ObjectIdGetDatum(decide);
+    if (as_text && decide != InvalidOid)
+        stored = guard([decide] { return PointerGetDatum(cstring_to_text(format_procedure_qualified(decide))); });
+    Datum insert[4] = {PointerGetDatum(name), Int32GetDatum(version), JsonbPGetDatum(definition), stored};
     char nulls[5] = "    ";
     if (decide == InvalidOid) nulls[3] = 'n';
-    spi.run(g_insert_definition, insert, nulls);
+    spi.run(as_text ? g_insert_definition : g_insert_definition_oid, insert, nulls);
     return version;
 }
 

@@ -14,7 +14,8 @@ namespace baton::pg {
 struct Workflow {
     int version;
     definition::Definition definition;
-    Oid decide;  // InvalidOid: declarative routing
+    bool has_decide;  // false: declarative routing
+    Oid decide;       // the function its name finds now; InvalidOid when it finds none
 };
 
 // Loads `version` of the named workflow (0: the latest); DU008 when there is none.

@@ -1,9 +1,11 @@
 # shellcheck shell=bash
 # Shared helpers of the tooling checks (test/tooling/*.sh): counters, psql, a database
 # filled with every kind of row, row-by-row digests and amcheck. Source it; PG_CONFIG
-# chooses the server (default pg_config on PATH).
+# chooses the server (default pg_config on PATH). TOOLING_BINDIR, when set before, names
+# the directory of the client programs instead (psql, pg_dump): a suite that spans two
+# majors uses the newer one's, which read and dump the older server too.
 
-TOOLING_BINDIR=$("${PG_CONFIG:-pg_config}" --bindir)
+TOOLING_BINDIR=${TOOLING_BINDIR:-$("${PG_CONFIG:-pg_config}" --bindir)}
 PASS=${PASS:-0}
 FAIL=${FAIL:-0}
 ok() { PASS=$((PASS + 1)); echo "ok   - $*"; }
@@ -114,21 +116,24 @@ tooling_tables() {
                   WHERE n.nspname = 'baton' AND c.relkind IN ('r', 'S') ORDER BY c.relkind, c.relname"
 }
 
-# tooling_digest DB DIR: DIR/<table> holds one md5 per row of each baton table (sorted),
-# DIR/<sequence> its last_value and is_called; DIR/counts the row count of each.
+# tooling_digest DB DIR [all]: DIR/<table> holds one md5 per row of each baton table
+# (sorted), DIR/<sequence> its last_value and is_called; DIR/counts the row count of each.
 # baton.in_use is left out: it says whether this copy has been written to, and a
 # restored copy starts without its row by design (docs/operations.md, "Backups"). So is
 # baton.wakeup_key: every copy makes a secret of its own (docs/wakeups.md). Of
 # baton.leases only the live rows count (those of leases the deliveries hold): it is not
-# dumped, and a restore writes those alone.
+# dumped, and a restore writes those alone. With "all" (a copy of the files, as
+# pg_upgrade makes, which must keep everything) none of this is left out: baton.in_use,
+# baton.wakeup_key and every row of baton.leases count too.
 tooling_digest() {
-    local db=$1 dir=$2 rel kind
+    local db=$1 dir=$2 mode=${3:-} rel kind skip="'in_use', 'wakeup_key'"
+    [[ $mode == all ]] && skip="''"
     mkdir -p "$dir"
     : >"$dir/counts"
     while IFS='|' read -r rel kind; do
         if [[ $kind == S ]]; then
             q -d "$db" -c "SELECT last_value || ' ' || is_called FROM baton.$rel" >"$dir/$rel"
-        elif [[ $rel == leases ]]; then
+        elif [[ $rel == leases && $mode != all ]]; then
             # Not dumped: a restore writes the leases its claimed deliveries hold, and
             # only those (the rows no delivery holds any longer wait for reap).
             q -d "$db" -c "SELECT md5(l::text) FROM baton.leases l JOIN baton.deliveries d ON d.tenant = l.tenant AND d.id = l.id
@@ -139,7 +144,7 @@ tooling_digest() {
             echo "$rel $(wc -l <"$dir/$rel")" >>"$dir/counts"
         fi
     done < <(q -d "$db" -c "SELECT c.relname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                            WHERE n.nspname = 'baton' AND c.relkind IN ('r', 'S') AND c.relname NOT IN ('in_use', 'wakeup_key')
+                            WHERE n.nspname = 'baton' AND c.relkind IN ('r', 'S') AND c.relname NOT IN ($skip)
                             ORDER BY c.relname")
 }
 
@@ -175,14 +180,16 @@ tooling_restored() {
     check "amcheck on $copy ($tables tables, $indexes indexes)" "0" "$problems"
 }
 
-# tooling_amcheck DB [standby]: amcheck on every baton table (verify_heapam with its
-# TOAST) and every btree index of them and of their TOAST tables:
+# tooling_amcheck DB [standby|check]: amcheck on every baton table (verify_heapam with
+# its TOAST) and every btree index of them and of their TOAST tables:
 # bt_index_parent_check(heapallindexed, rootdescend) on a primary, bt_index_check
 # (heapallindexed) on a standby (where amcheck must already be installed: it is created
-# on the primary when missing). Prints "TABLES INDEXES PROBLEMS", then each problem.
+# on the primary when missing) and with "check" (bt_index_check on a primary, amcheck
+# created when missing). Prints "TABLES INDEXES PROBLEMS", then each problem.
 tooling_amcheck() {
     local db=$1 mode=${2:-primary} idxcheck tables indexes idx out problems=()
-    if [[ $mode == standby ]]; then
+    if [[ $mode == standby || $mode == check ]]; then
+        [[ $mode == check ]] && q -d "$db" -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS amcheck" >/dev/null
         idxcheck="bt_index_check(%s, heapallindexed => true)"
     else
         q -d "$db" -c "CREATE EXTENSION IF NOT EXISTS amcheck" >/dev/null

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Upgrades: pg_baton 0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 with ALTER EXTENSION pg_baton UPDATE, against the
+# Upgrades: pg_baton 0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 -> 0.11.0 with ALTER EXTENSION pg_baton UPDATE, against the
 # running test cluster (PGHOST/PGPORT/PGUSER exported, PG_CONFIG exported, the extension
 # installed). Three scratch databases:
 #   A  CREATE EXTENSION pg_baton VERSION '0.1.0', filled (tenants in every state,
 #      deliveries in every status, a bound target, runs with stages and markers, step
-#      entries), digested table by table; ALTER EXTENSION UPDATE; the digests must not
-#      change; the functions of both versions must work (one pg_baton.so serves both).
-#   B  a fresh CREATE EXTENSION pg_baton (the default version, 0.10.0: the 0.3.0 script
-#      and the updates to 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0, 0.9.0 and 0.10.0, as Postgres installs a version that has no
+#      entries, workflows with a decide function, one of them dropped), digested table by
+#      table; ALTER EXTENSION UPDATE; the digests must not change; the functions of both
+#      versions must work (one pg_baton.so serves both).
+#   B  a fresh CREATE EXTENSION pg_baton (the default version, 0.11.0: the 0.3.0 script
+#      and the updates to 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0, 0.9.0, 0.10.0 and 0.11.0, as Postgres installs a version that has no
 #      script of its own).
 #   C  CREATE EXTENSION pg_baton VERSION '0.1.0', left at 0.1.0.
 #   D  CREATE EXTENSION pg_baton VERSION '0.1.0', a role granted by each grant_* helper,
@@ -51,10 +52,14 @@ q -d postgres -c "CREATE ROLE baton_upgrade_role"
 T1=00000000-0000-0000-0703-000000000001
 T2=00000000-0000-0000-0703-000000000002
 T3=00000000-0000-0000-0703-000000000003
+T4=00000000-0000-0000-0703-000000000004
+UP_DEC='{"start": "a", "decide": "up_app.decide", "stages": {"a": {"next": ["b", "c"]}, "b": {"next": ["@finish"]}, "c": {"next": ["@finish"]}}}'
+UP_GONE='{"start": "a", "decide": "up_app.gone", "stages": {"a": {"next": ["b", "c"]}, "b": {"next": ["@finish"]}, "c": {"next": ["@finish"]}}}'
+UP_WF='{"start": "a", "stages": {"a": {"next": ["b"]}, "b": {"next": ["@finish"], "max_attempts": 5}}}'
 q -d $A -c "CREATE EXTENSION pg_baton VERSION '0.1.0'"
 check "A starts at 0.1.0" "0.1.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 if ! q -d $A >/dev/null <<SQL; then not_ok "fill A"; fi
-SELECT baton.create_tenant('$T1'), baton.create_tenant('$T2'), baton.create_tenant('$T3');
+SELECT baton.create_tenant('$T1'), baton.create_tenant('$T2'), baton.create_tenant('$T3'), baton.create_tenant('$T4');
 SELECT baton.bind_target('$T1', 'bound', 'baton_upgrade_role');
 -- Deliveries: pending, claimed, finished, failed, given back by retry (pending later).
 SELECT baton.enqueue('$T1', 'w', 'k' || i, jsonb_build_object('i', i), '{"cause": {"event": "e"}}')
@@ -66,7 +71,7 @@ SELECT baton.claim('$T1', 'w', '1 hour', 2);
 SELECT baton.enqueue('$T2', 'w', 'f1');
 SELECT baton.enqueue('$T3', 'w', 'q1');
 -- A workflow and runs: completed, running with a failed stage, awaiting approval, cancelled.
-SELECT baton.define_workflow('up_wf', '{"start": "a", "stages": {"a": {"next": ["b"]}, "b": {"next": ["@finish"], "max_attempts": 5}}}');
+SELECT baton.define_workflow('up_wf', '$UP_WF');
 SELECT baton.define_workflow('up_gate', '{"start": "a", "requires_approval": true, "stages": {"a": {"next": ["@finish"]}}}');
 SELECT baton.submit('$T1', 'up_wf', '{"n": 1}', 'run1') AS r1 \gset
 SELECT baton.submit('$T1', 'up_wf', '{"n": 2}', 'run2') AS r2 \gset
@@ -92,16 +97,42 @@ SELECT baton.cancel('$T1', :'r4', 'no longer needed');
 -- Step entries outside the engine, with a marker.
 SELECT entry_id AS e1 FROM baton.enter_step('$T1', 'user-1', 'purge', 'd1') \gset
 SELECT baton.claim_marker('$T1', :e1, "position" => 1, kind => 'db');
+-- Workflows with a decide function (kept by its oid until 0.11.0), in tenant T4: up_dec's
+-- function picks c of a's next (routing alone would take b); up_gone's is dropped. A run
+-- of each has completed stage a, so its next transition takes the decision.
+CREATE SCHEMA up_app;
+CREATE FUNCTION up_app.decide(ctx jsonb) RETURNS jsonb LANGUAGE sql AS \$\$ SELECT '{"next": "c"}'::jsonb \$\$;
+CREATE FUNCTION up_app.gone(ctx jsonb) RETURNS jsonb LANGUAGE sql AS \$\$ SELECT '{"next": "c"}'::jsonb \$\$;
+SELECT baton.define_workflow('up_dec', '$UP_DEC');
+SELECT baton.define_workflow('up_gone', '$UP_GONE');
+SELECT baton.submit('$T4', 'up_dec', '{"n": 5}', 'run5') AS r5 \gset
+SELECT baton.acquire_run('$T4', :'r5', 'o', '1 hour');
+SELECT stage_id AS s5 FROM baton.transition_stage('$T4', :'r5', 1) \gset
+SELECT baton.start_stage('$T4', :'r5', 1, :s5);
+SELECT baton.complete_stage('$T4', :'r5', 1, :s5, '{"a": 5}');
+SELECT baton.submit('$T4', 'up_gone', '{"n": 6}', 'run6') AS r6 \gset
+SELECT baton.acquire_run('$T4', :'r6', 'o', '1 hour');
+SELECT stage_id AS s6 FROM baton.transition_stage('$T4', :'r6', 1) \gset
+SELECT baton.start_stage('$T4', :'r6', 1, :s6);
+SELECT baton.complete_stage('$T4', :'r6', 1, :s6, '{"a": 6}');
 -- Tenant states last: T2 fenced, T3 quiescing.
 SELECT baton.set_tenant_state('$T2', 'fenced'), baton.set_tenant_state('$T3', 'quiescing');
 SQL
+GONE_OID=$(q -d $A -c "SELECT 'up_app.gone(jsonb)'::regprocedure::oid")
+q -d $A -c "DROP FUNCTION up_app.gone(jsonb)"
 
 # digests DB: one line per table (and sequence), the md5 of its rows in key order.
 digests() {
     q -d "$1" <<'SQL'
 SELECT 'tenants ' || md5(coalesce(string_agg(t::text, '|' ORDER BY tenant), '')) FROM baton.tenants t;
 SELECT 'target_bindings ' || md5(coalesce(string_agg(t::text, '|' ORDER BY tenant, target), '')) FROM baton.target_bindings t;
-SELECT 'workflows ' || md5(coalesce(string_agg(t::text, '|' ORDER BY name, version), '')) FROM baton.workflows t;
+SELECT 'workflows ' || md5(coalesce(string_agg((t.name, t.version, t.definition, t.created_at)::text, '|' ORDER BY name, version), '')) FROM baton.workflows t;
+-- decide changes its type in 0.11.0 (regprocedure, printed as an oid once its function is
+-- gone, to text); the function each row finds must not change.
+SELECT 'decides ' || string_agg(name || ':' || version || ':' || CASE WHEN decide IS NULL THEN 'none'
+           WHEN decide::text ~ '^[0-9]+$' THEN 'nothing'
+           ELSE coalesce(to_regprocedure(decide::text)::oid::text, 'nothing') END, ',' ORDER BY name, version)
+  FROM baton.workflows;
 SELECT 'runs ' || md5(coalesce(string_agg(t::text, '|' ORDER BY tenant, id), '')) FROM baton.runs t;
 SELECT 'stages ' || md5(coalesce(string_agg(t::text, '|' ORDER BY tenant, id), '')) FROM baton.stages t;
 SELECT 'step_entries ' || md5(coalesce(string_agg(t::text, '|' ORDER BY tenant, id), '')) FROM baton.step_entries t;
@@ -115,13 +146,13 @@ SQL
 }
 digests $A >"$WORK/before"
 check "A holds deliveries in every status" "statuses claimed,failed,finished,pending" "$(grep '^statuses' "$WORK/before")"
-check "A holds deliveries, runs, stages, markers" "counts 11 4 3 3" "$(grep '^counts' "$WORK/before")"
-check "0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 is an update path" "0.1.0--0.10.0" \
-    "$(q -d $A -c "SELECT source || '--' || target FROM pg_extension_update_paths('pg_baton') WHERE path = '0.1.0--0.2.0--0.3.0--0.4.0--0.5.0--0.6.0--0.7.0--0.8.0--0.9.0--0.10.0'")"
+check "A holds deliveries, runs, stages, markers" "counts 11 6 5 3" "$(grep '^counts' "$WORK/before")"
+check "0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 -> 0.11.0 is an update path" "0.1.0--0.11.0" \
+    "$(q -d $A -c "SELECT source || '--' || target FROM pg_extension_update_paths('pg_baton') WHERE path = '0.1.0--0.2.0--0.3.0--0.4.0--0.5.0--0.6.0--0.7.0--0.8.0--0.9.0--0.10.0--0.11.0'")"
 
 # --- the update --------------------------------------------------------------------
 if q -d $A -c "ALTER EXTENSION pg_baton UPDATE"; then ok "ALTER EXTENSION pg_baton UPDATE"; else not_ok "ALTER EXTENSION pg_baton UPDATE"; fi
-check "A is at 0.10.0" "0.10.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+check "A is at 0.11.0" "0.11.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 digests $A >"$WORK/after"
 if diff "$WORK/before" "$WORK/after"; then ok "no row changed in the update (digests of every table)"; else not_ok "rows changed in the update"; fi
 # 0.9.0: the lease of every claimed delivery has its row in baton.leases, every
@@ -143,7 +174,7 @@ q -d $A -c "SELECT baton.finish('$T1', c.id, c.generation) FROM baton.claim('$T1
     -c "UPDATE baton.runs SET finished_at = now() - interval '2 days' WHERE idempotency_key = 'run1'" >/dev/null
 check "purge works on the upgraded data (removes run1)" "1" "$(q -d $A -c "SELECT baton.purge('1 day')")"
 check "run1 went with its stages, its marker and its delivery" "0 0 0 0" \
-    "$(q -d $A -c "SELECT (SELECT count(*) FROM baton.runs WHERE idempotency_key = 'run1') || ' ' || (SELECT count(*) FROM baton.stages WHERE stage IN ('a', 'b') AND status = 'completed') || ' ' || (SELECT count(*) FROM baton.markers WHERE operation_id = 'op-1') || ' ' || (SELECT count(*) FROM baton.deliveries WHERE dedup_key = 'of-r1')")"
+    "$(q -d $A -c "SELECT (SELECT count(*) FROM baton.runs WHERE idempotency_key = 'run1') || ' ' || (SELECT count(*) FROM baton.stages WHERE tenant = '$T1' AND stage IN ('a', 'b') AND status = 'completed') || ' ' || (SELECT count(*) FROM baton.markers WHERE operation_id = 'op-1') || ' ' || (SELECT count(*) FROM baton.deliveries WHERE dedup_key = 'of-r1')")"
 
 # 0.7.0: cancel_delivery and redrive on the upgraded rows; then deliveries in all five
 # statuses, counted by delivery_stats, and a redrive of the cancelled and failed ones.
@@ -175,6 +206,64 @@ q -d $A -c "SELECT baton.schedule('$T1', 'up_tick', 'ticks', '@every 1 hour')" \
     -c "UPDATE baton.schedule_rows SET next_fire_at = now() - interval '3 hours'" >/dev/null
 check "fire_schedules fires the upgraded database's due schedule once" "1 1" \
     "$(q -d $A -c "SELECT baton.fire_schedules()" -c "SELECT count(*) FROM baton.deliveries WHERE dedup_key LIKE 'schedule:up_tick:%'" | paste -sd' ')"
+
+# 0.11.0: baton.workflows.decide holds the decide function's schema-qualified signature
+# (text: pg_upgrade refuses a regprocedure column and keeps no function's oid), and a
+# transition finds the function by it.
+run_of() { q -d $A -c "SELECT id FROM baton.runs WHERE tenant = '$T4' AND idempotency_key = '$1'"; }
+# sqlstate_of DB SQL: the SQLSTATE the statement raises, or "none".
+sqlstate_of() {
+    q -d "$1" -c "DO \$\$ BEGIN $2; RAISE NOTICE 'none'; EXCEPTION WHEN OTHERS THEN RAISE NOTICE '%', SQLSTATE; END \$\$" 2>&1 \
+        | sed -n 's/^NOTICE:  //p'
+}
+stages_of() {
+    q -d $A -c "SELECT string_agg(s.stage || ':' || s.status, ',' ORDER BY s.id) || ' ' || min(r.status)
+                  FROM baton.runs r JOIN baton.stages s ON s.tenant = r.tenant AND s.run_id = r.id
+                  WHERE r.tenant = '$T4' AND r.idempotency_key = '$1'"
+}
+check "the update makes baton.workflows.decide text" "text" \
+    "$(q -d $A -c "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'baton.workflows'::regclass AND attname = 'decide'")"
+check "the update writes a decide function's schema-qualified signature, as pg_identify_object names it" \
+    "up_app.decide(pg_catalog.jsonb) true" \
+    "$(q -d $A -c "SELECT decide || ' ' || (decide = (pg_identify_object('pg_proc'::regclass, 'up_app.decide(jsonb)'::regprocedure, 0)).identity) FROM baton.workflows WHERE name = 'up_dec'")"
+check "workflows without a decide function have none after the update" "up_gate,up_wf" \
+    "$(q -d $A -c "SELECT string_agg(name, ',' ORDER BY name) FROM baton.workflows WHERE decide IS NULL")"
+check "a run of a workflow defined before the update transitions through its decide function (c, not b)" "stage c" \
+    "$(q -d $A -c "SELECT kind || ' ' || stage FROM baton.transition_stage('$T4', '$(run_of run5)', 1)")"
+check "the update names a decide function dropped before it by a name that finds nothing" \
+    "pg_catalog.\"dropped function $GONE_OID\"(pg_catalog.jsonb) true" \
+    "$(q -d $A -c "SELECT decide || ' ' || (to_regprocedure(decide) IS NULL) FROM baton.workflows WHERE name = 'up_gone'")"
+check "a run whose decide function was dropped before the update still refuses its transition (42883)" "42883" \
+    "$(sqlstate_of $A "PERFORM baton.transition_stage('$T4', '$(run_of run6)', 1)")"
+check "... and stays at its completed stage" "a:completed running" "$(stages_of run6)"
+# That name is not the function's: created again, it is not found for the old version,
+# and a definition naming it is a new version.
+q -d $A -c "CREATE FUNCTION up_app.gone(ctx jsonb) RETURNS jsonb LANGUAGE sql AS \$\$ SELECT '{\"next\": \"c\"}'::jsonb \$\$" >/dev/null
+check "the function dropped before the update, created again, is not what that name finds (42883)" "42883" \
+    "$(sqlstate_of $A "PERFORM baton.transition_stage('$T4', '$(run_of run6)', 1)")"
+check "define_workflow naming it again makes a new version" "2" \
+    "$(q -d $A -c "SELECT baton.define_workflow('up_gone', '$UP_GONE')")"
+check "define_workflow of an identical definition after the update returns the existing version and stores none (with decide, without)" \
+    "1 1 0" \
+    "$(q -d $A -c "SELECT baton.define_workflow('up_dec', '$UP_DEC') || ' ' || baton.define_workflow('up_wf', '$UP_WF')" \
+                 -c "SELECT count(*) FROM baton.workflows WHERE name IN ('up_dec', 'up_wf') AND version > 1" | paste -sd' ')"
+# A decide function dropped and created again with the same signature after the update is
+# found by its name: by a run's transition and by an identical definition.
+q -d $A >/dev/null <<SQL
+SELECT baton.submit('$T4', 'up_dec', '{"n": 7}', 'run7') AS r7 \gset
+SELECT baton.acquire_run('$T4', :'r7', 'o', '1 hour');
+SELECT stage_id AS s7 FROM baton.transition_stage('$T4', :'r7', 1) \gset
+SELECT baton.start_stage('$T4', :'r7', 1, :s7);
+SELECT baton.complete_stage('$T4', :'r7', 1, :s7, '{"a": 7}');
+DROP FUNCTION up_app.decide(jsonb);
+CREATE FUNCTION up_app.decide(ctx jsonb) RETURNS jsonb LANGUAGE sql AS \$\$ SELECT '{"next": "c"}'::jsonb \$\$;
+SQL
+check "a decide function dropped and created again with the same signature is found by its name" "stage c" \
+    "$(q -d $A -c "SELECT kind || ' ' || stage FROM baton.transition_stage('$T4', '$(run_of run7)', 1)")"
+check "... and an identical definition is still the same version" "1" \
+    "$(q -d $A -c "SELECT baton.define_workflow('up_dec', '$UP_DEC')")"
+# The schemas compared below are the extension's alone (B has no up_app).
+q -d $A -c "DROP SCHEMA up_app CASCADE" >/dev/null 2>&1
 
 # --- D: grants made before an update --------------------------------------------------
 # Roles granted at 0.1.0 (the helpers grant what the installed version has, though the
@@ -208,9 +297,9 @@ for r in producer worker admin; do q -d $D -c "SELECT baton.grant_$r('baton_up_$
 check "grant_producer, grant_worker and grant_admin run again give them" \
     "true true true true true true true true true" "$(granted)"
 
-# --- B: fresh 0.10.0, C: 0.1.0 --------------------------------------------------------
+# --- B: fresh 0.11.0, C: 0.1.0 --------------------------------------------------------
 q -d $B -c "CREATE EXTENSION pg_baton"
-check "B installs 0.10.0 by default" "0.10.0" "$(q -d $B -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+check "B installs 0.11.0 by default" "0.11.0" "$(q -d $B -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 q -d $C -c "CREATE EXTENSION pg_baton VERSION '0.1.0'"
 
 # schema DB: the extension's objects as pg_dump prints them, without oids, xids and
@@ -233,15 +322,15 @@ else
     not_ok "the dump lists the extension's member objects (only $members)"
 fi
 if diff -u "$WORK/b.sql" "$WORK/a.sql" >"$WORK/ab.diff"; then
-    ok "upgraded schema (A) = fresh 0.10.0 schema (B)"
+    ok "upgraded schema (A) = fresh 0.11.0 schema (B)"
 else
-    not_ok "upgraded schema (A) differs from a fresh 0.10.0 install (B):"
+    not_ok "upgraded schema (A) differs from a fresh 0.11.0 install (B):"
     head -n 80 "$WORK/ab.diff"
 fi
 if diff -q "$WORK/b.sql" "$WORK/c.sql" >/dev/null; then
-    not_ok "a 0.1.0 schema (C) differs from 0.10.0 (B): the comparison sees nothing"
+    not_ok "a 0.1.0 schema (C) differs from 0.11.0 (B): the comparison sees nothing"
 else
-    ok "a 0.1.0 schema (C) differs from 0.10.0 (B): the comparison can fail"
+    ok "a 0.1.0 schema (C) differs from 0.11.0 (B): the comparison can fail"
 fi
 for obj in 'FUNCTION baton.purge' 'VIEW baton.run_stats' 'INDEX deliveries_created' 'INDEX runs_finished' \
     'FUNCTION baton.health_checks' 'VIEW baton.health' \
