@@ -116,7 +116,8 @@ void distribute_functions(pg::Spi& spi) {
 // table is, run on every node (complete_shards()), in this order: it drops the CHECK,
 // UNIQUE and EXCLUDE constraints an update dropped from the table (before the columns
 // change, so that no index of theirs is rebuilt); gives each column the table's
-// collation (0.10.0's dedup_key); adds the indexes (those not backing a constraint) and
+// collation (0.10.0's dedup_key) and type (0.11.0's workflows.decide, from a function's
+// oid to its signature as the update script writes it); adds the indexes (those not backing a constraint) and
 // the CHECK, UNIQUE and EXCLUDE constraints the shard lacks; and drops the indexes (not
 // backing a constraint) an update dropped. An update script changes the logical table
 // on each node (Citus does not propagate the script's statements, see pg/citus.hpp);
@@ -125,7 +126,7 @@ void distribute_functions(pg::Spi& spi) {
 // name (tenants_state_check), one added later gets the shard id appended: either counts
 // as present, and only the second kind can be dropped here (the name given to Citus is
 // the shard's without its shard id). Foreign keys and triggers an update might add, and
-// column changes other than the collation, are not completed here.
+// column changes other than these, are not completed here.
 constexpr const char* kCompleteShards =
     "SELECT pg_catalog.count(pg_catalog.worker_apply_shard_ddl_command(s.shardid, 'baton', d.ddl)) "
     "FROM pg_catalog.pg_dist_shard s "
@@ -141,13 +142,22 @@ constexpr const char* kCompleteShards =
     "AND c.conname OPERATOR(pg_catalog.=) ANY (ARRAY[k.conname, "
     "(k.conname::pg_catalog.text OPERATOR(pg_catalog.||) '_' OPERATOR(pg_catalog.||) s.shardid::pg_catalog.text)::pg_catalog.name])) "
     "UNION ALL "
-    "SELECT pg_catalog.format('ALTER TABLE baton.%I ALTER COLUMN %I TYPE %s COLLATE %s', t.relname, a.attname, "
-    "pg_catalog.format_type(a.atttypid, a.atttypmod), a.attcollation::pg_catalog.regcollation) "
+    "SELECT pg_catalog.format('ALTER TABLE baton.%I ALTER COLUMN %I TYPE %s%s%s', t.relname, a.attname, "
+    "pg_catalog.format_type(a.atttypid, a.atttypmod), "
+    "CASE WHEN a.attcollation OPERATOR(pg_catalog.<>) 0 THEN ' COLLATE ' OPERATOR(pg_catalog.||) "
+    "a.attcollation::pg_catalog.regcollation::pg_catalog.text ELSE '' END, "
+    "CASE WHEN b.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.regprocedure'::pg_catalog.regtype "
+    "AND a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.text'::pg_catalog.regtype THEN pg_catalog.format("
+    "' USING CASE WHEN %1$I IS NOT NULL THEN COALESCE((pg_catalog.pg_identify_object("
+    "''pg_catalog.pg_proc''::pg_catalog.regclass, %1$I, 0)).identity, pg_catalog.format("
+    "''pg_catalog.%%I(pg_catalog.jsonb)'', ''dropped function '' OPERATOR(pg_catalog.||) %1$I::pg_catalog.oid)) END', "
+    "a.attname) ELSE '' END) "
     "FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_attribute b "
     "ON b.attrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(pg_catalog.shard_name(s.logicalrelid, s.shardid)) "
     "AND b.attname OPERATOR(pg_catalog.=) a.attname "
     "WHERE a.attrelid OPERATOR(pg_catalog.=) s.logicalrelid AND a.attnum OPERATOR(pg_catalog.>) 0 "
-    "AND NOT a.attisdropped AND NOT b.attisdropped AND a.attcollation OPERATOR(pg_catalog.<>) b.attcollation "
+    "AND NOT a.attisdropped AND NOT b.attisdropped "
+    "AND (a.attcollation OPERATOR(pg_catalog.<>) b.attcollation OR a.atttypid OPERATOR(pg_catalog.<>) b.atttypid) "
     "UNION ALL "
     "SELECT pg_catalog.regexp_replace(pg_catalog.pg_get_indexdef(i.indexrelid), "
     "'^CREATE (UNIQUE )?INDEX ', 'CREATE \\1INDEX IF NOT EXISTS ') "

@@ -41,6 +41,8 @@ bool distributed_unguarded() {
 }
 
 planner_hook_type g_previous_planner = nullptr;
+// How many plannings of this backend are under way (the planner hook's depth).
+int g_planning = 0;
 
 // The call of expr when it calls one of pg_baton's functions whose first argument is a
 // uuid (the tenant, by which Citus delegates it), through implicit casts, which Citus
@@ -113,9 +115,9 @@ void each_top_level_call(Query* parse, Visit visit) {
 }
 
 // Refuses (0A000) a write whose query reads or writes a table of schema baton that has
-// rules: Citus 13.2 crashes (SIGSEGV) planning a write to a distributed table with a rule,
-// a pg_baton table or any other, so on a distributed install such a statement stops
-// here, before Citus plans it. A rule's own actions are queries of their own that name
+// rules: Citus (13.2 and 14.0) crashes (SIGSEGV) planning a write to a distributed table
+// with a rule, a pg_baton table or any other, so on a distributed install such a
+// statement stops here, before Citus plans it. A rule's own actions are queries of their own that name
 // the table too, so they are refused as well. Postgres calls only.
 void refuse_rules(Query* parse) {
     Oid nsp = InvalidOid;
@@ -140,12 +142,30 @@ void refuse_rules(Query* parse) {
     }
 }
 
+// The planner after pg_baton's (Citus'), counted in g_planning. Postgres calls only.
+PlannedStmt* next_planner(Query* parse, const char* query_string, int cursor_options, ParamListInfo params) {
+    PlannedStmt* result = nullptr;
+    g_planning++;
+    PG_TRY();
+    {
+        if (g_previous_planner != nullptr)
+            result = g_previous_planner(parse, query_string, cursor_options, params);
+        else
+            result = standard_planner(parse, query_string, cursor_options, params);
+    }
+    PG_FINALLY();
+    { g_planning--; }
+    PG_END_TRY();
+    return result;
+}
+
 // The planner hook: on a distributed install, a SELECT whose target list or FROM calls
 // pg_baton's functions with the tenant first gets those first arguments hidden from
 // Citus' delegation (see install_hooks()) when one of them is a NULL literal or when
 // the session has a pg_baton setting of its own; a write that touches a pg_baton table
-// with rules is refused there (refuse_rules()); every other statement goes to the next
-// planner untouched. The cheap tests of the query's shape come before the catalog's.
+// with rules is refused there (refuse_rules()); every statement then goes to the next
+// planner, and one planned at the top of the backend is told to citus_nested (a call
+// Citus delegated here). The cheap tests of the query's shape come before the catalog's.
 // Postgres calls only.
 PlannedStmt* plan(Query* parse, const char* query_string, int cursor_options, ParamListInfo params) {
     if (parse->commandType != CMD_SELECT && parse->commandType != CMD_UTILITY && parse->rtable != NIL &&
@@ -164,8 +184,13 @@ PlannedStmt* plan(Query* parse, const char* query_string, int cursor_options, Pa
             });
         }
     }
-    if (g_previous_planner != nullptr) return g_previous_planner(parse, query_string, cursor_options, params);
-    return standard_planner(parse, query_string, cursor_options, params);
+    // A statement planned at the top of the backend may be a call Citus delegated here
+    // (citus_nested: Citus allows its nested statements itself).
+    bool top = g_planning == 0;
+    bool delegated = top && citus_nested::delegated_call(parse);
+    PlannedStmt* result = next_planner(parse, query_string, cursor_options, params);
+    if (top) citus_nested::delegated_call_planned(delegated);
+    return result;
 }
 
 ProcessUtility_hook_type g_previous_utility = nullptr;
@@ -178,16 +203,37 @@ bool in_baton_script() {
            CurrentExtensionObject == get_extension_oid("pg_baton", true);
 }
 
+// A CALL, told to citus_nested before it runs and after it ends, on every way out.
+// Postgres calls only.
+void call_utility(PlannedStmt* pstmt, const char* query, bool read_only_tree, ProcessUtilityContext context,
+                  ParamListInfo params, QueryEnvironment* env, DestReceiver* dest, QueryCompletion* qc) {
+    citus_nested::call_begins(castNode(CallStmt, pstmt->utilityStmt));
+    PG_TRY();
+    {
+        if (g_previous_utility != nullptr)
+            g_previous_utility(pstmt, query, read_only_tree, context, params, env, dest, qc);
+        else
+            standard_ProcessUtility(pstmt, query, read_only_tree, context, params, env, dest, qc);
+    }
+    PG_FINALLY();
+    { citus_nested::call_ends(); }
+    PG_END_TRY();
+}
+
 // The utility hook (see install_hooks()): a statement of pg_baton's script runs with
-// citus.enable_ddl_propagation off when Citus is loaded; every other statement goes to
-// the next hook untouched. An error leaves the setting to the transaction's (or
-// subtransaction's) abort, which undoes the nesting level. Postgres calls only.
+// citus.enable_ddl_propagation off when Citus is loaded; a CALL is told to citus_nested
+// (a procedure call Citus delegated here); every other statement goes to the next hook
+// untouched. An error leaves the setting to the transaction's (or subtransaction's)
+// abort, which undoes the nesting level. Postgres calls only.
 void utility(PlannedStmt* pstmt, const char* query, bool read_only_tree, ProcessUtilityContext context,
              ParamListInfo params, QueryEnvironment* env, DestReceiver* dest, QueryCompletion* qc) {
     int level = 0;
     if (in_baton_script() && GetConfigOption("citus.enable_ddl_propagation", true, false) != nullptr)
         level = set_until_restored("citus.enable_ddl_propagation", "off");
-    if (g_previous_utility != nullptr)
+    // A CALL may be a procedure call Citus delegated here (citus_nested).
+    if (IsA(pstmt->utilityStmt, CallStmt))
+        call_utility(pstmt, query, read_only_tree, context, params, env, dest, qc);
+    else if (g_previous_utility != nullptr)
         g_previous_utility(pstmt, query, read_only_tree, context, params, env, dest, qc);
     else
         standard_ProcessUtility(pstmt, query, read_only_tree, context, params, env, dest, qc);

@@ -20,6 +20,14 @@ int g_depth = 0;
 const char* g_function = nullptr;
 bool g_tenant_shard_here = false;
 
+// A statement Citus takes for a call delegated here, planned in transaction
+// g_delegated_lxid, until its run ends; how deep this backend is in CALLs, and whether
+// the outermost is a procedure call delegated here (see in_delegated_call()).
+bool g_delegated_function = false;
+LocalTransactionId g_delegated_lxid = InvalidLocalTransactionId;
+int g_call_depth = 0;
+bool g_delegated_procedure = false;
+
 ExecutorRun_hook_type g_previous_run = nullptr;
 
 // The executor hook: keeps queryDesc's statement on the stack while it runs; an error
@@ -36,7 +44,12 @@ void run(BATON_EXECUTOR_RUN_ARGS) {
             standard_ExecutorRun(BATON_EXECUTOR_RUN_PASS);
     }
     PG_FINALLY();
-    { g_depth = depth; }
+    {
+        g_depth = depth;
+        // The statement Citus took for a delegated call has run (Citus forgets it when
+        // its executor level returns to 0).
+        if (depth == 0) g_delegated_function = false;
+    }
     PG_END_TRY();
 }
 
@@ -94,25 +107,100 @@ int64 shard_suffix(const char* relname) {
     return id;
 }
 
-// Whether Citus runs the statement as a call it delegated here, where it allows nested
-// distributed execution itself: `SELECT f(...)` or `SELECT ... FROM f(...)` of a
-// distributed function, planned at the top of a backend the coordinator connected
-// (a worker's statement `SELECT count(*) FROM baton.finish_batch(t, ARRAY(SELECT id FROM
-// baton.deliveries_102008 ...), ...)` too), or a delegated procedure. Citus keeps that
-// in two flags of its library, read here by their exported names; absent, no call is
-// taken for delegated. Postgres calls only.
-bool in_delegated_call() {
-    static bool looked_up = false;
-    static const bool* function_call = nullptr;
-    static const bool* procedure_call = nullptr;
-    if (!looked_up) {
-        function_call = static_cast<const bool*>(
-            load_external_function("$libdir/citus", "InTopLevelDelegatedFunctionCall", false, nullptr));
-        procedure_call = static_cast<const bool*>(
-            load_external_function("$libdir/citus", "InDelegatedProcedureCall", false, nullptr));
-        looked_up = true;
+// Citus' delegated calls. On the node a call is delegated to, Citus itself allows the
+// call's nested distributed execution: a statement `SELECT f(...)` or `SELECT ... FROM
+// f(...)` of a distributed function, planned at the top of a backend that another node
+// opened for Citus' work, is a delegated call until its run ends (a worker's statement
+// `SELECT count(*) FROM baton.finish_batch(t, ARRAY(SELECT id FROM
+// baton.deliveries_102008 ...), ...)` too), and a CALL of a distributed procedure there
+// a delegated procedure call until it ends. Citus keeps that in two flags of its library
+// (InTopLevelDelegatedFunctionCall, InDelegatedProcedureCall), which it does not export
+// where the server builds extensions with hidden symbols (PostgreSQL 16 and later, so
+// every Citus 14); pg_baton recognises the same statements by Citus' own rules
+// (TryToDelegateFunctionCall, CallDistributedProcedureRemotely), from its planner and
+// utility hooks (pg/citus), on every Citus version, into g_delegated_function and
+// g_delegated_procedure (above: the executor hook clears the first).
+
+// Whether another node opened this backend for Citus' work (Citus' IsCitusInternalBackend:
+// application_name "citus_internal gpid=N", N not 0).
+bool citus_internal_backend() {
+    static const char kPrefix[] = "citus_internal gpid=";
+    if (application_name == nullptr || strncmp(application_name, kPrefix, sizeof kPrefix - 1) != 0) return false;
+    return strtoull(application_name + sizeof kPrefix - 1, nullptr, 10) != 0;
+}
+
+// Whether fn is a function or procedure Citus distributes (a row of pg_dist_object);
+// *forced: created with force_delegation. Postgres calls only.
+bool distributed_function(Oid fn, bool* forced) {
+    bool found = false;
+    *forced = false;
+    citus::scan_catalog("pg_dist_object", nullptr, 2, F_OIDEQ, ObjectIdGetDatum(fn),
+                        [&](HeapTuple tuple, TupleDesc desc) {
+                            bool isnull = false;
+                            if (DatumGetObjectId(heap_getattr(tuple, 1, desc, &isnull)) != ProcedureRelationId)
+                                return false;
+                            if (desc->natts >= 9) {
+                                Datum force = heap_getattr(tuple, 9, desc, &isnull);
+                                *forced = !isnull && DatumGetBool(force);
+                            }
+                            return found = true;
+                        });
+    return found;
+}
+
+// Whether relid is a Citus table (a row of pg_dist_partition). Postgres calls only.
+bool citus_table(Oid relid) {
+    bool found = false;
+    citus::scan_catalog("pg_dist_partition", "pg_dist_partition_logical_relid_index", 1, F_OIDEQ,
+                        ObjectIdGetDatum(relid), [&](HeapTuple, TupleDesc) { return found = true; });
+    return found;
+}
+
+// A tree walker: true at the first Citus table that node, or a query inside it, reads.
+bool reads_citus_table(Node* node, void* context) {
+    if (node == nullptr) return false;
+    if (IsA(node, RangeTblEntry)) {
+        RangeTblEntry* rte = reinterpret_cast<RangeTblEntry*>(node);
+        return rte->rtekind == RTE_RELATION && citus_table(rte->relid);
     }
-    return (function_call != nullptr && *function_call) || (procedure_call != nullptr && *procedure_call);
+    if (IsA(node, Query))
+        return compat::query_walk(reinterpret_cast<Query*>(node), reads_citus_table, context,
+                                  QTW_EXAMINE_RTES_BEFORE);
+    return compat::expression_walk(node, reads_citus_table, context);
+}
+
+// The function of a statement of the shapes Citus delegates (TryToDelegateFunctionCall):
+// a SELECT without WHERE of one function call, its whole target list (`SELECT f(...)`,
+// nothing in FROM) or its FROM (`SELECT ... FROM f(...)`), not both; nullptr otherwise.
+FuncExpr* delegable_call(Query* parse) {
+    if (parse->commandType != CMD_SELECT || parse->jointree == nullptr || parse->jointree->quals != nullptr)
+        return nullptr;
+    FuncExpr* from = nullptr;
+    List* fromlist = parse->jointree->fromlist;
+    if (fromlist != NIL) {
+        if (list_length(fromlist) != 1 || !IsA(linitial(fromlist), RangeTblRef)) return nullptr;
+        RangeTblEntry* rte =
+            list_nth_node(RangeTblEntry, parse->rtable, linitial_node(RangeTblRef, fromlist)->rtindex - 1);
+        if (rte->rtekind == RTE_FUNCTION) {
+            if (list_length(rte->functions) == 1) {
+                Node* expr = linitial_node(RangeTblFunction, rte->functions)->funcexpr;
+                if (IsA(expr, FuncExpr)) from = reinterpret_cast<FuncExpr*>(expr);
+            }
+        } else if (rte->rtekind != RTE_RESULT) {
+            return nullptr;
+        }
+    }
+    if (list_length(parse->targetList) == 1) {
+        Expr* expr = linitial_node(TargetEntry, parse->targetList)->expr;
+        if (IsA(expr, FuncExpr)) return from == nullptr ? reinterpret_cast<FuncExpr*>(expr) : nullptr;
+    }
+    return from;
+}
+
+// Whether Citus runs the statement as a call it delegated here (see above). Postgres
+// calls only.
+bool in_delegated_call() {
+    return (g_delegated_function && g_delegated_lxid == BATON_MY_LXID) || g_delegated_procedure;
 }
 
 // Where a call runs: not inside a shard query; inside one, with its tenant in a shard
@@ -186,6 +274,35 @@ void install_hook() {
     if (GetConfigOption("citus.enable_local_execution", true, false) == nullptr) return;
     g_previous_run = ExecutorRun_hook;
     ExecutorRun_hook = run;
+}
+
+bool delegated_call(Query* parse) {
+    if (g_depth != 0 || !citus_internal_backend()) return false;
+    FuncExpr* call = delegable_call(parse);
+    bool forced = false;
+    if (call == nullptr || !distributed_function(call->funcid, &forced)) return false;
+    // A call delegated with force_delegation inside a transaction block has no
+    // nested execution of its own.
+    if (forced && IsTransactionBlock()) return false;
+    // A statement that reads a Citus table is planned as a distributed query instead.
+    return !reads_citus_table(reinterpret_cast<Node*>(parse), nullptr);
+}
+
+void delegated_call_planned(bool delegated) {
+    g_delegated_function = delegated;
+    g_delegated_lxid = BATON_MY_LXID;
+}
+
+void call_begins(const CallStmt* call) {
+    g_call_depth++;
+    bool forced = false;
+    if (!g_delegated_procedure && call->funcexpr != nullptr && citus_internal_backend() &&
+        distributed_function(call->funcexpr->funcid, &forced))
+        g_delegated_procedure = true;
+}
+
+void call_ends() {
+    if (--g_call_depth == 0) g_delegated_procedure = false;
 }
 
 Call enter(FunctionCallInfo fcinfo) {

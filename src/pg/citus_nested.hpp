@@ -31,6 +31,23 @@ namespace baton::pg::citus_nested {
 // Citus; without Citus it installs nothing (enter() then returns at once).
 void install_hook();
 
+// Citus' delegated calls, recognised by Citus' own rules (citus_nested.cpp): a statement
+// Citus takes for a call delegated to this node is left to Citus, which allows its nested
+// statements itself.
+//
+// From pg/citus' planner hook, for a statement planned at the top of the backend (no
+// other planning under way): whether Citus takes `parse` for a delegated call, asked
+// before the next planner changes it; then delegated_call_planned() with the answer,
+// once it is planned, which holds until the statement's run ends. Postgres calls only.
+bool delegated_call(Query* parse);
+void delegated_call_planned(bool delegated);
+
+// From pg/citus' utility hook, around every CALL (call_ends() on every way out): a CALL
+// of a distributed procedure on a backend another node opened for Citus' work is a
+// delegated procedure call until the outermost CALL ends. Postgres calls only.
+void call_begins(const CallStmt* call);
+void call_ends();
+
 // What enter() did, for leave().
 struct Call {
     int level = 0;                   // the setting's GUC nesting level, 0 when none was set

@@ -216,3 +216,28 @@ inline Oid identity_sequence(Oid table, AttrNumber column) {
 }
 
 }  // namespace baton::pg::compat
+
+namespace baton::pg::compat {
+
+// A walker of expression and query trees: PostgreSQL 16 declared the walker's type with
+// its arguments (tree_walker_callback); 15 declares it without any, so the walker passes
+// through the generic function pointer type there.
+using TreeWalker = bool (*)(Node*, void*);
+
+inline bool expression_walk(Node* node, TreeWalker walker, void* context) {
+#if PG_VERSION_NUM >= 160000
+    return expression_tree_walker(node, walker, context);
+#else
+    return expression_tree_walker(node, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(walker)), context);
+#endif
+}
+
+inline bool query_walk(Query* query, TreeWalker walker, void* context, int flags) {
+#if PG_VERSION_NUM >= 160000
+    return query_tree_walker(query, walker, context, flags);
+#else
+    return query_tree_walker(query, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(walker)), context, flags);
+#endif
+}
+
+}  // namespace baton::pg::compat

@@ -1,5 +1,5 @@
--- The pg_baton calls whose statements had the shapes that crash Citus 13.2's planner
--- (SIGSEGV in CheckAndBuildDelayedFastPathPlan): a generic plan of an UPDATE of a
+-- The pg_baton calls whose statements had the shapes that crash the planner of Citus 13.2
+-- and 14.0 (SIGSEGV in CheckAndBuildDelayedFastPathPlan): a generic plan of an UPDATE of a
 -- distributed table with now() inside a CASE, as retry's give-back
 --   UPDATE baton.deliveries d SET run_after = CASE WHEN $5 IS NULL THEN d.run_after
 --          ELSE pg_catalog.now() + $5 END, settled_at = CASE WHEN $5 IS NULL THEN

@@ -48,8 +48,8 @@ echo "citus-regress: coordinator $PGHOST:$PGPORT"
 # difference from the file's own is explained in docs/scale-out.md), else the file's own
 # with the same changes (citus_expected).
 mkdir -p "$WORK/sql" "$WORK/expected" "$WORK/results" "$WORK/compared"
-tests=$(make -s -C "$ROOT" -f - print-regress <<'MK'
-include Makefile
+# (The Makefile first, by name: it finds its sources beside the first makefile given.)
+tests=$(make -s -C "$ROOT" -f Makefile -f - print-regress <<'MK'
 print-regress:
 	@echo $(REGRESS)
 MK

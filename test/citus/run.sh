@@ -41,9 +41,9 @@
 #     through the coordinator, the same columns as on a worker, the rows of the scripts'
 #     bodies; its direct SELECT on the tables is refused (42501); a second distribute()
 #     keeps them.
-#   - no statement reaches the Citus 13.2 planner crashes: retry and resolve_marker on
-#     every path (crash_shapes.sql), a write touching a pg_baton table with a rule
-#     (refused), and no backend of any node died.
+#   - no statement reaches the planner crashes of Citus 13.2 and 14.0: retry and
+#     resolve_marker on every path (crash_shapes.sql), a write touching a pg_baton table
+#     with a rule (refused), and no backend of any node died.
 set -uo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -547,11 +547,12 @@ check "a role granted the exporter's views (docs/operations.md), then distribute
     "ok ok ok 42501 42501" \
     "$(for s in "SELECT * FROM baton.delivery_stats" "SELECT * FROM baton.run_stats" "SELECT * FROM baton.health" "SELECT * FROM baton.schedules" "SELECT * FROM baton.schedules_rows()"; do code -U views_exporter -c "$s"; done | paste -sd' ')"
 
-# --- the statement shapes that crash Citus 13.2 ------------------------------------------
+# --- the statement shapes that crash Citus 13.2 and 14.0 ---------------------------------
 check "crash_shapes.sql: retry and resolve_marker on every path" "ok" \
     "$(q -v ON_ERROR_STOP=1 -v t="$A" -f "$ROOT/test/citus/crash_shapes.sql" >/dev/null 2>"$BASE/shapes.err" && echo ok || head -c 400 "$BASE/shapes.err")"
-# A rule on a distributed table crashes Citus 13.2's planner at the next write (a pg_baton
-# table or any other): pg_baton refuses a write that touches one of its tables with rules.
+# A rule on a distributed table crashes the planner of Citus 13.2 and 14.0 at the next
+# write (a pg_baton table or any other): pg_baton refuses a write that touches one of its
+# tables with rules.
 q -c "CREATE TABLE public.rule_log (id bigint)" \
   -c "CREATE RULE log_updates AS ON UPDATE TO baton.deliveries DO ALSO INSERT INTO public.rule_log VALUES (NEW.id)" >/dev/null
 check "a write touching a pg_baton table with a rule is refused (0A000), not planned by Citus" "0A000 0A000" \

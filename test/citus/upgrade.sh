@@ -13,7 +13,8 @@
 #   2. ALTER EXTENSION pg_baton UPDATE through the coordinator, then SELECT
 #      baton.distribute(): every node at the default version; the rows unchanged; the
 #      indexes and constraints of every shard those of a single-node install of the
-#      default version (and their column collations: 0.10.0's dedup_key); the leases the claimed deliveries hold in baton.leases, the pending ones in baton.ready; cancel_delivery and redrive distributed by their tenant (on
+#      default version (and their column types and collations: 0.10.0's dedup_key,
+#      0.11.0's workflows.decide); the leases the claimed deliveries hold in baton.leases, the pending ones in baton.ready; cancel_delivery and redrive distributed by their tenant (on
 #      every node's metadata) and delegated; the row rules of the new version on a shard
 #      by direct SQL ('cancelled' accepted, 'bogus' refused); the same role reads
 #      delivery_stats with the column 0.7.0 appended.
@@ -46,14 +47,15 @@ trap 'rm -f -- "$PROBE_SCRIPT"; citus_suite_stop' EXIT
 NODES="$p0 $((p0 + 1)) $((p0 + 2))"
 versions() { for p in $NODES; do q -p "$p" -c "SELECT coalesce((SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'), 'none')"; done | tr '\n' ' ' | sed 's/ $//'; }
 
-# The indexes, constraints and column collations of each of pg_baton's tables
+# The indexes, constraints, column types and collations of each of pg_baton's tables
 # (table|digest), and of each shard on a node (logical table|digest), shard ids removed
 # from the names, so that a shard's line equals its table's when it has every index and
 # constraint of it, and no other, and its columns compare as the table's do.
 DEFS="SELECT pg_catalog.pg_get_indexdef(i.indexrelid) d FROM pg_index i WHERE i.indrelid = r
       UNION ALL SELECT k.conname || ' ' || pg_get_constraintdef(k.oid) FROM pg_constraint k WHERE k.conrelid = r
-      UNION ALL SELECT a.attname || ' collate ' || a.attcollation::regcollation FROM pg_attribute a
-                 WHERE a.attrelid = r AND a.attnum > 0 AND NOT a.attisdropped AND a.attcollation <> 0"
+      UNION ALL SELECT a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+                       || CASE WHEN a.attcollation <> 0 THEN ' collate ' || a.attcollation::regcollation ELSE '' END
+                 FROM pg_attribute a WHERE a.attrelid = r AND a.attnum > 0 AND NOT a.attisdropped"
 table_defs() { # PORT DB
     q -p "$1" -d "$2" -c "SELECT t.relname || '|' || md5(string_agg(x.d, ' ; ' ORDER BY x.d))
         FROM pg_class t, LATERAL (SELECT t.oid AS r) o, LATERAL ($DEFS) x
@@ -104,6 +106,10 @@ check "tenants on both workers" "2" "$(q -c "SELECT count(DISTINCT nodeport) FRO
 check "deliveries in four statuses" "claimed 12 failed 12 finished 12 pending 12" \
     "$(q -c "SELECT string_agg(status || ' ' || n, ' ' ORDER BY status) FROM (SELECT status, count(*) n FROM baton.deliveries GROUP BY status) s")"
 BEFORE=$(rows)
+# A workflow whose decide function 0.6.0 stores by its oid (regprocedure).
+q -c "CREATE SCHEMA up_app" \
+  -c "CREATE FUNCTION up_app.decide(ctx jsonb) RETURNS jsonb LANGUAGE sql AS \$\$ SELECT '{\"finish\": \"completed\"}'::jsonb \$\$" \
+  -c "SELECT baton.define_workflow('up_wf', '{\"start\": \"a\", \"decide\": \"up_app.decide\", \"stages\": {\"a\": {\"next\": [\"@finish\"]}}}')" >/dev/null
 # A role granted by grant_admin reads delivery_stats through the coordinator, whose body
 # distribute() made read delivery_stats_rows() (the 0.6.0 columns; docs/scale-out.md).
 q -c "CREATE ROLE up_admin LOGIN" -c "SELECT baton.grant_admin('up_admin')" >/dev/null
@@ -117,6 +123,12 @@ check "every node at $DEFAULT" "$DEFAULT $DEFAULT $DEFAULT" "$(versions)"
 check "before distribute(): cancel_delivery and redrive are not distributed yet" "0" "$(q -c "$DISTRIBUTED_FUNCTIONS")"
 check "distribute() after the update" "ok" "$(code -c "SELECT baton.distribute()")"
 check "the rows are unchanged" "$BEFORE" "$(rows)"
+# 0.11.0: the decide function by its signature, on the workflows placement of every node.
+check "workflows.decide holds the function's signature on every node (0.11.0)" \
+    "up_app.decide(pg_catalog.jsonb) up_app.decide(pg_catalog.jsonb) up_app.decide(pg_catalog.jsonb)" \
+    "$(for p in $NODES; do q -p "$p" -c "SELECT string_agg(decide, ',') FROM baton.workflows WHERE name = 'up_wf'"; done | tr '\n' ' ' | sed 's/ $//')"
+check "an identical definition through the coordinator is the same version" "1" \
+    "$(q -c "SELECT baton.define_workflow('up_wf', '{\"start\": \"a\", \"decide\": \"up_app.decide\", \"stages\": {\"a\": {\"next\": [\"@finish\"]}}}')" 2>&1)"
 check "distribute() wrote the lease of each of the 12 claimed deliveries into baton.leases (0.9.0)" "12" \
     "$(q -c "SELECT count(*) FROM baton.leases l JOIN baton.deliveries d ON d.tenant = l.tenant AND d.id = l.id AND d.generation = l.generation AND d.lease_until = l.lease_until WHERE d.status = 'claimed'")"
 check "... and a ready row for each of the 12 pending ones into baton.ready" "12" \
@@ -127,7 +139,7 @@ q -c "CREATE DATABASE single" >/dev/null 2>&1
 q -d single -c "CREATE EXTENSION pg_baton" >/dev/null
 SINGLE=$(table_defs "$p0" single)
 check "a single-node install has the ten tenant tables, workflows and wakeup_key" "12" "$(grep -c . <<<"$SINGLE")"
-check "every shard (and the reference tables' placements) has the indexes, constraints and collations of a single-node $DEFAULT install" \
+check "every shard (and the reference tables' placements) has the indexes, constraints, column types and collations of a single-node $DEFAULT install" \
     "46 shards, 0 differ" "$(shards_like "$SINGLE")"
 # 0.10.0: the dedup key's constraint replaced and its column in byte order, on every
 # shard; a key enqueued before the update is found again on both workers.
