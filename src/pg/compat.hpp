@@ -215,10 +215,6 @@ inline Oid identity_sequence(Oid table, AttrNumber column) {
 #endif
 }
 
-}  // namespace baton::pg::compat
-
-namespace baton::pg::compat {
-
 // A walker of expression and query trees: PostgreSQL 16 declared the walker's type with
 // its arguments (tree_walker_callback); 15 declares it without any, so the walker passes
 // through the generic function pointer type there.
