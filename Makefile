@@ -13,7 +13,7 @@ DATA        = pg_baton--0.1.0.sql pg_baton--0.2.0.sql pg_baton--0.3.0.sql \
 
 # The sources, found beside this Makefile (through VPATH when it is run from elsewhere).
 ROOT_DIR := $(patsubst %/,%,$(dir $(abspath $(firstword $(MAKEFILE_LIST)))))
-SRCS = $(sort $(wildcard $(addprefix $(ROOT_DIR)/,src/*.cpp src/core/*.cpp src/pg/*.cpp src/api/*.cpp)))
+SRCS = $(sort $(wildcard $(addprefix $(ROOT_DIR)/,src/*.cpp src/core/*.cpp src/pg/*/*.cpp src/api/*.cpp)))
 OBJS = $(patsubst $(ROOT_DIR)/%.cpp,%.o,$(SRCS))
 ifneq ($(ROOT_DIR),$(CURDIR))
 # PGXS takes its srcdir from VPATH; once it is read, VPATH gives way to vpath for the

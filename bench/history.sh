@@ -43,7 +43,7 @@
 #                    commits per step), as a worker that works between start and complete
 #
 # Statistics. pg_baton runs every statement with a generic plan made once per backend
-# (src/pg/spi.cpp), from the statistics of that moment. On tables never analyzed the
+# (src/pg/runtime/spi.cpp), from the statistics of that moment. On tables never analyzed the
 # planner can choose an index that matches only `tenant` for a lookup by (tenant, id),
 # and a session keeps that plan until an ANALYZE invalidates it; so grow.sql runs
 # ANALYZE every 1000 steps, and the measurement starts after VACUUM ANALYZE, as

@@ -1,6 +1,6 @@
 -- enqueue_batch, claim, finish and finish_batch through direct heap and index access
--- (src/pg/delivery_direct.cpp) against the SPI statements kept as their fallback
--- (src/pg/delivery_statements.cpp; src/pg/delivery_store.hpp picks one, and both ask
+-- (src/pg/deliveries/delivery_direct.cpp) against the SPI statements kept as their fallback
+-- (src/pg/deliveries/delivery_statements.cpp; src/pg/deliveries/delivery_store.hpp picks one, and both ask
 -- src/core/delivery.cpp what a row owes its caller): the
 -- same calls give the same answers and leave the same rows; the fallback is taken when
 -- baton.direct_access is off, when baton.deliveries has a trigger that is not
@@ -381,7 +381,7 @@ SELECT dedup_key, status, generation, result FROM baton.deliveries WHERE tenant 
 
 -- ---------------------------------------------------------------------------
 -- 7. The column numbers of baton.deliveries (and its oid) are found once per backend and
--- kept until the table changes (src/pg/relations.cpp). Here result and max_attempts are
+-- kept until the table changes (src/pg/runtime/relations.cpp). Here result and max_attempts are
 -- dropped and added again, which gives them new numbers: the next calls of this same
 -- session write the new result column on the direct path, and the fence trigger checks
 -- the new max_attempts; after the rollback, the old columns again. Then the extension

@@ -1,5 +1,5 @@
 -- Hostile JSON and bytes through the whole workflow path: JSON nested deeper than
--- pg_baton reads into the core's tree (200, src/pg/jsonb.cpp) and as deep as jsonb takes
+-- pg_baton reads into the core's tree (200, src/pg/runtime/jsonb.cpp) and as deep as jsonb takes
 -- (10000), payloads just over
 -- baton.max_payload_bytes at its largest setting, decisions too deep, too large or
 -- not UTF-8, and a SQL_ASCII database, where text can hold bytes that are not UTF-8.

@@ -1,5 +1,5 @@
 -- baton.leases: the expiry of every lease handed out, a row per lease, written with the
--- delivery that takes it (pg/lease_rows.hpp). A claim (by the direct path or by the
+-- delivery that takes it (pg/deliveries/side_rows.hpp). A claim (by the direct path or by the
 -- statements: this file sets baton.direct_access for each), a renew and a row claimed
 -- by direct SQL each add a row; a finish or a retry leaves the row, stale; reap returns
 -- the deliveries whose lease expired and deletes the expired rows no delivery holds.

@@ -1,5 +1,5 @@
 -- baton.ready: a row per pending delivery, in claim order, written with the delivery
--- (pg/side_rows.hpp): added when a delivery becomes pending, removed when it stops being
+-- (pg/deliveries/side_rows.hpp): added when a delivery becomes pending, removed when it stops being
 -- one, whatever writes it (the calls, by the direct path or the statements: this file
 -- sets baton.direct_access where it matters; direct SQL; a cascade).
 \set SHOW_CONTEXT never

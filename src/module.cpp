@@ -2,14 +2,14 @@
 #include "core/claim_hint.hpp"
 #include "core/limits.hpp"
 #include "core/tenant.hpp"
-#include "pg/citus.hpp"
-#include "pg/claim_hints.hpp"
-#include "pg/fence.hpp"
-#include "pg/invalidation.hpp"
-#include "pg/launcher.hpp"
-#include "pg/postgres.hpp"
-#include "pg/reaper.hpp"
-#include "pg/settings.hpp"
+#include "pg/citus/citus.hpp"
+#include "pg/deliveries/claim_hints.hpp"
+#include "pg/access/fence.hpp"
+#include "pg/runtime/invalidation.hpp"
+#include "pg/workers/launcher.hpp"
+#include "pg/runtime/postgres.hpp"
+#include "pg/workers/reaper.hpp"
+#include "pg/runtime/settings.hpp"
 
 namespace baton::settings {
 int max_payload_bytes = limits::kDefaultMaxPayloadBytes;

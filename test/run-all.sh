@@ -315,7 +315,7 @@ banner "make installcheck (pg_regress, pg_isolation_regress)"
 IC_DIR=$ROOT
 installcheck_pass ""
 # The same expected outputs through the SPI statements that claim, finish and
-# finish_batch fall back to (src/pg/delivery_store.hpp, src/pg/delivery_statements.cpp): kinds regress-spi, isolation-spi.
+# finish_batch fall back to (src/pg/deliveries/delivery_store.hpp, src/pg/deliveries/delivery_statements.cpp): kinds regress-spi, isolation-spi.
 banner "make installcheck again with baton.direct_access = off (the SPI fallback)"
 installcheck_pass -spi "-c baton.direct_access=off"
 

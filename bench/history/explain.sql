@@ -2,7 +2,7 @@
 -- run as the function runs them: the statements of src/api/transition.cpp (g_current, and
 -- the entry_seq subquery of g_insert_stage), prepared with parameters and planned
 -- generically, as pg_baton keeps every statement (SPI_prepare_cursor with
--- CURSOR_OPT_GENERIC_PLAN, src/pg/spi.cpp). psql variables: tenant, run.
+-- CURSOR_OPT_GENERIC_PLAN, src/pg/runtime/spi.cpp). psql variables: tenant, run.
 SET plan_cache_mode = force_generic_plan;
 PREPARE g_current(uuid, uuid) AS
 SELECT s.id, s.stage, s.entry_seq, s.status, s.attempt, s.max_attempts, s.retry_at,

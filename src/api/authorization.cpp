@@ -8,10 +8,10 @@
 #include "core/delivery.hpp"
 #include "core/error.hpp"
 #include "core/tenant.hpp"
-#include "pg/args.hpp"
-#include "pg/auth.hpp"
-#include "pg/fence.hpp"
-#include "pg/read_only.hpp"
+#include "pg/runtime/args.hpp"
+#include "pg/access/auth.hpp"
+#include "pg/access/fence.hpp"
+#include "pg/access/read_only.hpp"
 
 namespace baton::api {
 

@@ -9,11 +9,11 @@
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "core/tenant.hpp"
-#include "pg/args.hpp"
-#include "pg/arrays.hpp"
-#include "pg/delivery_store.hpp"
-#include "pg/fence.hpp"
-#include "pg/read_only.hpp"
+#include "pg/runtime/args.hpp"
+#include "pg/runtime/arrays.hpp"
+#include "pg/deliveries/delivery_store.hpp"
+#include "pg/access/fence.hpp"
+#include "pg/access/read_only.hpp"
 
 namespace baton::api {
 

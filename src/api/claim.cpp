@@ -6,14 +6,14 @@
 #include "core/delivery.hpp"
 #include "core/error.hpp"
 #include "core/tenant.hpp"
-#include "pg/args.hpp"
-#include "pg/auth.hpp"
-#include "pg/citus.hpp"
-#include "pg/claim_hints.hpp"
-#include "pg/delivery_store.hpp"
-#include "pg/fence.hpp"
-#include "pg/read_only.hpp"
-#include "pg/spi.hpp"
+#include "pg/runtime/args.hpp"
+#include "pg/access/auth.hpp"
+#include "pg/citus/citus.hpp"
+#include "pg/deliveries/claim_hints.hpp"
+#include "pg/deliveries/delivery_store.hpp"
+#include "pg/access/fence.hpp"
+#include "pg/access/read_only.hpp"
+#include "pg/runtime/spi.hpp"
 
 namespace baton::api {
 
@@ -23,7 +23,7 @@ namespace {
 // pending deliveries of the target, highest priority then oldest first, skipping rows
 // other claimers hold; each gets generation + 1 and attempts + 1.
 //
-// With claim hints (pg/claim_hints.hpp) the scan starts where no claimable row can be
+// With claim hints (pg/deliveries/claim_hints.hpp) the scan starts where no claimable row can be
 // before, not over the dead entries of rows claimed before; if that finds fewer rows
 // than asked for, the claim scans again from the top (once a second per target at most),
 // so a hint never hides a row for long.

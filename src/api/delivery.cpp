@@ -4,8 +4,8 @@
 #include "core/claim_hint.hpp"
 #include "core/delivery.hpp"
 #include "core/error.hpp"
-#include "pg/args.hpp"
-#include "pg/delivery_store.hpp"
+#include "pg/runtime/args.hpp"
+#include "pg/deliveries/delivery_store.hpp"
 
 namespace baton::api {
 

@@ -3,12 +3,12 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "pg/boundary.hpp"
-#include "pg/citus.hpp"
-#include "pg/side_rows.hpp"
-#include "pg/owner.hpp"
-#include "pg/read_only.hpp"
-#include "pg/spi.hpp"
+#include "pg/runtime/boundary.hpp"
+#include "pg/citus/citus.hpp"
+#include "pg/deliveries/side_rows.hpp"
+#include "pg/access/owner.hpp"
+#include "pg/access/read_only.hpp"
+#include "pg/runtime/spi.hpp"
 #include "api/views.hpp"
 
 namespace baton::api {
@@ -120,7 +120,7 @@ void distribute_functions(pg::Spi& spi) {
 // oid to its signature as the update script writes it); adds the indexes (those not backing a constraint) and
 // the CHECK, UNIQUE and EXCLUDE constraints the shard lacks; and drops the indexes (not
 // backing a constraint) an update dropped. An update script changes the logical table
-// on each node (Citus does not propagate the script's statements, see pg/citus.hpp);
+// on each node (Citus does not propagate the script's statements, see pg/citus/citus.hpp);
 // Citus' worker_apply_shard_ddl_command names each object on the shard as Citus does
 // (deliveries_run_102008). A constraint of a shard made with its table keeps its own
 // name (tenants_state_check), one added later gets the shard id appended: either counts

@@ -12,14 +12,14 @@
 #include "core/json.hpp"
 #include "core/limits.hpp"
 #include "core/tenant.hpp"
-#include "pg/args.hpp"
-#include "pg/citus.hpp"
-#include "pg/delivery_batch.hpp"
-#include "pg/delivery_store.hpp"
-#include "pg/fence.hpp"
-#include "pg/notify.hpp"
-#include "pg/read_only.hpp"
-#include "pg/spi.hpp"
+#include "pg/runtime/args.hpp"
+#include "pg/citus/citus.hpp"
+#include "pg/deliveries/delivery_batch.hpp"
+#include "pg/deliveries/delivery_store.hpp"
+#include "pg/access/fence.hpp"
+#include "pg/runtime/notify.hpp"
+#include "pg/access/read_only.hpp"
+#include "pg/runtime/spi.hpp"
 
 namespace baton::api {
 

@@ -1,10 +1,10 @@
 // baton.health_checks(), the rows of the view baton.health: one per check, each read by
-// pg/health_store and judged by core/health under the session's thresholds
+// pg/stores/health_store and judged by core/health under the session's thresholds
 // (baton.health_*). Reads only; runs on a standby and in a read-only transaction.
 #include "core/health.hpp"
 // (core headers before Postgres headers)
-#include "pg/health_store.hpp"
-#include "pg/settings.hpp"
+#include "pg/stores/health_store.hpp"
+#include "pg/runtime/settings.hpp"
 
 namespace baton::api {
 

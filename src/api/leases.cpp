@@ -10,13 +10,13 @@
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "core/tenant.hpp"
-#include "pg/args.hpp"
-#include "pg/arrays.hpp"
-#include "pg/auth.hpp"
-#include "pg/delivery_store.hpp"
-#include "pg/fence.hpp"
-#include "pg/read_only.hpp"
-#include "pg/spi.hpp"
+#include "pg/runtime/args.hpp"
+#include "pg/runtime/arrays.hpp"
+#include "pg/access/auth.hpp"
+#include "pg/deliveries/delivery_store.hpp"
+#include "pg/access/fence.hpp"
+#include "pg/access/read_only.hpp"
+#include "pg/runtime/spi.hpp"
 
 namespace baton::api {
 

@@ -1,7 +1,7 @@
 // Step entries and at-most-once markers: enter_step, claim_marker, complete_marker,
 // marker, markers_in_doubt, resolve_marker.
 //
-// Claiming is insert-from-absent (pg/marker_store.cpp), so an action runs at most
+// Claiming is insert-from-absent (pg/stores/marker_store.cpp), so an action runs at most
 // once. A marker of a stage records the run's generation; after a takeover, markers
 // still in progress under an older generation are in doubt until the new owner
 // resolves them.
@@ -13,11 +13,11 @@
 #include "core/marker.hpp"
 #include "core/run.hpp"
 #include "core/tenant.hpp"
-#include "pg/args.hpp"
-#include "pg/fence.hpp"
-#include "pg/marker_store.hpp"
-#include "pg/read_only.hpp"
-#include "pg/run_store.hpp"
+#include "pg/runtime/args.hpp"
+#include "pg/access/fence.hpp"
+#include "pg/stores/marker_store.hpp"
+#include "pg/access/read_only.hpp"
+#include "pg/stores/run_store.hpp"
 
 namespace baton::api {
 

@@ -3,7 +3,7 @@
 
 #include "core/run.hpp"
 
-#include "pg/args.hpp"
+#include "pg/runtime/args.hpp"
 #include "api/owner_call.hpp"
 
 namespace baton::api {

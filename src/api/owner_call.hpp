@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "pg/run_store.hpp"
+#include "pg/stores/run_store.hpp"
 
 namespace baton::api {
 

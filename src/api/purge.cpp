@@ -11,10 +11,10 @@
 
 #include "core/retention.hpp"
 #include "core/tenant.hpp"
-#include "pg/args.hpp"
-#include "pg/fence.hpp"
-#include "pg/read_only.hpp"
-#include "pg/retention_store.hpp"
+#include "pg/runtime/args.hpp"
+#include "pg/access/fence.hpp"
+#include "pg/access/read_only.hpp"
+#include "pg/stores/retention_store.hpp"
 
 namespace baton::api {
 

@@ -2,10 +2,10 @@
 #include "core/claim_hint.hpp"
 #include "core/delivery.hpp"
 #include "core/tenant.hpp"
-#include "pg/args.hpp"
-#include "pg/delivery_store.hpp"
-#include "pg/fence.hpp"
-#include "pg/read_only.hpp"
+#include "pg/runtime/args.hpp"
+#include "pg/deliveries/delivery_store.hpp"
+#include "pg/access/fence.hpp"
+#include "pg/access/read_only.hpp"
 
 namespace baton::api {
 

@@ -14,12 +14,12 @@
 #include "core/limits.hpp"
 #include "core/run.hpp"
 #include "core/tenant.hpp"
-#include "pg/args.hpp"
-#include "pg/jsonb.hpp"
-#include "pg/fence.hpp"
-#include "pg/read_only.hpp"
-#include "pg/run_store.hpp"
-#include "pg/workflow_store.hpp"
+#include "pg/runtime/args.hpp"
+#include "pg/runtime/jsonb.hpp"
+#include "pg/access/fence.hpp"
+#include "pg/access/read_only.hpp"
+#include "pg/stores/run_store.hpp"
+#include "pg/stores/workflow_store.hpp"
 
 namespace baton::api {
 

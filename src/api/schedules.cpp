@@ -1,7 +1,7 @@
 // Recurring schedules: baton.schedule, baton.unschedule and baton.fire_schedules.
 //
 // A schedule enqueues a delivery for each slot of its spec (src/core/schedule.hpp; the
-// spec read in the schedule's time zone through pg/time_zone). fire_schedules finds the
+// spec read in the schedule's time zone through pg/runtime/time_zone). fire_schedules finds the
 // due rows by the index on next_fire_at, locks each without waiting, enqueues the latest
 // slot at or before now with the dedup key "schedule:<name>:<slot>" and advances the row
 // in the same transaction: a slot is enqueued once, whoever fires it and however often,
@@ -15,14 +15,14 @@
 #include "core/error.hpp"
 #include "core/schedule.hpp"
 #include "core/tenant.hpp"
-#include "pg/args.hpp"
-#include "pg/citus_hold.hpp"
-#include "pg/delivery_store.hpp"
-#include "pg/fence.hpp"
-#include "pg/notify.hpp"
-#include "pg/read_only.hpp"
-#include "pg/schedule_store.hpp"
-#include "pg/time_zone.hpp"
+#include "pg/runtime/args.hpp"
+#include "pg/citus/citus_hold.hpp"
+#include "pg/deliveries/delivery_store.hpp"
+#include "pg/access/fence.hpp"
+#include "pg/runtime/notify.hpp"
+#include "pg/access/read_only.hpp"
+#include "pg/stores/schedule_store.hpp"
+#include "pg/runtime/time_zone.hpp"
 
 namespace baton::api {
 

@@ -10,11 +10,11 @@
 #include "core/json.hpp"
 #include "core/run.hpp"
 #include "core/tenant.hpp"
-#include "pg/args.hpp"
-#include "pg/fence.hpp"
-#include "pg/jsonb.hpp"
-#include "pg/read_only.hpp"
-#include "pg/stage_store.hpp"
+#include "pg/runtime/args.hpp"
+#include "pg/access/fence.hpp"
+#include "pg/runtime/jsonb.hpp"
+#include "pg/access/read_only.hpp"
+#include "pg/stores/stage_store.hpp"
 #include "api/owner_call.hpp"
 
 namespace baton::api {

@@ -4,12 +4,12 @@
 
 #include "core/error.hpp"
 #include "core/tenant.hpp"
-#include "pg/args.hpp"
-#include "pg/citus_hold.hpp"
-#include "pg/fence.hpp"
-#include "pg/read_only.hpp"
-#include "pg/restore_load.hpp"
-#include "pg/tenant_store.hpp"
+#include "pg/runtime/args.hpp"
+#include "pg/citus/citus_hold.hpp"
+#include "pg/access/fence.hpp"
+#include "pg/access/read_only.hpp"
+#include "pg/access/restore_load.hpp"
+#include "pg/stores/tenant_store.hpp"
 
 namespace baton::api {
 
@@ -42,7 +42,7 @@ Datum set_tenant_state(FunctionCallInfo fcinfo, Oid) {
 
     // The row first, then the fence: a direct UPDATE of baton.tenants locks in that
     // order too (its trigger takes the fence), so the two never deadlock. On Citus the
-    // row stays where it was read until the write (pg/citus_hold.hpp).
+    // row stays where it was read until the write (pg/citus/citus_hold.hpp).
     pg::citus::hold_shard_group(tenant);
     pg::Spi spi;
     std::optional<tenant::State> from = pg::tenants::lock(spi, tenant);

@@ -7,12 +7,12 @@
 // index stages_current, and the successor's entry_seq one backward probe of
 // (tenant, run_id, stage, entry_seq).
 //
-// The steps, each a function below: lock the run (pg/run_store.hpp); start it on its start
+// The steps, each a function below: lock the run (pg/stores/run_store.hpp); start it on its start
 // stage (start_run), or read its current stage and let run::next_step say what is owed
 // (transition); for a completed stage, take the decision (take_decision: the decide
 // function or declarative routing), let the core judge it (decision::check_decision),
 // and write it (apply_decision). JSON goes from jsonb to the core's tree and back through
-// pg/jsonb, never as text.
+// pg/runtime/jsonb, never as text.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,13 +23,13 @@
 #include "core/json.hpp"
 #include "core/run.hpp"
 #include "core/tenant.hpp"
-#include "pg/args.hpp"
-#include "pg/decide.hpp"
-#include "pg/fence.hpp"
-#include "pg/jsonb.hpp"
-#include "pg/read_only.hpp"
-#include "pg/stage_store.hpp"
-#include "pg/workflow_store.hpp"
+#include "pg/runtime/args.hpp"
+#include "pg/runtime/decide.hpp"
+#include "pg/access/fence.hpp"
+#include "pg/runtime/jsonb.hpp"
+#include "pg/access/read_only.hpp"
+#include "pg/stores/stage_store.hpp"
+#include "pg/stores/workflow_store.hpp"
 #include "api/owner_call.hpp"
 
 namespace baton::api {

@@ -8,14 +8,14 @@
 #include "core/delivery.hpp"
 #include "core/error.hpp"
 #include "core/tenant.hpp"
-#include "pg/args.hpp"
-#include "pg/authz_cache.hpp"
-#include "pg/boundary.hpp"
-#include "pg/claim_hints.hpp"
-#include "pg/fence.hpp"
-#include "pg/side_rows.hpp"
-#include "pg/relations.hpp"
-#include "pg/restore_load.hpp"
+#include "pg/runtime/args.hpp"
+#include "pg/access/authz_cache.hpp"
+#include "pg/runtime/boundary.hpp"
+#include "pg/deliveries/claim_hints.hpp"
+#include "pg/access/fence.hpp"
+#include "pg/deliveries/side_rows.hpp"
+#include "pg/runtime/relations.hpp"
+#include "pg/access/restore_load.hpp"
 
 namespace baton::api {
 
@@ -57,7 +57,7 @@ constexpr int kDeliveryColumns = sizeof kDeliveryColumnNames / sizeof kDeliveryC
 // The columns of `rel` when it is baton.deliveries, or on Citus one of its shards
 // (deliveries_102008, ...). `table` is the logical table the trigger guards
 // (logical_table()). Its oid and its column numbers are
-// found once per backend and kept by pg/relations until a relcache invalidation of the
+// found once per backend and kept by pg/runtime/relations until a relcache invalidation of the
 // table (a column dropped, added or renamed, the table re-created), so a trigger call
 // costs a name compare, an oid compare and a copy. A shard, another relation in schema
 // baton, costs a schema lookup more. A table without every one of the columns is not
@@ -117,7 +117,7 @@ bool same_place(const HintRow& a, const HintRow& b) {
 }
 
 // The name of the trigger that holds the row rules of baton.deliveries, as \d shows it
-// (declared in the install script; pg/delivery_direct.cpp knows it by that name too).
+// (declared in the install script; pg/deliveries/delivery_direct.cpp knows it by that name too).
 constexpr const char* kRuleTrigger = "fence";
 
 // Raises the refusal of a row that breaks a row rule of baton.deliveries: 23514 with the
@@ -207,7 +207,7 @@ bool row_claimed(HeapTuple tuple, TupleDesc desc, const DeliveryColumns& c) {
            delivery::Status::kClaimed;
 }
 
-// Adds to baton.leases the lease a delivery row takes (pg/side_rows.hpp): a row written
+// Adds to baton.leases the lease a delivery row takes (pg/deliveries/side_rows.hpp): a row written
 // claimed, with a lease_until, that it did not hold before (a new row, or a generation or
 // lease_until other than the version before).
 void note_lease(TriggerData* td, const DeliveryColumns& c) {
@@ -239,7 +239,7 @@ void note_lease(TriggerData* td, const DeliveryColumns& c) {
     });
 }
 
-// Keeps baton.ready in step with a move (pg/side_rows.hpp): a row that stops being
+// Keeps baton.ready in step with a move (pg/deliveries/side_rows.hpp): a row that stops being
 // pending, or moves, loses its ready row; one that becomes pending, or moved, gets one.
 void note_ready(Relation rel, const Move& m) {
     pg::guard([rel, &m] {
@@ -268,13 +268,13 @@ const char* logical_table(const TriggerData* td) {
 // deliveries, the row must also keep the row rules, the write is told to the claim
 // hints, and the side tables are kept in step (a lease it takes added to baton.leases,
 // its place in claim order to baton.ready); on target_bindings, the write is told to
-// pg/authz_cache.
+// pg/access/authz_cache.
 Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     TriggerData* td = trigger_data(fcinfo);
     Relation rel = td->tg_relation;
     TriggerEvent ev = td->tg_event;
     if (TRIGGER_FIRED_BY_INSERT(ev)) {
-        // A restore loads every tenant's rows, whatever its state (pg/restore_load.hpp).
+        // A restore loads every tenant's rows, whatever its state (pg/access/restore_load.hpp).
         if (!pg::restore_load::active(rel)) pg::fence::require_row_writable(row_tenant(td->tg_trigtuple, rel));
     } else if (TRIGGER_FIRED_BY_UPDATE(ev)) {
         const pg_uuid_t* before = row_tenant(td->tg_trigtuple, rel);
@@ -307,12 +307,12 @@ Datum refuse_truncate(FunctionCallInfo fcinfo, Oid) {
                 "Delete one tenant's rows with DELETE, or drop the extension.");
 }
 
-// The column of baton.tenants its trigger reads, found once per backend (pg/relations).
+// The column of baton.tenants its trigger reads, found once per backend (pg/runtime/relations).
 const char* const kTenantColumnNames[] = {"state"};
 
 // BEFORE UPDATE/DELETE FOR EACH ROW and BEFORE TRUNCATE on baton.tenants: a change of
 // state takes the fence exclusively (so direct SQL is fenced like set_tenant_state) and
-// makes every backend forget the tenants it found writable, at its commit (pg/authz_cache);
+// makes every backend forget the tenants it found writable, at its commit (pg/access/authz_cache);
 // tenant ids never change, deleted is final, and tenants are never removed.
 Datum tenant_state_guard(FunctionCallInfo fcinfo, Oid) {
     TriggerData* td = trigger_data(fcinfo);

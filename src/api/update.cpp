@@ -1,8 +1,8 @@
 // What pg_baton's update scripts call for the data an update moves (their SQL declares
 // and calls the function, then drops it: no logic in the scripts themselves).
-#include "pg/citus.hpp"
-#include "pg/side_rows.hpp"
-#include "pg/spi.hpp"
+#include "pg/citus/citus.hpp"
+#include "pg/deliveries/side_rows.hpp"
+#include "pg/runtime/spi.hpp"
 
 namespace baton::api {
 
@@ -10,7 +10,7 @@ namespace {
 
 // baton.fill_side_tables(), during the update to 0.9.0: the leases the deliveries hold
 // and their pending rows, written into the new baton.leases and baton.ready
-// (pg/side_rows.hpp). On a distributed install the update runs on every node, where the
+// (pg/deliveries/side_rows.hpp). On a distributed install the update runs on every node, where the
 // distributed baton.deliveries cannot be read from inside the script, and the tables
 // are not distributed yet: it does nothing there, and baton.distribute(), which the
 // update procedure runs next, fills the distributed tables.

@@ -12,9 +12,9 @@
 // scripts made them.
 #include <string>
 
-#include "pg/boundary.hpp"
-#include "pg/citus.hpp"
-#include "pg/spi.hpp"
+#include "pg/runtime/boundary.hpp"
+#include "pg/citus/citus.hpp"
+#include "pg/runtime/spi.hpp"
 
 // The operators of the queries below, schema-qualified.
 #define EQ " OPERATOR(pg_catalog.=) "

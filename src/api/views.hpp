@@ -1,7 +1,7 @@
 // The views pg_baton grants to roles, on a distributed install (see views.cpp).
 #pragma once
 
-#include "pg/spi.hpp"
+#include "pg/runtime/spi.hpp"
 
 namespace baton::api {
 

@@ -3,10 +3,10 @@
 #include "core/claim_hint.hpp"
 #include "core/delivery.hpp"
 #include "core/error.hpp"
-#include "pg/args.hpp"
-#include "pg/auth.hpp"
-#include "pg/delivery_store.hpp"
-#include "pg/notify.hpp"
+#include "pg/runtime/args.hpp"
+#include "pg/access/auth.hpp"
+#include "pg/deliveries/delivery_store.hpp"
+#include "pg/runtime/notify.hpp"
 
 namespace baton::api {
 

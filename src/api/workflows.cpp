@@ -9,11 +9,11 @@
 #include "core/error.hpp"
 #include "core/json.hpp"
 #include "core/run.hpp"
-#include "pg/args.hpp"
-#include "pg/decide.hpp"
-#include "pg/jsonb.hpp"
-#include "pg/read_only.hpp"
-#include "pg/workflow_store.hpp"
+#include "pg/runtime/args.hpp"
+#include "pg/runtime/decide.hpp"
+#include "pg/runtime/jsonb.hpp"
+#include "pg/access/read_only.hpp"
+#include "pg/stores/workflow_store.hpp"
 
 namespace baton::api {
 

@@ -8,7 +8,7 @@
 //
 // Every decision about a delivery is made here, once: which row a claim may take, who
 // holds the lease, what a settling call owes its caller, where retry and reap send a row.
-// Both ways pg/delivery_store writes the table (direct heap access and SQL statements)
+// Both ways pg/deliveries/delivery_store writes the table (direct heap access and SQL statements)
 // ask these functions; the statements' WHERE clauses only select and lock rows.
 #pragma once
 #ifdef POSTGRES_H

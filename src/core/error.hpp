@@ -1,5 +1,5 @@
 // baton::Error: the one exception type the core throws. It carries a SQLSTATE and the
-// three parts of a Postgres error report; the boundary (src/pg/boundary.cpp) turns it
+// three parts of a Postgres error report; the boundary (src/pg/runtime/boundary.cpp) turns it
 // into ereport(ERROR) once the C++ stack has unwound.
 #pragma once
 #ifdef POSTGRES_H

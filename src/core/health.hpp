@@ -1,5 +1,5 @@
 // The checks of baton.health, free of Postgres: each takes what the Postgres layer read
-// (src/pg/health_store.hpp) and the thresholds of the session, and says the row: its
+// (src/pg/stores/health_store.hpp) and the thresholds of the session, and says the row: its
 // status (ok, warn, critical), its value, a detail naming the object and a hint saying
 // what to do. The reading is the store's; every judgement and every word is here.
 #pragma once

@@ -1,7 +1,7 @@
 // JSON values as the core reads them, free of Postgres: the tree that definitions,
 // decisions and their parts are judged on, and the helpers that judge and quote them.
 //
-// The Postgres layer (src/pg/jsonb.hpp) walks jsonb into this tree and builds jsonb back
+// The Postgres layer (src/pg/runtime/jsonb.hpp) walks jsonb into this tree and builds jsonb back
 // from it, so the tree keeps what jsonb keeps: numbers as their text (numeric_out's, no
 // precision lost), strings as UTF-8, object members in order. A tree built by hand may
 // repeat a key; lookups take the LAST member of a name, as jsonb keeps the last. Trees

@@ -2,7 +2,7 @@
 -- user would set it up before any delivery exists: pg_baton, the judges (amcheck,
 -- pageinspect), the workload's helpers in schema dw, and four indexes of the user's own
 -- on baton.deliveries over columns that claim and finish write, so that the direct
--- path (src/pg/delivery_direct.cpp, write_indexes()) must give each the entries the
+-- path (src/pg/deliveries/delivery_direct.cpp, write_indexes()) must give each the entries the
 -- executor would.
 --
 -- Which columns: a claim writes status, generation, attempts and lease_until; a finish

@@ -1,5 +1,5 @@
 /*
- * The delivery lease protocol of pg_baton (src/api/claim.cpp, src/api/leases.cpp, src/pg/delivery_store.hpp), as Promela.
+ * The delivery lease protocol of pg_baton (src/api/claim.cpp, src/api/leases.cpp, src/pg/deliveries/delivery_store.hpp), as Promela.
  *
  * Each SQL call is one atomic step: the C code runs one UPDATE (or SELECT ... FOR
  * UPDATE) on the delivery's row, and the row lock serialises calls on one row, so no

@@ -1,6 +1,6 @@
 // Builds the core's JSON trees from JSON text, for the unit tests only.
 //
-// The server never parses JSON text in pg_baton: src/pg/jsonb.cpp walks jsonb into
+// The server never parses JSON text in pg_baton: src/pg/runtime/jsonb.cpp walks jsonb into
 // json::Value. The tests write their definitions and decisions as text, and this small
 // reader turns it into the same tree: numbers keep their text, strings are decoded
 // (escapes and surrogate pairs to UTF-8), members stay in order, duplicates included.

@@ -1,0 +1,61 @@
+// Who may write, kept across transactions in each backend: the tenants the fence found
+// writable, and the role bound to each (tenant, target) (none included). Without it,
+// every writing call read baton.tenants and baton.target_bindings again.
+//
+// What makes an entry stale is a committed change of a tenant's state or of a binding.
+// Each such write fires a trigger of pg_baton (tenant_state_guard, fence_row) that
+// registers a relcache invalidation of the table written (changed()): Postgres sends it
+// at the writer's COMMIT, not before, and every backend, the writer's included, runs
+// pg_baton's relcache callback when it accepts it, which moves this cache's generation
+// (forget(): entries of an older generation are not used). A lookup accepts the pending
+// invalidations first (begin()), so a change committed before a call began is seen by
+// that call, inside an open transaction too.
+//
+// Why a fence is never missed: a state change holds the tenant's fence lock exclusively
+// from before its write to its end, and a transaction's invalidations are sent before
+// its locks are released; the fence takes its share lock before it calls begin(), so
+// either the change has not committed (and waits for this writer) or its invalidation
+// is in the queue. An entry is read with the latest snapshot, taken after the generation
+// it is stored under, so a change not visible to the read moves the generation after it.
+//
+// Not used (every call reads, as before): when baton.authorization_cache is off, on a
+// Citus install (a change commits on the node of the shard, which may not be the node of
+// the call), and in a transaction that itself changed a tenant's state or a binding
+// (its reads see its own uncommitted writes, which must not outlive it).
+#pragma once
+
+#include <cstdint>
+
+#include "pg/runtime/postgres.hpp"
+
+namespace baton::pg::authz_cache {
+
+// One call's use of the cache: whether it may use it, and the generation it reads at.
+struct Ticket {
+    bool usable;
+    std::uint64_t generation;
+};
+
+// Accepts pending invalidations and returns the ticket of a lookup.
+Ticket begin();
+
+// True when the tenant was found writable at the ticket's generation.
+bool writable(const Ticket& t, const pg_uuid_t* tenant);
+// Records that the tenant was found writable (a read with the latest snapshot, after begin()).
+void remember_writable(const Ticket& t, const pg_uuid_t* tenant);
+
+// True, with *role set (InvalidOid: not bound), when the binding of (tenant, target) is known.
+bool bound_role(const Ticket& t, const pg_uuid_t* tenant, const char* target, int target_len, Oid* role);
+// Records the binding read with the latest snapshot, after begin().
+void remember_bound_role(const Ticket& t, const pg_uuid_t* tenant, const char* target, int target_len, Oid role);
+
+// From the triggers: rel (baton.tenants, baton.target_bindings or a shard of them) was
+// written. Registers its relcache invalidation, sent at commit, and keeps this
+// transaction off the cache.
+void changed(Relation rel);
+
+// Forgets every entry (the relcache callback, for any relation: a reset, DROP
+// EXTENSION, a change sent by changed()).
+void forget();
+
+}  // namespace baton::pg::authz_cache

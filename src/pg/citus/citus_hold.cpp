@@ -1,0 +1,71 @@
+// Holding a tenant's shard group in place for a transaction (see citus_hold.hpp).
+#include <cstring>
+
+#include "core/error.hpp"
+#include "pg/citus/citus.hpp"
+#include "pg/citus/citus_hold.hpp"
+#include "pg/runtime/compat.hpp"
+#include "pg/runtime/spi.hpp"
+
+namespace baton::pg::citus {
+
+namespace {
+
+// The shard of baton.tenants that holds the tenant: its shard group's (every tenant
+// table is colocated with baton.tenants, and Citus' metadata lock names the group).
+KeptPlan g_shard = {
+    "SELECT pg_catalog.get_shard_id_for_distribution_column('baton.tenants'::pg_catalog.regclass, $1)", 1,
+    {UUIDOID}, nullptr};
+
+// Citus' lock_shard_metadata(lock mode, shard ids), the SQL-callable function around
+// LockShardDistributionMetadata: the lock Citus' executor takes before a write and a
+// shard move takes exclusively (on the coordinator and on every worker). Called by its
+// C entry point, which every Citus build exports; Citus' own C functions are hidden
+// where the server builds extensions with hidden symbols (PostgreSQL 16 and later, so
+// every Citus 14). It checks that the current user owns the shard's table: pg_baton's
+// calls run as the extension's owner, who owns pg_baton's tables.
+PGFunction lock_shard_metadata() {
+    static PGFunction fn = nullptr;
+    if (fn == nullptr)
+        fn = reinterpret_cast<PGFunction>(guard([] {
+            return load_external_function("$libdir/citus", "lock_shard_metadata", false, nullptr);
+        }));
+    if (fn == nullptr)
+        throw Error(SqlState::kInternal, "citus has no function lock_shard_metadata",
+                    "pg_baton holds a tenant's shards in place with it during a write call.",
+                    "Install a Citus version pg_baton supports (docs/scale-out.md).");
+    return fn;
+}
+
+// The tenant held last, in which transaction and subtransaction (a lock taken in a
+// subtransaction that aborts is released with it).
+pg_uuid_t g_tenant;
+LocalTransactionId g_lxid = InvalidLocalTransactionId;
+SubTransactionId g_subxact = InvalidSubTransactionId;
+
+}  // namespace
+
+void hold_shard_group(const pg_uuid_t* tenant) {
+    if (!distributed()) return;
+    if (g_lxid == BATON_MY_LXID && g_subxact == GetCurrentSubTransactionId() &&
+        std::memcmp(&g_tenant, tenant, sizeof g_tenant) == 0)
+        return;
+    std::int64_t shard;
+    {
+        Spi spi;
+        Datum values[1] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant))};
+        spi.run(g_shard, values, nullptr);
+        shard = spi.int64_at(0, 1);
+    }
+    PGFunction lock = lock_shard_metadata();
+    guard([lock, shard] {
+        Datum id = Int64GetDatum(shard);
+        ArrayType* ids = construct_array(&id, 1, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+        DirectFunctionCall2(lock, Int32GetDatum(ShareLock), PointerGetDatum(ids));
+    });
+    g_tenant = *tenant;
+    g_lxid = BATON_MY_LXID;
+    g_subxact = GetCurrentSubTransactionId();
+}
+
+}  // namespace baton::pg::citus

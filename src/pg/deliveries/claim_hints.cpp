@@ -1,0 +1,289 @@
+// Claim hints in shared memory (see claim_hints.hpp).
+#include <cstring>
+
+#include "core/claim_hint.hpp"
+#include "core/limits.hpp"
+#include "pg/runtime/boundary.hpp"
+#include "pg/deliveries/claim_hints.hpp"
+
+namespace baton::pg::claim_hints {
+
+namespace {
+
+using claim_hint::Position;
+
+// The seed of the targets' hash in the table's key (any fixed value: the table lives in
+// shared memory and is built anew at each server start).
+constexpr uint64 kTargetHashSeed = 0x5EED;
+
+// A target is at most limits::kMaxTargetChars characters, 4 bytes each at most.
+constexpr int kMaxTargetBytes = 4 * limits::kTargetMaxChars;
+
+struct Key {
+    Oid db;
+    pg_uuid_t tenant;
+    uint64 target_hash;
+};
+
+struct Entry {
+    Key key;  // first: the hash table's key
+    slock_t mutex;
+    bool disabled;  // a prepared transaction wrote it: no hint until the server restarts
+    TimestampTz last_from_top;  // the last hinted claim that scanned again from the top
+    int target_len;
+    char target[kMaxTargetBytes];
+    claim_hint::State state;
+};
+
+int g_capacity = 1024;  // baton.claim_hint_targets
+HTAB* g_table = nullptr;
+LWLock* g_lock = nullptr;
+shmem_request_hook_type g_prev_request = nullptr;
+shmem_startup_hook_type g_prev_startup = nullptr;
+
+// This backend's entries, found once: entries are never removed or moved.
+struct Cached {
+    Key key;
+    Entry* entry;
+};
+constexpr int kCacheSize = 64;
+Cached g_cache[kCacheSize];
+
+// What this transaction did to each entry it touched, for its end.
+struct Touch {
+    Entry* entry;
+    bool lowered;   // in flight: writer_done at the end
+    bool taken;     // took pending rows: lower there if it aborts
+    Position taken_at;
+    TimestampTz taken_run_after;
+};
+Touch* g_touched = nullptr;  // in TopMemoryContext
+int g_ntouched = 0;
+int g_touched_size = 0;
+
+void request_shmem() {
+    if (g_prev_request) g_prev_request();
+    RequestAddinShmemSpace(hash_estimate_size(g_capacity, sizeof(Entry)));
+    RequestNamedLWLockTranche("pg_baton claim hints", 1);
+}
+
+void startup_shmem() {
+    if (g_prev_startup) g_prev_startup();
+    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+    HASHCTL info;
+    std::memset(&info, 0, sizeof info);
+    info.keysize = sizeof(Key);
+    info.entrysize = sizeof(Entry);
+    g_table = ShmemInitHash("pg_baton claim hints", g_capacity, g_capacity, &info,
+                            HASH_ELEM | HASH_BLOBS | HASH_FIXED_SIZE);
+    g_lock = &(GetNamedLWLockTranche("pg_baton claim hints"))->lock;
+    LWLockRelease(AddinShmemInitLock);
+}
+
+Key make_key(const pg_uuid_t* tenant, const char* target, int len) {
+    Key key;
+    std::memset(&key, 0, sizeof key);  // the padding is hashed too
+    key.db = MyDatabaseId;
+    key.tenant = *tenant;
+    key.target_hash = hash_bytes_extended(reinterpret_cast<const unsigned char*>(target), len, kTargetHashSeed);
+    return key;
+}
+
+// The entry of (database, tenant, target), created if absent; null when the table is
+// full or another target shares the 64-bit hash (no hint for it then). Raises no error.
+Entry* find(const pg_uuid_t* tenant, const char* target, int len) {
+    if (g_table == nullptr || len > kMaxTargetBytes) return nullptr;
+    Key key = make_key(tenant, target, len);
+    Cached& slot = g_cache[key.target_hash % kCacheSize];
+    Entry* e = nullptr;
+    if (slot.entry != nullptr && std::memcmp(&slot.key, &key, sizeof key) == 0) {
+        e = slot.entry;
+    } else {
+        LWLockAcquire(g_lock, LW_SHARED);
+        e = static_cast<Entry*>(hash_search(g_table, &key, HASH_FIND, nullptr));
+        LWLockRelease(g_lock);
+        if (e == nullptr) {
+            LWLockAcquire(g_lock, LW_EXCLUSIVE);
+            bool found = false;
+            e = static_cast<Entry*>(hash_search(g_table, &key, HASH_ENTER_NULL, &found));
+            if (e != nullptr && !found) {
+                SpinLockInit(&e->mutex);
+                e->disabled = false;
+                e->last_from_top = 0;
+                e->target_len = len;
+                std::memcpy(e->target, target, len);
+                claim_hint::reset(e->state);
+            }
+            LWLockRelease(g_lock);
+            if (e == nullptr) return nullptr;
+        }
+        slot = {key, e};
+    }
+    if (e->target_len != len || std::memcmp(e->target, target, len) != 0) return nullptr;
+    return e;
+}
+
+// This transaction's record for an entry, added if new (allocated before any shared
+// state changes, so an out-of-memory error leaves nothing to undo).
+Touch* touch(Entry* e) {
+    for (int i = 0; i < g_ntouched; i++)
+        if (g_touched[i].entry == e) return &g_touched[i];
+    if (g_ntouched == g_touched_size) {
+        int size = g_touched_size == 0 ? 16 : g_touched_size * 2;
+        g_touched = static_cast<Touch*>(guard([size] {
+            return g_touched == nullptr ? MemoryContextAlloc(TopMemoryContext, size * sizeof(Touch))
+                                        : repalloc(g_touched, size * sizeof(Touch));
+        }));
+        g_touched_size = size;
+    }
+    Touch* t = &g_touched[g_ntouched++];
+    *t = {e, false, false, claim_hint::kEnd, 0};
+    return t;
+}
+
+bool delayed(TimestampTz run_after) { return run_after > GetCurrentTimestamp(); }
+
+// Lowers an entry's hint on behalf of this backend, in flight for it until its
+// transaction ends (registered at its first lowering of the entry).
+void lower(Touch& t, Position at, TimestampTz run_after) {
+    bool late = delayed(run_after);
+    SpinLockAcquire(&t.entry->mutex);
+    claim_hint::lower(t.entry->state, BATON_MY_PROC_NUMBER, t.lowered, at, late, run_after);
+    SpinLockRelease(&t.entry->mutex);
+    t.lowered = true;
+}
+
+// The end of the transaction: rows it took are pending again if it aborted; it is no
+// longer in flight anywhere. Touches only shared memory under spinlocks: cannot fail.
+void end_of_transaction(bool aborted, bool prepared) {
+    for (int i = 0; i < g_ntouched; i++) {
+        Touch& t = g_touched[i];
+        Entry* e = t.entry;
+        bool late = aborted && t.taken && delayed(t.taken_run_after);
+        SpinLockAcquire(&e->mutex);
+        if (aborted && t.taken) {
+            claim_hint::lower(e->state, BATON_MY_PROC_NUMBER, t.lowered, t.taken_at, late, t.taken_run_after);
+            t.lowered = true;
+        }
+        if (prepared) {
+            // Its rows become visible, or pending again, at COMMIT/ROLLBACK PREPARED, by
+            // another backend and with no callback here: this target gets no more hints.
+            e->disabled = true;
+            e->state.hint = claim_hint::kTop;
+        }
+        if (t.lowered) claim_hint::writer_done(e->state, BATON_MY_PROC_NUMBER);
+        SpinLockRelease(&e->mutex);
+    }
+    g_ntouched = 0;
+}
+
+void on_xact(XactEvent event, void*) {
+    switch (event) {
+        case XACT_EVENT_COMMIT:
+        case XACT_EVENT_PARALLEL_COMMIT:
+            end_of_transaction(false, false);
+            break;
+        case XACT_EVENT_ABORT:
+        case XACT_EVENT_PARALLEL_ABORT:
+            end_of_transaction(true, false);
+            break;
+        case XACT_EVENT_PREPARE:
+            end_of_transaction(false, true);
+            break;
+        default:
+            break;
+    }
+}
+
+// A subtransaction that aborts puts the rows it took back: lower there now (the rows
+// are visible as pending from this moment). Rows taken before it are lowered too, which
+// is merely early.
+void on_subxact(SubXactEvent event, SubTransactionId, SubTransactionId, void*) {
+    if (event != SUBXACT_EVENT_ABORT_SUB) return;
+    for (int i = 0; i < g_ntouched; i++) {
+        Touch& t = g_touched[i];
+        if (t.taken) lower(t, t.taken_at, t.taken_run_after);
+    }
+}
+
+}  // namespace
+
+void init() {
+    // A PGC_POSTMASTER setting can only be defined while preloading (Postgres makes a
+    // later definition FATAL): without the preload it does not exist.
+    if (process_shared_preload_libraries_in_progress) {
+        DefineCustomIntVariable("baton.claim_hint_targets",
+                                "Targets whose claim position pg_baton keeps in shared memory.",
+                                "Claims of other targets scan from the top.", &g_capacity, 1024, 0, 1000000,
+                                PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
+        if (g_capacity > 0) {
+            g_prev_request = shmem_request_hook;
+            shmem_request_hook = request_shmem;
+            g_prev_startup = shmem_startup_hook;
+            shmem_startup_hook = startup_shmem;
+        }
+    }
+    RegisterXactCallback(on_xact, nullptr);
+    RegisterSubXactCallback(on_subxact, nullptr);
+}
+
+bool enabled() { return g_table != nullptr; }
+
+Scan begin(const pg_uuid_t* tenant, const char* target, int target_len, bool use_hint) {
+    Scan scan{nullptr, {claim_hint::kTop, 0, claim_hint::kEnd, claim_hint::kEnd, 0}, 0};
+    Entry* e = use_hint ? find(tenant, target, target_len) : nullptr;
+    if (e != nullptr) {
+        SpinLockAcquire(&e->mutex);
+        if (!e->disabled) {
+            scan.ticket = claim_hint::begin(e->state);
+            scan.entry = e;
+        }
+        SpinLockRelease(&e->mutex);
+    }
+    // Read after the ticket: a row made pending before it was due by now (claim_hint.hpp).
+    scan.now = GetCurrentTimestamp();
+    return scan;
+}
+
+bool may_scan_from_top(const Scan& scan) {
+    Entry* e = static_cast<Entry*>(scan.entry);
+    if (e == nullptr) return true;
+    constexpr TimestampTz kEvery = 1000 * 1000;  // microseconds
+    SpinLockAcquire(&e->mutex);
+    bool may = scan.now - e->last_from_top >= kEvery;
+    if (may) e->last_from_top = scan.now;
+    SpinLockRelease(&e->mutex);
+    return may;
+}
+
+void raise(const Scan& scan, Position last) {
+    Entry* e = static_cast<Entry*>(scan.entry);
+    // Under REPEATABLE READ or SERIALIZABLE the scan used the transaction's snapshot,
+    // older than the ticket: it may have passed rows committed before the ticket that no
+    // writer in flight accounts for. Such a claim uses the hint but never moves it.
+    if (e == nullptr || IsolationUsesXactSnapshot()) return;
+    SpinLockAcquire(&e->mutex);
+    if (!e->disabled) claim_hint::raise(e->state, scan.ticket, last, scan.now);
+    SpinLockRelease(&e->mutex);
+}
+
+void row_pending(const pg_uuid_t* tenant, const char* target, int target_len, Position at,
+                 TimestampTz run_after) {
+    if (g_table == nullptr) return;
+    Entry* e = find(tenant, target, target_len);
+    if (e == nullptr) return;
+    lower(*touch(e), at, run_after);
+}
+
+void row_taken(const pg_uuid_t* tenant, const char* target, int target_len, Position at,
+               TimestampTz run_after) {
+    if (g_table == nullptr) return;
+    Entry* e = find(tenant, target, target_len);
+    if (e == nullptr) return;
+    Touch* t = touch(e);
+    t->taken = true;
+    t->taken_at = claim_hint::earliest(t->taken_at, at);
+    if (run_after > t->taken_run_after) t->taken_run_after = run_after;
+}
+
+}  // namespace baton::pg::claim_hints

@@ -1,0 +1,1000 @@
+// The direct implementation of the delivery store: baton.deliveries through heap and
+// index access (see delivery_direct.hpp).
+#include <cstring>
+#include <optional>
+#include <string_view>
+
+#include "core/claim_hint.hpp"
+#include "core/delivery.hpp"
+#include "pg/deliveries/claim_hints.hpp"
+#include "pg/deliveries/delivery_direct.hpp"
+#include "pg/deliveries/side_rows.hpp"
+#include "pg/runtime/relations.hpp"
+#include "pg/runtime/settings.hpp"
+
+namespace baton::pg::delivery_direct {
+
+namespace {
+
+// The columns of baton.deliveries this file reads or writes, found by name once per
+// backend (relations::attnums, kept until a relcache invalidation of the table).
+enum Column {
+    kId, kTarget, kDedupKey, kStatus, kGeneration, kAttempts, kMaxAttempts, kPriority,
+    kRunAfter, kLeaseUntil, kPayload, kBinding, kResult, kRunId, kSettledAt, kTenant, kColumns
+};
+const char* const kColumnNames[kColumns] = {
+    "id",       "target",    "dedup_key",   "status",  "generation", "attempts", "max_attempts", "priority",
+    "run_after", "lease_until", "payload",  "binding", "result",     "run_id",   "settled_at", "tenant"};
+
+// The columns of baton.ready a claim reads, found as those above (row_tid may be missing:
+// a schema of 0.9.0's first builds).
+enum ReadyColumn { kReadyRank, kReadyId, kReadyRunAfter, kReadyRowTid, kReadyColumns };
+const char* const kReadyColumnNames[kReadyColumns] = {"rank", "id", "run_after", "row_tid"};
+
+// The columns of baton.target_bindings bound_role() reads, found as those above.
+enum BindingColumn { kBindingTenant, kBindingTarget, kBindingRole, kBindingColumns };
+const char* const kBindingColumnNames[kBindingColumns] = {"tenant", "target", "role"};
+
+// True when Citus is preloaded: its distributed tables are not the local heap.
+bool citus_loaded() {
+    static int loaded = -1;  // not looked at yet
+    if (loaded < 0) {
+        const char* libraries = GetConfigOption("shared_preload_libraries", true, false);
+        loaded = libraries != nullptr && std::strstr(libraries, "citus") != nullptr ? 1 : 0;
+    }
+    return loaded == 1;
+}
+
+// True when every trigger on the table is pg_baton's own (fence, fence_truncate, in
+// schema baton) or internal (the foreign key's): no trigger the direct path would skip.
+bool only_own_triggers(Relation rel, Oid baton_nsp) {
+    TriggerDesc* triggers = rel->trigdesc;
+    if (triggers == nullptr) return true;
+    for (int i = 0; i < triggers->numtriggers; i++) {
+        const Trigger* tg = &triggers->triggers[i];
+        if (tg->tgisinternal) continue;
+        bool named = std::strcmp(tg->tgname, "fence") == 0 || std::strcmp(tg->tgname, "fence_truncate") == 0;
+        if (!named || get_func_namespace(tg->tgfoid) != baton_nsp) return false;
+    }
+    return true;
+}
+
+// Tells each index whether the direct writes leave its key unchanged, as an UPDATE of
+// the written columns would (the executor's index_unchanged_by_update(), which needs a
+// range table entry this path has not): unchanged when none of its columns is one that
+// a claim or a settle writes, and it has no expression. An unchanged key (the primary
+// key, the dedup key) asks btree for bottom-up deletion of the row's older versions
+// before a page splits; a changed one (an index a user added on a written column; the
+// schema's own have none since 0.9.0, so an update that stays on its page writes no
+// entry at all) does not, which spares a pass that visits heap pages in search of
+// versions to delete.
+void hint_unchanged_keys(ResultRelInfo* rri, const AttrNumber* col) {
+    const Column written[] = {kStatus, kGeneration, kAttempts, kLeaseUntil, kSettledAt, kResult};
+    for (int i = 0; i < rri->ri_NumIndices; i++) {
+        IndexInfo* info = rri->ri_IndexRelationInfo[i];
+        bool unchanged = info->ii_Expressions == NIL;
+        for (int k = 0; k < info->ii_NumIndexAttrs && unchanged; k++)
+            for (Column c : written)
+                if (info->ii_IndexAttrNumbers[k] == col[c]) unchanged = false;
+        info->ii_CheckedUnchanged = true;
+        info->ii_IndexUnchanged = unchanged;
+    }
+}
+
+// True when write_indexes() covers every index of the table: none is an exclusion
+// constraint or a deferrable unique constraint (ExecInsertIndexTuples() checks those
+// after the insert, or at commit). pg_baton's indexes are plain; a user may add others.
+bool plain_indexes(const ResultRelInfo* rri) {
+    for (int i = 0; i < rri->ri_NumIndices; i++) {
+        Relation index = rri->ri_IndexRelationDescs[i];
+        if (index == nullptr) continue;
+        if (rri->ri_IndexRelationInfo[i]->ii_ExclusionOps != nullptr ||
+            (index->rd_index->indisunique && !index->rd_index->indimmediate))
+            return false;
+    }
+    return true;
+}
+
+// 40001 for a delivery changed after a REPEATABLE READ or SERIALIZABLE snapshot, in the
+// words an UPDATE would use.
+[[noreturn]] void serialization_failure(std::int64_t id) {
+    ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+                    errmsg("could not serialize access due to concurrent update"),
+                    errdetail("Delivery %lld changed after this transaction's snapshot was taken.",
+                              static_cast<long long>(id)),
+                    errhint("Retry the transaction.")));
+    pg_unreachable();
+}
+
+}  // namespace
+
+// The table as open() leaves it for one call (see delivery_direct.hpp).
+struct Table {
+    Relation rel;
+    EState* estate;
+    ResultRelInfo* rri;
+    Oid pkey_oid;          // baton.deliveries' primary key, opened by its first probe (fetch_by_key())
+    Relation pkey;
+    Relation ready;        // baton.ready and its primary key: what a claim scans (open_ready())
+    Relation ready_pkey;
+    TupleTableSlot* ready_found;  // the ready row read
+    AttrNumber ready_col[kReadyColumns];
+    IndexScanDesc by_key;  // the primary key probe of settle() and of a claim, begun on first use
+    IndexFetchTableData* by_tid;  // a claim's fetch of a ready row's row_tid, begun on first use
+    side_rows::Writer* leases;  // baton.leases, opened by the first claim
+    AttrNumber col[kColumns];
+    TupleTableSlot* found;    // the version read (a buffer slot)
+    TupleTableSlot* written;  // the version written (virtual)
+    Snapshot snapshot;
+    CommandId cid;
+    bool has_lease_until;    // a claim's lease_until, computed once per call
+    bool indexes_open;       // rri's indexes, opened by the first write that needs them (open_indexes())
+    bool own_index_loop;     // write_indexes() may skip the unique checks (plain_indexes())
+    TimestampTz lease_until;
+    ExprState** defaults;    // insert(): per column, the default of one an enqueue leaves out
+    TupleTableSlot** many;   // insert(): the rows of one heap_multi_insert (nmany), made by can_insert()
+    int nmany;
+    BlockNumber nblocks;     // the table's length, read once per call (0: not yet)
+};
+
+// A claim's index scan over one range, and the rows it has reserved.
+struct Cursor {
+    Table* table;
+    const pg_uuid_t* tenant;
+    IndexScanDesc scan;    // of baton.ready's primary key
+    ScanKeyData keys[5];
+    int nkeys;
+    int windows_left;      // a level's scan: the windows of ids still to widen to (next_window())
+    ItemPointerData ready_tid;  // the ready row of the last candidate
+    ItemPointerData* reserved;  // the claimed versions reserve() wrote to the heap
+    compat::IndexUpdate* indexed;  // ...and the index entries each needs from complete()
+    int nreserved;
+    int in_written;             // the reservation whose version `written` still holds, or -1
+};
+
+namespace {
+
+// A column of the version read.
+Datum found_value(Table* t, Column c, bool* isnull) { return slot_getattr(t->found, t->col[c], isnull); }
+
+// The status of the version read, as the core knows it; nullopt for NULL or a spelling
+// the core does not know.
+std::optional<delivery::Status> found_status(Table* t) {
+    bool isnull = false;
+    Datum d = found_value(t, kStatus, &isnull);
+    if (isnull) return std::nullopt;
+    text* s = DatumGetTextPP(d);
+    return delivery::parse_status(std::string_view(VARDATA_ANY(s), VARSIZE_ANY_EXHDR(s)));
+}
+
+// The status, generation and attempts of the version read (status already known).
+delivery::Row found_row(Table* t, delivery::Status status) {
+    bool n1 = false, n2 = false, n3 = false;
+    return {status, DatumGetInt64(found_value(t, kGeneration, &n1)), DatumGetInt32(found_value(t, kAttempts, &n2)),
+            DatumGetInt32(found_value(t, kMaxAttempts, &n3))};
+}
+
+// Starts the version to write as a copy of the version read.
+void begin_write(Table* t) {
+    int natts = RelationGetDescr(t->rel)->natts;
+    slot_getallattrs(t->found);
+    ExecClearTuple(t->written);
+    std::memcpy(t->written->tts_values, t->found->tts_values, natts * sizeof(Datum));
+    std::memcpy(t->written->tts_isnull, t->found->tts_isnull, natts * sizeof(bool));
+}
+
+// Sets column `attnum` of the row in `slot`.
+void put(TupleTableSlot* slot, AttrNumber attnum, Datum value, bool isnull = false) {
+    slot->tts_values[attnum - 1] = value;
+    slot->tts_isnull[attnum - 1] = isnull;
+}
+
+// Sets a column of the version to write.
+void put(Table* t, Column c, Datum value, bool isnull = false) { put(t->written, t->col[c], value, isnull); }
+
+// Opens the table's indexes for the writes that add entries to them, once per call: a
+// claim's and a finish's updates are HOT (no index changes) unless the row's page is
+// full, so most calls never need them, and opening them (ExecOpenIndices: a lock and
+// an IndexInfo built for each, released at the end) was some 22,000 of the 306,000
+// instructions of a claim and a finish (docs/performance.md, gain 15). The locks come
+// later than an UPDATE takes them, but the table's RowExclusiveLock, held from open(),
+// already keeps out every command that could add, rebuild or drop an index of it in
+// place (CREATE INDEX, REINDEX, DROP INDEX); the concurrent forms wait for this
+// transaction before they use or drop an index, and whether an update is HOT is told by
+// the relation's cached index columns, not by the indexes opened here.
+void open_indexes(Table* t) {
+    if (t->indexes_open) return;
+    ExecOpenIndices(t->rri, false);
+    hint_unchanged_keys(t->rri, t->col);
+    t->own_index_loop = plain_indexes(t->rri);
+    t->indexes_open = true;
+}
+
+// Writes the version built in `written` over the version read, at tid, in the heap
+// only: its index entries are write_indexes()'s (on TM_Ok, *indexed tells which it
+// needs: a HOT update none, or its summarizing indexes' alone). wait: wait for a
+// transaction holding the row, or return TM_BeingModified at once.
+TM_Result write_heap(Table* t, ItemPointer tid, bool wait, TM_FailureData* tmfd, compat::IndexUpdate* indexed) {
+    ExecStoreVirtualTuple(t->written);
+    // The table's NOT NULL and CHECK constraints, as an UPDATE checks them: pg_baton's
+    // own writes keep them, but a user may have added some.
+    if (t->rel->rd_att->constr != nullptr) ExecConstraints(t->rri, t->written, t->estate);
+    return compat::tuple_update(t->rel, tid, t->written, t->cid, t->snapshot, wait, tmfd, indexed);
+}
+
+// The index entries of the version written in `slot` (its tts_tid): what
+// ExecInsertIndexTuples() does for an update, except that a valid unique index with no
+// predicate whose key the writes leave unchanged (the primary key, the dedup key:
+// hint_unchanged_keys()) is not checked for uniqueness. The row's own older version
+// holds that key in it, so no other row can: an inserter of the key finds the older
+// version, waits for this transaction and then finds the new one. The check found the older version's entry and fetched it from
+// the heap, on every claim and settle. A table with an index this loop does not cover
+// (plain_indexes()) takes ExecInsertIndexTuples(). A heap-only tuple (kSummarizing)
+// gets entries in the summarizing indexes alone, as the executor gives it.
+void write_indexes(Table* t, TupleTableSlot* slot, compat::IndexUpdate which) {
+    if (which == compat::IndexUpdate::kNone) return;
+    bool only_summarizing = which == compat::IndexUpdate::kSummarizing;
+    open_indexes(t);
+    if (!t->own_index_loop) {
+        compat::insert_index_tuples(t->rri, slot, t->estate, true, only_summarizing);
+        ResetPerTupleExprContext(t->estate);
+        return;
+    }
+    ResultRelInfo* rri = t->rri;
+    ExprContext* econtext = GetPerTupleExprContext(t->estate);
+    econtext->ecxt_scantuple = slot;
+    Datum values[INDEX_MAX_KEYS];
+    bool isnull[INDEX_MAX_KEYS];
+    for (int i = 0; i < rri->ri_NumIndices; i++) {
+        Relation index = rri->ri_IndexRelationDescs[i];
+        IndexInfo* info = rri->ri_IndexRelationInfo[i];
+        if (index == nullptr || !info->ii_ReadyForInserts) continue;
+        if (only_summarizing && !compat::summarizing(index)) continue;
+        if (info->ii_Predicate != NIL) {
+            if (info->ii_PredicateState == nullptr)
+                info->ii_PredicateState = ExecPrepareQual(info->ii_Predicate, t->estate);
+            if (!ExecQual(info->ii_PredicateState, econtext)) continue;
+        }
+        FormIndexDatum(info, slot, t->estate, values, isnull);
+        // Checked: a partial index, which may take an entry the older version did not
+        // have (its predicate on a written column), and one still being built.
+        bool same_key_as_before =
+            info->ii_IndexUnchanged && info->ii_Predicate == NIL && index->rd_index->indisvalid;
+        IndexUniqueCheck check =
+            index->rd_index->indisunique && !same_key_as_before ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO;
+        index_insert(index, values, isnull, &slot->tts_tid, t->rel, check, info->ii_IndexUnchanged, info);
+    }
+    ResetPerTupleExprContext(t->estate);
+}
+
+// write_heap(), then write_indexes(): the whole update.
+TM_Result write_over(Table* t, ItemPointer tid, bool wait, TM_FailureData* tmfd) {
+    compat::IndexUpdate indexed = compat::IndexUpdate::kNone;
+    TM_Result r = write_heap(t, tid, wait, tmfd, &indexed);
+    if (r == TM_Ok) write_indexes(t, t->written, indexed);
+    return r;
+}
+
+// Locks the latest version of the row at tid into `found` (READ COMMITTED only): a
+// finish checks the delivery as it is now, as an UPDATE's EvalPlanQual does.
+TM_Result lock_latest(Table* t, ItemPointer tid, LockWaitPolicy policy) {
+    TM_FailureData tmfd;
+    return table_tuple_lock(t->rel, tid, t->snapshot, t->found, t->cid, LockTupleNoKeyExclusive, policy,
+                            TUPLE_LOCK_FLAG_FIND_LAST_VERSION, &tmfd);
+}
+
+// The claim's changes to the version read (pending): the row delivery::claimed() says.
+void build_claim(Table* t, TimestampTz lease_until) {
+    begin_write(t);
+    delivery::Row row = delivery::claimed(found_row(t, delivery::Status::kPending));
+    put(t, kStatus, CStringGetTextDatum(delivery::status_name(row.status)));
+    put(t, kGeneration, Int64GetDatum(row.generation));
+    put(t, kAttempts, Int32GetDatum(row.attempts));
+    put(t, kLeaseUntil, TimestampTzGetDatum(lease_until));
+}
+
+// True when the version read had no xmax when it was read into `found`: no transaction
+// has locked, updated or deleted it. Read without the buffer's content lock, so only a
+// hint for choosing the cheaper path; both paths are correct either way.
+bool untouched(Table* t) {
+    bool should_free = false;
+    HeapTuple tuple = ExecFetchSlotHeapTuple(t->found, false, &should_free);
+    bool clear = (tuple->t_data->t_infomask & HEAP_XMAX_INVALID) != 0 ||
+                 !TransactionIdIsValid(HeapTupleHeaderGetRawXmax(tuple->t_data));
+    if (should_free) heap_freetuple(tuple);
+    return clear;
+}
+
+// True when the ready row just read was deleted by another transaction that was running
+// when the call's snapshot was taken and runs still: a claim (or a cancel) taking its
+// delivery out of pending. A claim skips it as FOR UPDATE SKIP LOCKED skips a row
+// another holds, without reading the delivery, which would cost a descent of the
+// primary key and a lock attempt for every row the other claimers hold (at 16 claimers
+// of 50, most of what a claim scans). The xmax is read without the buffer's content
+// lock, as untouched() reads it; whether its transaction runs is then asked of the
+// process array. A deleter that has ended falls through to the delivery's own checks.
+bool deleted_by_running(Table* t) {
+    bool should_free = false;
+    HeapTuple tuple = ExecFetchSlotHeapTuple(t->ready_found, false, &should_free);
+    std::uint16_t infomask = tuple->t_data->t_infomask;
+    TransactionId xmax = HeapTupleHeaderGetRawXmax(tuple->t_data);
+    if (should_free) heap_freetuple(tuple);
+    if ((infomask & (HEAP_XMAX_INVALID | HEAP_XMAX_IS_MULTI)) != 0 || HEAP_XMAX_IS_LOCKED_ONLY(infomask) ||
+        !TransactionIdIsValid(xmax) || TransactionIdIsCurrentTransactionId(xmax))
+        return false;
+    return XidInMVCCSnapshot(xmax, t->snapshot) && TransactionIdIsInProgress(xmax);
+}
+
+// True when the core says the version read is claimable at `now`: pending and due.
+bool claimable(Table* t, TimestampTz now) {
+    std::optional<delivery::Status> status = found_status(t);
+    bool isnull = false;
+    Datum run_after = found_value(t, kRunAfter, &isnull);
+    return status && !isnull && delivery::claimable(*status, DatumGetTimestampTz(run_after), now);
+}
+
+// True when tid lies within the table: a table holds no block beyond its length, and a
+// VACUUM cannot shorten it while the call holds its lock (its length is read once).
+bool within(Table* t, ItemPointer tid) {
+    if (t->nblocks == 0) t->nblocks = RelationGetNumberOfBlocks(t->rel);
+    return ItemPointerIsValid(tid) && ItemPointerGetBlockNumber(tid) < t->nblocks;
+}
+
+// True when the version in `found` is the delivery (tenant, id)'s.
+bool found_is(Table* t, const pg_uuid_t* tenant, std::int64_t id) {
+    bool n1 = false, n2 = false;
+    Datum found_id = found_value(t, kId, &n1);
+    Datum found_tenant = found_value(t, kTenant, &n2);
+    return !n1 && !n2 && DatumGetInt64(found_id) == id &&
+           std::memcmp(DatumGetUUIDP(found_tenant), tenant, sizeof *tenant) == 0;
+}
+
+// Where this backend's direct claims wrote the claimed version of their last deliveries,
+// by id: a worker mostly finishes what it claimed, and reading that version by its tid
+// spares the finish a descent of the primary key. Plain data (no constructor), one slot
+// per id modulo the size, overwritten freely: a missing or stale slot only sends the
+// finish to the primary key. A slot names the relation and its file (a rewrite by VACUUM
+// FULL, CLUSTER or TRUNCATE gives the table a new one), and its tid is used only when it
+// lies within the table, holds a version the call's snapshot sees, and that version is
+// the delivery's own (tenant and id compared): the one version of the row that snapshot
+// sees, as the probe would find it.
+struct ClaimedAt {
+    Oid relid;
+    Oid relfile;
+    std::int64_t id;
+    pg_uuid_t tenant;
+    ItemPointerData tid;
+};
+constexpr int kClaimedAt = 1024;  // a power of two, above the largest batch a worker finishes at once
+ClaimedAt g_claimed_at[kClaimedAt];
+
+ClaimedAt& claimed_at_slot(std::int64_t id) { return g_claimed_at[static_cast<std::uint64_t>(id) & (kClaimedAt - 1)]; }
+
+// The relation's file number, as RelationData names it in this Postgres version.
+Oid relation_file(Relation rel) {
+#if PG_VERSION_NUM >= 160000
+    return rel->rd_locator.relNumber;
+#else
+    return rel->rd_node.relNode;
+#endif
+}
+
+// Remembers where the claim wrote the claimed version of (tenant, id).
+void remember_claimed(Table* t, const pg_uuid_t* tenant, std::int64_t id, ItemPointer tid) {
+    ClaimedAt& slot = claimed_at_slot(id);
+    slot = {RelationGetRelid(t->rel), relation_file(t->rel), id, *tenant, *tid};
+}
+
+// Reads into `found` the version of (tenant, id) this backend's claim wrote, when the call's
+// snapshot sees it; false when there is no such slot or it does not hold (then the probe
+// of the primary key reads the row). Not under SERIALIZABLE, whose index probe also
+// takes the predicate lock on the key's index page.
+bool fetch_claimed(Table* t, const pg_uuid_t* tenant, std::int64_t id) {
+    const ClaimedAt& slot = claimed_at_slot(id);
+    if (slot.id != id || slot.relid != RelationGetRelid(t->rel) || slot.relfile != relation_file(t->rel) ||
+        std::memcmp(&slot.tenant, tenant, sizeof *tenant) != 0 || IsolationIsSerializable())
+        return false;
+    ItemPointerData tid = slot.tid;
+    return within(t, &tid) && table_tuple_fetch_row_version(t->rel, &tid, t->snapshot, t->found) &&
+           found_is(t, tenant, id);
+}
+
+// Reads into `found` the version of (tenant, id) the call's snapshot sees in the chain
+// of versions that starts at row_tid (a ready row's: where the delivery's row was
+// written; later versions updated in place follow it, as an index entry's do); false
+// when there is none there, or it is another row's (then the probe of the primary key
+// reads the row). Not under SERIALIZABLE, as fetch_claimed().
+bool fetch_at(Table* t, const pg_uuid_t* tenant, std::int64_t id, ItemPointer row_tid) {
+    if (IsolationIsSerializable() || !within(t, row_tid)) return false;
+    if (t->by_tid == nullptr) t->by_tid = table_index_fetch_begin(t->rel);
+    bool call_again = false, all_dead = false;
+    ItemPointerData tid = *row_tid;
+    return table_index_fetch_tuple(t->by_tid, &tid, t->snapshot, t->found, &call_again, &all_dead) &&
+           found_is(t, tenant, id);
+}
+
+// Reads the row (tenant, id) visible to the call's snapshot into `found`, by the primary
+// key; false when there is none. The key is opened here, on the first probe: a claim
+// that finds its row by the ready row's row_tid and a settle that finds it where this
+// backend's claim wrote it (fetch_at(), fetch_claimed()) never open it, as their HOT
+// updates write no index entry (its lock comes after the table's RowExclusiveLock, which
+// keeps out whatever could rebuild or drop it, as open_indexes() says).
+bool fetch_by_key(Table* t, const pg_uuid_t* tenant, std::int64_t id) {
+    ScanKeyData keys[2];
+    ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
+    ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(id));
+    if (t->pkey == nullptr) t->pkey = index_open(t->pkey_oid, RowExclusiveLock);
+    if (t->by_key == nullptr) t->by_key = compat::index_scan(t->rel, t->pkey, t->snapshot, 2);
+    index_rescan(t->by_key, keys, 2, nullptr, 0);
+    return index_getnext_slot(t->by_key, ForwardScanDirection, t->found);
+}
+
+// A by-reference column of a version, copied into the current context.
+Datum copied(Table* t, TupleTableSlot* slot, Column c, bool* isnull) {
+    Form_pg_attribute att = TupleDescAttr(RelationGetDescr(t->rel), t->col[c] - 1);
+    Datum d = slot_getattr(slot, t->col[c], isnull);
+    return *isnull ? static_cast<Datum>(0) : datumCopy(d, att->attbyval, att->attlen);
+}
+
+// Opens baton.ready and its primary key for a claim or an insert, locked in that order
+// (relations.hpp), as an INSERT would; leaves them closed (t->ready nullptr) while
+// baton.ready or baton.leases has triggers (pg_repack's while it copies the table),
+// which the direct writes to them would pass by.
+void open_ready(Table* t) {
+    if (side_rows::has_triggers(side_rows::Table::kLeases)) return;
+    Oid ready_pkey = InvalidOid;
+    Relation ready = relations::open_with_index("ready", "ready_pkey", RowExclusiveLock, &ready_pkey);
+    if (ready->trigdesc != nullptr) {
+        table_close(ready, NoLock);
+        return;
+    }
+    const AttrNumber* ready_cols = relations::attnums(ready, kReadyColumnNames, kReadyColumns);
+    for (int c = 0; c < kReadyColumns; c++) {
+        t->ready_col[c] = ready_cols[c];
+        if (t->ready_col[c] == 0 && c != kReadyRowTid)
+            elog(ERROR, "pg_baton cannot find column baton.ready.%s", kReadyColumnNames[c]);
+    }
+    t->ready = ready;
+    t->ready_pkey = index_open(ready_pkey, RowExclusiveLock);
+    t->ready_found = table_slot_create(ready, nullptr);
+}
+
+}  // namespace
+
+// Opens the table unless a path the direct writes would skip is in use (see the header).
+Table* open(Use use) {
+    if (!settings::direct_access) return nullptr;
+    return guard([use]() -> Table* {
+        // Citus, or a schema before 0.9.0 (its claims read deliveries_claimable). The
+        // side tables' triggers matter only to the calls that write them (open_ready()).
+        if (citus_loaded() || !side_rows::kept()) return nullptr;
+        // The table, and the oid of its primary key, for the probes by (tenant, id)
+        // (fetch_by_key() opens it); the other indexes only once a write needs them
+        // (open_indexes()).
+        Oid pkey = InvalidOid;
+        Relation rel = relations::open_with_index("deliveries", "deliveries_pkey", RowExclusiveLock, &pkey);
+        Oid nsp = RelationGetNamespace(rel);  // schema baton's
+        if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity || rel->rd_rules != nullptr ||
+            compat::has_generated_columns(rel) ||
+            !only_own_triggers(rel, nsp)) {
+            table_close(rel, NoLock);
+            return nullptr;
+        }
+        Table* t = static_cast<Table*>(palloc0(sizeof(Table)));
+        t->rel = rel;
+        TupleDesc desc = RelationGetDescr(rel);
+        const AttrNumber* cols = relations::attnums(rel, kColumnNames, kColumns);
+        for (int c = 0; c < kColumns; c++) {
+            t->col[c] = cols[c];
+            if (t->col[c] == 0) elog(ERROR, "pg_baton cannot find column baton.deliveries.%s", kColumnNames[c]);
+        }
+        t->estate = CreateExecutorState();
+        t->rri = makeNode(ResultRelInfo);
+        // No range table entry (index 0), so no record of the updated columns: which
+        // index keys the writes leave unchanged is told by hint_unchanged_keys().
+        InitResultRelInfo(t->rri, rel, 0, nullptr, 0);
+        t->pkey_oid = pkey;
+        // Before the snapshot below: a lock waited for behind a rewrite of baton.ready
+        // (pg_repack's swap) must not leave the call reading the new files under a
+        // snapshot older than the rows copied into them.
+        if (use != Use::kSettle) open_ready(t);
+        t->found = table_slot_create(rel, nullptr);
+        t->written = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+        // As an SPI statement does: this transaction's earlier writes become visible,
+        // and the call reads under a snapshot of its own (a new one under READ COMMITTED).
+        CommandCounterIncrement();
+        PushActiveSnapshot(GetTransactionSnapshot());
+        UpdateActiveSnapshotCommandId();
+        t->snapshot = GetActiveSnapshot();
+        t->cid = GetCurrentCommandId(true);
+        t->estate->es_snapshot = t->snapshot;
+        t->estate->es_output_cid = t->cid;
+        return t;
+    });
+}
+
+// True when open() opened baton.ready for a claim (see the header).
+bool can_claim(Table* t) { return t->ready != nullptr; }
+
+// Ends the scans and the executor state, pops the snapshot, and makes the writes visible.
+void close(Table* t) {
+    guard([t] {
+        if (t->by_key != nullptr) index_endscan(t->by_key);
+        if (t->by_tid != nullptr) table_index_fetch_end(t->by_tid);
+        if (t->leases != nullptr) side_rows::close(t->leases);
+        if (t->ready != nullptr) {
+            ExecDropSingleTupleTableSlot(t->ready_found);
+            index_close(t->ready_pkey, NoLock);
+            table_close(t->ready, NoLock);
+        }
+        ExecDropSingleTupleTableSlot(t->found);
+        ExecDropSingleTupleTableSlot(t->written);
+        side_rows::drop_slots(t->many, t->nmany);
+        if (t->indexes_open) ExecCloseIndices(t->rri);
+        if (t->pkey != nullptr) index_close(t->pkey, NoLock);
+        FreeExecutorState(t->estate);
+        PopActiveSnapshot();
+        table_close(t->rel, NoLock);
+        CommandCounterIncrement();
+        pfree(t);
+    });
+}
+
+namespace {
+
+// The next row of the range that is claimable at `now` (not yet taken).
+struct Candidate {
+    bool found;
+    claim_hint::Position at;
+    TimestampTz run_after;
+};
+
+// A level's scan reads the ids after the hint a window at a time. btree reads a leaf
+// page's matching entries all at once, from where the scan starts to the end of the
+// page, checking every key of each (four function calls an entry), though a claim most
+// often takes the first: unbounded, that read was the largest cost of a claim
+// (docs/performance.md, gain 16). An upper bound on the id stops it at the end of the
+// window: 8 ids and two a row asked for, enough for the rows that concurrent claimers
+// take from the same hint. Ids are shared by every tenant and target, so a target's rows
+// may lie far apart: a window read to its end before the claim has its rows gives way to
+// the next, 32 times as wide, and that one to the rest of the level.
+constexpr std::int64_t kFirstWindow = 8;
+constexpr std::int64_t kWidening = 32;
+
+// The last id of the window of `width` ids that starts at `first` (the largest id when
+// the sum would overflow).
+std::int64_t window_last(std::int64_t first, std::int64_t width) {
+    return first > PG_INT64_MAX - width ? PG_INT64_MAX : first + width - 1;
+}
+
+// Moves a level's scan to the next window of ids, the rest of the level after the
+// second: false when the scan had no bound left.
+bool next_window(Cursor* c) {
+    if (c->windows_left == 0) return false;
+    std::int64_t last = DatumGetInt64(c->keys[4].sk_argument);
+    if (last == PG_INT64_MAX) return false;
+    std::int64_t width = (last - DatumGetInt64(c->keys[3].sk_argument) + 1) * kWidening;
+    c->keys[3].sk_argument = Int64GetDatum(last + 1);
+    c->keys[4].sk_argument = Int64GetDatum(--c->windows_left == 0 ? PG_INT64_MAX : window_last(last + 1, width));
+    index_rescan(c->scan, c->keys, c->nkeys, nullptr, 0);
+    return true;
+}
+
+// Begins a claim's index scan over one range, for up to max_rows rows.
+Cursor* begin_claim(Table* t, const pg_uuid_t* tenant, const text* target, ClaimRange range, claim_hint::Position from,
+                    int max_rows) {
+    return guard([t, tenant, target, range, from, max_rows] {
+        Cursor* c = static_cast<Cursor*>(palloc0(sizeof(Cursor)));
+        c->reserved = static_cast<ItemPointerData*>(palloc(sizeof(ItemPointerData) * (max_rows + 1)));
+        c->indexed = static_cast<compat::IndexUpdate*>(palloc(sizeof(compat::IndexUpdate) * (max_rows + 1)));
+        c->table = t;
+        c->tenant = tenant;
+        c->in_written = -1;
+        // ready_pkey is (tenant, target, rank, id), rank the priority negated.
+        ScanKeyInit(&c->keys[0], 1, BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
+        ScanKeyInit(&c->keys[1], 2, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(target));
+        c->keys[1].sk_collation = t->ready_pkey->rd_indcollation[1];
+        std::int64_t rank = side_rows::rank_of(static_cast<std::int32_t>(from.priority));
+        c->nkeys = 2;
+        if (range == ClaimRange::kLevel) {
+            ScanKeyInit(&c->keys[2], 3, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(rank));
+            ScanKeyInit(&c->keys[3], 4, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(from.id));
+            ScanKeyInit(&c->keys[4], 4, BTLessEqualStrategyNumber, F_INT8LE,
+                        Int64GetDatum(window_last(from.id, kFirstWindow + 2 * static_cast<std::int64_t>(max_rows))));
+            c->nkeys = 5;
+            c->windows_left = 2;
+        } else if (range == ClaimRange::kBelow) {
+            ScanKeyInit(&c->keys[2], 3, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(rank));
+            c->nkeys = 3;
+        }
+        c->scan = compat::index_scan(t->ready, t->ready_pkey, t->snapshot, c->nkeys);
+        index_rescan(c->scan, c->keys, c->nkeys, nullptr, 0);
+        return c;
+    });
+}
+
+// Ends the scan and frees the cursor.
+void end_claim(Cursor* c) {
+    guard([c] {
+        index_endscan(c->scan);
+        pfree(c->reserved);
+        pfree(c->indexed);
+        pfree(c);
+    });
+}
+
+// The next claimable row of the scan: the next ready row due at `now`, and its delivery,
+// read into `found` and asked delivery::claimable() (a ready row is removed by the
+// transaction that takes its delivery out of pending, so the one this snapshot sees
+// leads to a pending version; its status is checked all the same).
+Candidate next_candidate(Cursor* c, TimestampTz now) {
+    return guard([c, now] {
+        Table* t = c->table;
+        for (;;) {
+            if (!index_getnext_slot(c->scan, ForwardScanDirection, t->ready_found)) {
+                if (next_window(c)) continue;
+                break;
+            }
+            bool n1 = false, n2 = false, n3 = false;
+            TimestampTz run_after = DatumGetTimestampTz(slot_getattr(t->ready_found, t->ready_col[kReadyRunAfter], &n1));
+            if (n1 || run_after > now || deleted_by_running(t)) continue;
+            std::int64_t id = DatumGetInt64(slot_getattr(t->ready_found, t->ready_col[kReadyId], &n2));
+            std::int64_t priority = -DatumGetInt64(slot_getattr(t->ready_found, t->ready_col[kReadyRank], &n3));
+            bool no_tid = true;
+            Datum row_tid = t->ready_col[kReadyRowTid] == 0
+                                ? static_cast<Datum>(0)
+                                : slot_getattr(t->ready_found, t->ready_col[kReadyRowTid], &no_tid);
+            bool found = (!no_tid && fetch_at(t, c->tenant, id, reinterpret_cast<ItemPointer>(DatumGetPointer(row_tid)))) ||
+                         fetch_by_key(t, c->tenant, id);
+            if (!found || !claimable(t, now)) continue;
+            c->ready_tid = t->ready_found->tts_tid;
+            return Candidate{true, {priority, id}, run_after};
+        }
+        return Candidate{false, claim_hint::kEnd, 0};
+    });
+}
+
+// Locks the version read unless another transaction holds it, as FOR UPDATE SKIP LOCKED
+// does: true when it is held (then, unchanged, in `found`). A version changed by a
+// transaction that committed after the snapshot is not followed: under READ COMMITTED
+// it is skipped (left to a later claim), so a claim never locks a row it will not take
+// (FOR UPDATE would lock the newer version, most often another worker's fresh claim,
+// and hold up that worker's finish until the claim's transaction ends); under
+// REPEATABLE READ and SERIALIZABLE it is a serialization failure, as with FOR UPDATE.
+bool hold_found(Table* t) {
+    ItemPointerData tid = t->found->tts_tid;
+    bool isnull = false;
+    std::int64_t id = DatumGetInt64(found_value(t, kId, &isnull));
+    TM_FailureData tmfd;
+    TM_Result l = table_tuple_lock(t->rel, &tid, t->snapshot, t->found, t->cid, LockTupleNoKeyExclusive,
+                                   LockWaitSkip, 0, &tmfd);
+    if ((l == TM_Updated || l == TM_Deleted) && IsolationUsesXactSnapshot()) serialization_failure(id);
+    return l == TM_Ok;
+}
+
+// Writes the claimed version of the row in `found` to the heap, and remembers it in the
+// cursor for complete(). wait: see write_heap().
+TM_Result reserve_found(Cursor* c, TimestampTz lease_until, bool wait) {
+    Table* t = c->table;
+    ItemPointerData tid = t->found->tts_tid;
+    TM_FailureData tmfd;
+    compat::IndexUpdate indexed = compat::IndexUpdate::kNone;
+    c->in_written = -1;
+    build_claim(t, lease_until);
+    TM_Result r = write_heap(t, &tid, wait, &tmfd, &indexed);
+    if (r == TM_Ok) {
+        c->reserved[c->nreserved] = t->written->tts_tid;
+        c->indexed[c->nreserved] = indexed;
+        c->in_written = c->nreserved++;
+    }
+    return r;
+}
+
+// Writes the claimed version of the candidate next_candidate() just returned to the
+// heap (see claim() in delivery_direct.hpp), and removes its ready row, as the fence
+// trigger does for a statement's claim. False when another transaction holds it or
+// changed it after the snapshot: then the ready row is that transaction's to remove.
+bool reserve(Cursor* c, TimestampTz lease_until) {
+    return guard([c, lease_until] {
+        Table* t = c->table;
+        // The common case: a row no transaction has touched since it was written is
+        // updated at once, without a lock of its own (one WAL record less). A row another
+        // claimer has touched (its xmax is set: read without the buffer lock, a hint only)
+        // goes straight to the lock, which skips it cheaply while that claimer holds it.
+        bool reserved = false;
+        if (untouched(t)) {
+            TM_Result r = reserve_found(c, lease_until, false);
+            if (r == TM_SelfModified) return false;
+            reserved = r == TM_Ok;
+        }
+        if (!reserved) {
+            if (!hold_found(t)) return false;
+            if (reserve_found(c, lease_until, true) != TM_Ok)
+                elog(ERROR, "pg_baton could not update a delivery it holds locked");
+        }
+        simple_heap_delete(t->ready, &c->ready_tid);
+        return true;
+    });
+}
+
+// Writes the index entries of the i-th row reserved, and reads claim's result columns
+// into values/nulls (by-reference ones copied into the current context) and its position.
+void complete(Cursor* c, int i, Datum* values, bool* nulls, claim_hint::Position* at) {
+    guard([c, i, values, nulls, at] {
+        Table* t = c->table;
+        // The version written: still in `written` when it was the last one reserved.
+        TupleTableSlot* slot = t->written;
+        if (c->in_written != i) {
+            slot = t->found;
+            if (!table_tuple_fetch_row_version(t->rel, &c->reserved[i], SnapshotAny, slot))
+                elog(ERROR, "pg_baton cannot read a delivery it claimed");
+        }
+        write_indexes(t, slot, c->indexed[i]);
+        static const Column kResult[8] = {kId,      kGeneration, kLeaseUntil, kDedupKey,
+                                          kPayload, kBinding,    kAttempts,   kRunId};
+        for (int k = 0; k < 8; k++) values[k] = copied(t, slot, kResult[k], &nulls[k]);
+        bool isnull = false;
+        *at = {DatumGetInt32(slot_getattr(slot, t->col[kPriority], &isnull)), DatumGetInt64(values[0])};
+    });
+}
+
+// The version in `found` as a settling call reports it, its target copied out; the
+// role is the store's to add.
+FoundDelivery read_found(Table* t) {
+    std::optional<delivery::Status> status = found_status(t);
+    bool isnull = false;
+    if (!status)
+        elog(ERROR, "delivery %lld has an unknown status",
+             static_cast<long long>(DatumGetInt64(found_value(t, kId, &isnull))));
+    return {true, found_row(t, *status), TextDatumGetCString(found_value(t, kTarget, &isnull)), InvalidOid, 0};
+}
+
+// True when the core says the caller at `generation` holds the lease of the version read.
+bool held(Table* t, std::int64_t generation) {
+    std::optional<delivery::Status> status = found_status(t);
+    return status && delivery::holds_lease(found_row(t, *status), generation);
+}
+
+// The settling write's changes to the version read.
+void build_settle(Table* t, Datum outcome, const Jsonb* result, bool keep_result) {
+    begin_write(t);
+    put(t, kStatus, outcome);
+    put(t, kLeaseUntil, 0, true);
+    put(t, kSettledAt, TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()));
+    if (!keep_result) put(t, kResult, PointerGetDatum(result), result == nullptr);
+}
+
+
+// Adds the lease of a row claimed to baton.leases, as the fence trigger does for a
+// statement's writes (pg/deliveries/side_rows.hpp).
+void add_lease(Table* t, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation) {
+    guard([t, tenant, id, generation] {
+        if (t->leases == nullptr) t->leases = side_rows::open(t->rel, side_rows::Table::kLeases);
+        side_rows::add_lease(t->leases, tenant, id, generation, t->lease_until);
+    });
+}
+
+}  // namespace
+
+// The settle under guard() (see the header).
+FoundDelivery settle(Table* t, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
+                     delivery::Status outcome, const Jsonb* result, bool keep_result) {
+    const char* outcome_name = delivery::status_name(outcome);
+    return guard([t, tenant, id, generation, outcome, outcome_name, result, keep_result] {
+        FoundDelivery s{};
+        if (!fetch_claimed(t, tenant, id) && !fetch_by_key(t, tenant, id)) return s;
+        if (!held(t, generation)) return read_found(t);
+        Datum outcome_text = CStringGetTextDatum(outcome_name);
+        ItemPointerData tid = t->found->tts_tid;
+        build_settle(t, outcome_text, result, keep_result);
+        TM_FailureData tmfd;
+        TM_Result r = write_over(t, &tid, true, &tmfd);
+        if (r == TM_Updated || r == TM_Deleted) {
+            // Changed since the snapshot (a reap, a retry, a purge): as an UPDATE does,
+            // check the latest version again under READ COMMITTED.
+            if (IsolationUsesXactSnapshot()) serialization_failure(id);
+            TM_Result l = lock_latest(t, &tid, LockWaitBlock);
+            if (l == TM_Deleted) return s;
+            if (l != TM_Ok) elog(ERROR, "pg_baton could not lock delivery %lld", static_cast<long long>(id));
+            if (!held(t, generation)) return read_found(t);
+            tid = t->found->tts_tid;
+            build_settle(t, outcome_text, result, keep_result);
+            r = write_over(t, &tid, true, &tmfd);
+        }
+        if (r != TM_Ok)
+            elog(ERROR, "pg_baton could not update delivery %lld (result %d)", static_cast<long long>(id),
+                 static_cast<int>(r));
+        // `found` still holds the version read; the version written differs in its status.
+        s = read_found(t);
+        s.row.status = outcome;
+        return s;
+    });
+}
+
+// Reserves up to n claimable rows of the range, then completes and returns them (see the header).
+Claimed claim(Table* t, const ClaimCall& call, ClaimRange range, claim_hint::Position from, std::int64_t n) {
+    if (!t->has_lease_until) {
+        Datum start = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+        Interval* lease = call.lease;
+        t->lease_until = guard([start, lease] {
+            return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval, start, IntervalPGetDatum(lease)));
+        });
+        t->has_lease_until = true;
+    }
+    Cursor* cursor = begin_claim(t, call.tenant, call.target, range, from, static_cast<int>(n));
+    const char* target = VARDATA_ANY(call.target);
+    int target_len = static_cast<int>(VARSIZE_ANY_EXHDR(call.target));
+    std::int64_t reserved = 0;
+    while (reserved < n) {
+        Candidate candidate = next_candidate(cursor, call.now);
+        if (!candidate.found) break;
+        claim_hints::row_taken(call.tenant, target, target_len, candidate.at, candidate.run_after);
+        if (reserve(cursor, t->lease_until)) reserved++;
+    }
+    Claimed got{0, claim_hint::kEnd};
+    for (std::int64_t i = 0; i < reserved; i++) {
+        Datum values[8];
+        bool nulls[8];
+        complete(cursor, static_cast<int>(i), values, nulls, &got.last);
+        remember_claimed(t, call.tenant, DatumGetInt64(values[0]), &cursor->reserved[i]);
+        add_lease(t, call.tenant, DatumGetInt64(values[0]), DatumGetInt64(values[1]));
+        put_row(call.rsinfo, values, nulls);
+        got.n++;
+    }
+    end_claim(cursor);
+    return got;
+}
+
+namespace {
+
+// True when the default of column c is the constant text `value` ('pending' for status).
+bool default_is(Table* t, Column c, const char* value) {
+    Node* expr = build_column_default(t->rel, t->col[c]);
+    if (expr == nullptr || !IsA(expr, Const) || castNode(Const, expr)->constisnull ||
+        castNode(Const, expr)->consttype != TEXTOID)
+        return false;
+    text* s = DatumGetTextPP(castNode(Const, expr)->constvalue);
+    return std::string_view(VARDATA_ANY(s), VARSIZE_ANY_EXHDR(s)) == value;
+}
+
+}  // namespace
+
+// The checks of insert(), before any write (see the header).
+bool can_insert(Table* t, const NewDelivery* items, int n) {
+    for (int i = 0; i < n; i++)
+        if (items[i].run_id != nullptr) return false;
+    if (!can_claim(t)) return false;  // a side table's trigger: the statement
+    return guard([t, n] {
+        if (pg_class_aclcheck(RelationGetRelid(t->rel), GetUserId(), ACL_INSERT) != ACLCHECK_OK) return false;
+        if (!default_is(t, kStatus, delivery::status_name(delivery::Status::kPending))) return false;
+        // The defaults of the columns an enqueue leaves out, as the INSERT would take
+        // them (a column a user added, too); the identity column's is the id given.
+        if (t->defaults == nullptr) {
+            TupleDesc desc = RelationGetDescr(t->rel);
+            const Column given[] = {kTenant, kId, kTarget, kDedupKey, kPayload, kBinding,
+                                    kRunAfter, kPriority, kMaxAttempts, kRunId};
+            t->defaults = static_cast<ExprState**>(palloc0(sizeof(ExprState*) * desc->natts));
+            for (int a = 0; a < desc->natts; a++) {
+                if (TupleDescAttr(desc, a)->attisdropped) continue;
+                bool is_given = false;
+                for (Column c : given) is_given = is_given || t->col[c] == a + 1;
+                if (is_given) continue;
+                Node* expr = build_column_default(t->rel, a + 1);
+                if (expr != nullptr) t->defaults[a] = ExecPrepareExpr(reinterpret_cast<Expr*>(expr), t->estate);
+            }
+        }
+        if (t->many == nullptr) t->many = side_rows::make_slots(t->rel, n, &t->nmany);
+        // The indexes too, here, outside the subtransaction insert() runs in: opened in
+        // it, they would belong to its resource owner and leak when it ends.
+        open_indexes(t);
+        return true;
+    });
+}
+
+// Each row built from its item and the columns' defaults and checked against the table's
+// constraints; up to side_rows::kManyRows of them, or side_rows::kManyBytes, at a time
+// written to the heap by one heap_multi_insert (one WAL record and one buffer lock a
+// page, as COPY writes them), then to the indexes, then their ready rows added the same
+// way.
+void insert(Table* t, const pg_uuid_t* tenant, const NewDelivery* items, int n, const std::int64_t* ids) {
+    const int many = t->nmany;  // rows a heap_multi_insert
+    side_rows::Writer* ready = side_rows::open(t->rel, side_rows::Table::kReady);
+    TupleDesc desc = RelationGetDescr(t->rel);
+    ExprContext* econtext = GetPerTupleExprContext(t->estate);
+    side_rows::ReadyRow* rows = static_cast<side_rows::ReadyRow*>(palloc(sizeof(side_rows::ReadyRow) * many));
+    TimestampTz now = GetCurrentTransactionStartTimestamp();  // now()
+    for (int done = 0, k = 0; done < n; done += k) {
+        Size bytes = 0;
+        for (k = 0; k < many && done + k < n && bytes < side_rows::kManyBytes; k++) {
+            const NewDelivery& d = items[done + k];
+            TupleTableSlot* slot = t->many[k];
+            ExecClearTuple(slot);
+            for (int a = 0; a < desc->natts; a++) {
+                slot->tts_values[a] = 0;
+                slot->tts_isnull[a] = true;
+                if (t->defaults[a] != nullptr)
+                    slot->tts_values[a] = ExecEvalExprSwitchContext(t->defaults[a], econtext, &slot->tts_isnull[a]);
+            }
+            TimestampTz run_after = d.has_run_after ? d.run_after : now;
+            put(slot, t->col[kTenant], UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
+            put(slot, t->col[kId], Int64GetDatum(ids[done + k]));
+            put(slot, t->col[kTarget], PointerGetDatum(d.target));
+            put(slot, t->col[kDedupKey], PointerGetDatum(d.dedup_key));
+            put(slot, t->col[kPayload], JsonbPGetDatum(d.payload));
+            put(slot, t->col[kBinding], JsonbPGetDatum(d.binding));
+            put(slot, t->col[kRunAfter], TimestampTzGetDatum(run_after));
+            put(slot, t->col[kPriority], Int32GetDatum(d.priority));
+            put(slot, t->col[kMaxAttempts], Int32GetDatum(d.max_attempts));
+            put(slot, t->col[kRunId], static_cast<Datum>(0), true);
+            ExecStoreVirtualTuple(slot);
+            if (t->rel->rd_att->constr != nullptr) ExecConstraints(t->rri, slot, t->estate);
+            // The row formed in the slot's memory (the defaults' values live in the
+            // per-tuple memory, reset for the next row), and its size counted.
+            bytes += ExecFetchSlotHeapTuple(slot, true, nullptr)->t_len;
+            ResetPerTupleExprContext(t->estate);
+            rows[k] = {d.target, d.priority, ids[done + k], run_after, &slot->tts_tid};
+        }
+        table_multi_insert(t->rel, t->many, k, t->cid, 0, nullptr);
+        for (int j = 0; j < k; j++) {
+            compat::insert_index_tuples(t->rri, t->many[j], t->estate, false);
+            ResetPerTupleExprContext(t->estate);
+        }
+        if (ready != nullptr) side_rows::add_ready_all(ready, tenant, rows, k);
+    }
+    pfree(rows);
+    if (ready != nullptr) side_rows::close(ready);
+    // The indexes were opened outside the subtransaction this runs in (can_insert()), and
+    // their access methods' insert state was made inside it: ended here, before it ends.
+    compat::end_index_inserts(t->rri);
+}
+
+// After insert() raised (see the header).
+void insert_failed(Table* t) { compat::forget_index_inserts(t->rri); }
+
+// Each row's place in claim order, told to the claim hints (see the header).
+void inserted(const pg_uuid_t* tenant, const NewDelivery* items, int n, const std::int64_t* ids) {
+    if (!claim_hints::enabled()) return;
+    TimestampTz now = GetCurrentTransactionStartTimestamp();  // insert()'s run_after when none is given
+    for (int i = 0; i < n; i++) {
+        const NewDelivery& d = items[i];
+        claim_hints::row_pending(tenant, VARDATA_ANY(d.target), static_cast<int>(VARSIZE_ANY_EXHDR(d.target)),
+                                 {d.priority, ids[i]}, d.has_run_after ? d.run_after : now);
+    }
+}
+
+// A probe of target_bindings' primary key (see the header).
+Oid bound_role(const pg_uuid_t* tenant, const char* target, int target_len) {
+    return guard([tenant, target, target_len] {
+        // The table locked first, then its index: see relations.hpp.
+        Oid indexid = InvalidOid;
+        Relation rel =
+            relations::open_with_index("target_bindings", "target_bindings_pkey", AccessShareLock, &indexid);
+        TupleDesc desc = RelationGetDescr(rel);
+        const AttrNumber* cols = relations::attnums(rel, kBindingColumnNames, kBindingColumns);
+        AttrNumber role_col = cols[kBindingRole];
+        AttrNumber target_col = cols[kBindingTarget];
+        if (cols[kBindingTenant] == 0 || target_col == 0)
+            elog(ERROR, "pg_baton cannot find the key columns of baton.target_bindings");
+        ScanKeyData keys[2];
+        ScanKeyInit(&keys[0], cols[kBindingTenant], BTEqualStrategyNumber, F_UUID_EQ,
+                    UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
+        ScanKeyInit(&keys[1], target_col, BTEqualStrategyNumber, F_TEXTEQ,
+                    PointerGetDatum(cstring_to_text_with_len(target, target_len)));
+        keys[1].sk_collation = TupleDescAttr(desc, target_col - 1)->attcollation;
+        Snapshot snapshot = RegisterSnapshot(GetLatestSnapshot());
+        SysScanDesc scan = systable_beginscan(rel, indexid, true, snapshot, 2, keys);
+        HeapTuple tuple = systable_getnext(scan);
+        Oid role = InvalidOid;
+        if (HeapTupleIsValid(tuple) && role_col > 0) {
+            bool isnull = false;
+            Datum d = heap_getattr(tuple, role_col, desc, &isnull);
+            if (!isnull) role = DatumGetObjectId(d);
+        }
+        systable_endscan(scan);
+        UnregisterSnapshot(snapshot);
+        table_close(rel, AccessShareLock);
+        return role;
+    });
+}
+
+}  // namespace baton::pg::delivery_direct

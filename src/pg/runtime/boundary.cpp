@@ -1,0 +1,111 @@
+// The boundary between Postgres and C++ (see boundary.hpp).
+#include "core/report.hpp"
+#include "pg/runtime/boundary.hpp"
+#include "pg/citus/citus_nested.hpp"
+#include "pg/access/owner.hpp"
+
+namespace baton::pg {
+
+namespace {
+
+// The report being raised. Static so that building it cannot fail; it is consumed by
+// ereport() (which copies the texts) before anything else can use it.
+Report g_report;
+
+// MAKE_SQLSTATE from the five-character code of the core's catalogue.
+int sqlstate_of(SqlState state) {
+    const char* c = sqlstate_code(state);
+    return MAKE_SQLSTATE(c[0], c[1], c[2], c[3], c[4]);
+}
+
+// Runs body and turns escaping exceptions into Postgres errors. When as_owner is set,
+// the body runs as the extension's owner (owner.hpp), as a SECURITY DEFINER function
+// would; a Postgres error that longjmps past us leaves the switch to the transaction
+// abort, which restores the user id (as for SECURITY DEFINER functions in fmgr.c). A
+// SQL-callable function called inside a Citus shard query is checked first
+// (citus_nested.hpp); what that check set is undone on every way out.
+Datum run(FunctionCallInfo fcinfo, Body body, bool as_owner) {
+    Oid saved_user = InvalidOid;
+    int saved_context = 0;
+    GetUserIdAndSecContext(&saved_user, &saved_context);
+    ErrorData* pg_error = nullptr;
+    citus_nested::Call nested;
+    try {
+        if (as_owner) {
+            Oid owner = guard([] { return owner::of_extension(); });
+            SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+            nested = citus_nested::enter(fcinfo);
+        }
+        Datum result = body(fcinfo, saved_user);
+        citus_nested::leave(nested);
+        SetUserIdAndSecContext(saved_user, saved_context);
+        return result;
+    } catch (const PgError& e) {
+        pg_error = e.data();
+    } catch (...) {
+        describe_current_exception(g_report);
+    }
+    // Outside the catch blocks: the exception object is gone, nothing C++ is alive.
+    // The setting's level is left to the abort that follows: with none, leave() makes
+    // no Postgres call.
+    nested.level = 0;
+    citus_nested::leave(nested);
+    SetUserIdAndSecContext(saved_user, saved_context);
+    if (pg_error != nullptr) ReThrowError(pg_error);
+    ereport(ERROR, (errcode(sqlstate_of(g_report.state)), errmsg_internal("%s", g_report.message),
+                    g_report.detail[0] ? errdetail_internal("%s", g_report.detail) : 0,
+                    g_report.hint[0] ? errhint("%s", g_report.hint) : 0));
+    pg_unreachable();
+}
+
+}  // namespace
+
+const char* PgError::what() const noexcept {
+    return data_ != nullptr && data_->message != nullptr ? data_->message : "postgres error";
+}
+
+ErrorData* try_postgres(void (*fn)(void*), void* arg) noexcept {
+    MemoryContext cxt = CurrentMemoryContext;
+    ErrorData* volatile error = nullptr;
+    PG_TRY();
+    { fn(arg); }
+    PG_CATCH();
+    {
+        // CopyErrorData must not run in ErrorContext, where the error left us.
+        MemoryContextSwitchTo(cxt);
+        error = CopyErrorData();
+        FlushErrorState();
+    }
+    PG_END_TRY();
+    return error;
+}
+
+ErrorData* try_in_subtransaction(void (*fn)(void*), void* arg) {
+    MemoryContext cxt = CurrentMemoryContext;
+    ResourceOwner owner = CurrentResourceOwner;
+    ErrorData* volatile error = nullptr;
+    BeginInternalSubTransaction(nullptr);
+    MemoryContextSwitchTo(cxt);
+    PG_TRY();
+    {
+        fn(arg);
+        ReleaseCurrentSubTransaction();
+    }
+    PG_CATCH();
+    {
+        MemoryContextSwitchTo(cxt);
+        error = CopyErrorData();
+        FlushErrorState();
+        RollbackAndReleaseCurrentSubTransaction();
+    }
+    PG_END_TRY();
+    MemoryContextSwitchTo(cxt);
+    CurrentResourceOwner = owner;
+    return error;
+}
+
+Datum entry(FunctionCallInfo fcinfo, Body body) { return run(fcinfo, body, true); }
+
+Datum trigger_entry(FunctionCallInfo fcinfo, Body body) { return run(fcinfo, body, false); }
+
+}  // namespace baton::pg

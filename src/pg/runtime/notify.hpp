@@ -1,0 +1,32 @@
+// The wake-ups an enqueue sends, so that idle workers wake up (docs/wakeups.md).
+//
+// Each (tenant, target) has a channel of its own, named "baton_" followed by 32 hex
+// digits: the first 16 bytes of an HMAC-SHA-256, keyed by this database's secret
+// (baton.wakeup_key, readable by the extension's owner only), of the tenant's 16 bytes
+// and the target's. A role that may not learn the secret cannot name a channel, and
+// LISTEN on a name it guessed hears nothing; baton.wakeup_channel() gives the name to
+// whoever may claim there. The notification carries no payload.
+#pragma once
+
+#include "pg/runtime/boundary.hpp"
+
+namespace baton::pg::notify {
+
+// "baton_" and 32 hex digits, and the terminating NUL.
+constexpr int kChannelBytes = 6 + 32 + 1;
+
+// The wake-up channel of (tenant, target), written into channel. Reads the secret on
+// first use in this backend. Postgres calls inside.
+void channel(const pg_uuid_t* tenant, const text* target, char (&channel)[kChannelBytes]);
+
+// Queues a NOTIFY on the channel of (tenant, target) when baton.notify is on; Postgres
+// sends it at commit, once per transaction and channel. On a schema older than 0.8.0
+// (not updated yet) it sends what that version did: NOTIFY baton_enqueue with the
+// tenant and target as JSON.
+void enqueued(const pg_uuid_t* tenant, const text* target);
+
+// Forgets the secret on a relcache invalidation of relid (InvalidOid: all), so that a
+// re-created or truncated baton.wakeup_key is read again (from pg/runtime/invalidation).
+void forget_relation(Oid relid);
+
+}  // namespace baton::pg::notify

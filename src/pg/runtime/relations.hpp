@@ -1,0 +1,55 @@
+// pg_baton's own relations, found in an order that survives maintenance, and their
+// column numbers, looked up once per backend. REINDEX ...
+// CONCURRENTLY gives a rebuilt index a new oid (and the old name) and drops the old one;
+// a backend whose transaction began before that still resolves the index's name to the
+// old oid from its catalog cache, which it refreshes only when it takes a lock it did not
+// hold. So the table is locked first, and its index looked up after, in the table's own
+// index list: the lock brings the cache up to date, and while it is held the index found
+// cannot be dropped. (VACUUM FULL, CLUSTER, REINDEX and pg_repack keep every oid and give
+// new relfilenodes, which the relation cache follows by itself.)
+//
+// Everything found here is kept in plain static arrays (no constructors) and forgotten
+// by relcache and schema invalidation callbacks: an ALTER TABLE, a DROP or a re-created
+// table sends a relcache invalidation of the table, which this backend processes when it
+// next locks the table (or, for its own changes, at the end of the command that made
+// them, and again if its transaction aborts).
+#pragma once
+
+#include "pg/runtime/postgres.hpp"
+
+namespace baton::pg::relations {
+
+// The table of schema baton named `table`, opened with `lock`, and in *index_oid the oid of
+// its index named `index`. Both oids are cached per backend and forgotten by relcache and
+// schema invalidations, so the names are resolved again only after a change. `table` and
+// `index` must be string literals (the cache keeps the pointers). Postgres calls only
+// (call it inside guard()): raises an error when either is missing.
+Relation open_with_index(const char* table, const char* index, LOCKMODE lock, Oid* index_oid);
+
+// The table of schema baton named `table`, opened with `lock`; its oid cached as
+// open_with_index() caches it. `table` must be a string literal. Postgres calls only:
+// raises an error when it is missing.
+Relation open(const char* table, LOCKMODE lock);
+
+// The oid of the table of schema baton named `table`, InvalidOid when there is none;
+// cached as open() caches it (no lock taken). `table` must be a string literal.
+// Postgres calls only.
+Oid relid(const char* table);
+
+// The most columns one attnums() list may name.
+constexpr int kMaxColumns = 24;
+
+// The attribute numbers of the `n` columns `names` of the open relation `rel`, in the
+// order of `names`, 0 for a column it does not have (or has dropped). Found by name once
+// per backend for each (list, relation) and kept until a relcache invalidation of the
+// relation (a column added, dropped or renamed, the table dropped) or a cache reset; a
+// relation of another oid (the table re-created) is looked at afresh. `names` must be a
+// static array: the cache is keyed by its address. The answer may change at the next
+// attnums() call of the same list (copy it out to keep it). Postgres calls only.
+const AttrNumber* attnums(Relation rel, const char* const* names, int n);
+
+// Forgets what was found for relation relid (InvalidOid: everything; a renamed or dropped
+// schema may change what "baton" names): from pg/runtime/invalidation's callbacks.
+void forget(Oid relid);
+
+}  // namespace baton::pg::relations

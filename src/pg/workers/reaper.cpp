@@ -1,0 +1,319 @@
+// The background reaper (see reaper.hpp).
+//
+// The worker is plain Postgres code: no C++ object with a destructor lives in it, so a
+// Postgres error may longjmp anywhere in it. Each batch runs in its own transaction
+// under PG_TRY; an error is logged, the transaction aborted, and the loop goes on at the
+// next interval, so one bad batch never takes the worker down. SIGTERM (shutdown,
+// pg_terminate_backend, or a command that needs the database: launcher.hpp) ends the loop
+// and the worker exits with status 0. The launcher starts the workers (dynamic, never
+// restarted by the postmaster) and starts another after a worker stops (launcher.cpp).
+#include <csignal>
+#include <cstring>
+
+#include "core/limits.hpp"
+#include "pg/workers/launcher.hpp"
+#include "pg/access/owner.hpp"
+#include "pg/runtime/postgres.hpp"
+#include "pg/workers/reaper.hpp"
+
+extern "C" {
+PGDLLEXPORT void baton_reaper_main(Datum arg);
+}
+
+namespace baton::pg::reaper {
+
+namespace {
+
+constexpr int kDefaultIntervalMs = 1000;
+constexpr int kDefaultBatch = 1000;
+
+char* g_databases = nullptr;             // baton.reaper_databases
+int g_interval_ms = kDefaultIntervalMs;  // baton.reaper_interval
+int g_batch = kDefaultBatch;             // baton.reaper_batch
+
+volatile sig_atomic_t g_terminate = false;
+
+// SIGTERM: ends the loop at its next check; the latch wakes a sleeping worker.
+void on_sigterm(SIGNAL_ARGS) {
+    int saved_errno = errno;
+    g_terminate = true;
+    SetLatch(MyLatch);
+    errno = saved_errno;
+}
+
+// Whether this database's pg_baton is in use (baton.in_use has its row; versions before
+// 0.3.0 have no such table and always are). One that is not (a restore in progress, or
+// a database no application has written to since) is left alone: a reap is a write and
+// would end the restore's way past the fence (restore_load.hpp). Inside SPI.
+bool in_use() {
+    Oid nsp = get_namespace_oid("baton", true);
+    if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid("in_use", nsp))) return true;
+    int rc = SPI_execute("SELECT 1 FROM baton.in_use", true, 1);
+    if (rc != SPI_OK_SELECT) elog(ERROR, "pg_baton reaper: reading baton.in_use failed: %s", SPI_result_code_string(rc));
+    return SPI_processed > 0;
+}
+
+constexpr int kNotInstalled = -1;
+constexpr int kReadOnly = -2;
+
+// What the worker calls each round: a function of baton taking the batch size and
+// returning a count. fire_schedules exists from 0.8.0 on; a database whose pg_baton is
+// older has no schedules to fire.
+struct Job {
+    const char* function;  // its name in schema baton
+    const char* call;      // the statement
+};
+constexpr Job kReap = {"reap", "SELECT baton.reap($1)"};
+constexpr Job kFire = {"fire_schedules", "SELECT baton.fire_schedules($1)"};
+
+// True when baton.<function>(integer) exists. Inside a transaction.
+bool job_exists(const Job& job) {
+    Oid argtypes[1] = {INT4OID};
+    List* name = list_make2(makeString(pstrdup("baton")), makeString(pstrdup(job.function)));
+    return OidIsValid(LookupFuncName(name, 1, argtypes, true));
+}
+
+// One batch in its own transaction: SELECT baton.reap(batch), or another job, through
+// SPI (so the call runs exactly as a client's would, as the extension's owner, under
+// the fence). Returns the count (rows reaped, deliveries fired; 0 while the database is
+// not in use or the job's function does not exist), kNotInstalled when pg_baton is not
+// installed in this database, or kReadOnly when transactions are read-only here
+// (default_transaction_read_only set for the server, the database or the role): the
+// call would refuse with 25006, so the worker does not make it and says so once instead
+// of logging an error each round. (On a standby the worker does not run at all: it
+// starts when recovery has finished.)
+int run_batch(const Job& job, int batch) {
+    int count = kNotInstalled;
+    SetCurrentStatementStartTimestamp();
+    StartTransactionCommand();
+    PushActiveSnapshot(GetTransactionSnapshot());
+    pgstat_report_activity(STATE_RUNNING, job.call);
+    if (XactReadOnly) {
+        count = kReadOnly;
+    } else if (Oid owner = owner::of_extension(true); OidIsValid(owner)) {
+        // The worker connects as the bootstrap superuser; it reads and reaps as the
+        // extension's owner, as every pg_baton call runs (owner.hpp), so that nothing it
+        // runs has more rights than the role that installed pg_baton. An error leaves
+        // the switch back to the transaction abort.
+        Oid saved_user = InvalidOid;
+        int saved_context = 0;
+        GetUserIdAndSecContext(&saved_user, &saved_context);
+        SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+        Oid argtypes[1] = {INT4OID};
+        Datum values[1] = {Int32GetDatum(batch)};
+        if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_baton reaper: SPI_connect failed");
+        count = 0;
+        if (in_use() && job_exists(job)) {
+            int rc = SPI_execute_with_args(job.call, 1, argtypes, values, nullptr, false, 1);
+            if (rc != SPI_OK_SELECT || SPI_processed != 1)
+                elog(ERROR, "pg_baton reaper: baton.%s() failed: %s", job.function, SPI_result_code_string(rc));
+            bool isnull = false;
+            Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+            count = isnull ? 0 : DatumGetInt32(d);
+        }
+        SPI_finish();
+        SetUserIdAndSecContext(saved_user, saved_context);
+    }
+    PopActiveSnapshot();
+    CommitTransactionCommand();
+    pgstat_report_stat(false);
+    pgstat_report_activity(STATE_IDLE, nullptr);
+    return count;
+}
+
+// Runs one batch and catches its error: logs it, aborts the transaction and returns
+// false, so that the worker survives (a cancel, a lock timeout, a dropped extension).
+bool try_batch(const Job& job, int batch, int* count) {
+    volatile bool ok = true;
+    PG_TRY();
+    { *count = run_batch(job, batch); }
+    PG_CATCH();
+    {
+        HOLD_INTERRUPTS();
+        EmitErrorReport();
+        AbortCurrentTransaction();
+        MemoryContextSwitchTo(TopMemoryContext);
+        FlushErrorState();
+        pgstat_report_activity(STATE_IDLE, nullptr);
+        RESUME_INTERRUPTS();
+        ok = false;
+    }
+    PG_END_TRY();
+    return ok;
+}
+
+}  // namespace
+
+void define_settings() {
+    DefineCustomStringVariable(
+        "baton.reaper_databases",
+        "Databases in which the pg_baton reaper runs: '*' for every database with pg_baton, or a "
+        "comma-separated list (needs the preload).",
+        "One background worker per database served, started by the pg_baton launcher. Takes effect at "
+        "server start, and only with shared_preload_libraries = 'pg_baton'; empty: no reaper.",
+        &g_databases, "*", process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP, 0,
+        nullptr, nullptr, nullptr);
+    DefineCustomIntVariable("baton.reaper_interval", "Time the pg_baton reaper sleeps between rounds.",
+                            "A round reaps batch after batch until a batch comes back short.", &g_interval_ms,
+                            kDefaultIntervalMs, 10, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr,
+                            nullptr);
+    DefineCustomIntVariable("baton.reaper_batch", "Expired leases the pg_baton reaper returns per transaction.",
+                            nullptr, &g_batch, kDefaultBatch, 1, limits::kMaxReapRows, PGC_SIGHUP, 0, nullptr,
+                            nullptr, nullptr);
+}
+
+bool database_names(bool quiet, List** names, bool* all) {
+    *names = NIL;
+    *all = false;
+    if (g_databases == nullptr || g_databases[0] == '\0') return true;
+    char* raw = pstrdup(g_databases);
+    List* items = NIL;
+    if (!SplitGUCList(raw, ',', &items)) {
+        if (!quiet)
+            ereport(WARNING, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                              errmsg("invalid list syntax in parameter \"baton.reaper_databases\""),
+                              errdetail("No pg_baton reaper is started.")));
+        return false;
+    }
+    ListCell* lc;
+    foreach (lc, items) {
+        const char* db = static_cast<const char*>(lfirst(lc));
+        if (db[0] == '\0') continue;
+        if (std::strcmp(db, "*") == 0) {
+            *all = true;
+            continue;
+        }
+        if (std::strlen(db) >= NAMEDATALEN) {
+            if (!quiet)
+                ereport(WARNING, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                                  errmsg("database name \"%s\" in baton.reaper_databases is too long", db),
+                                  errdetail("No pg_baton reaper is started for it.")));
+            continue;
+        }
+        *names = lappend(*names, const_cast<char*>(db));
+    }
+    return true;
+}
+
+bool serves(const char* name) {
+    List* names = NIL;
+    bool all = false;
+    if (name == nullptr || !database_names(true, &names, &all)) return false;
+    if (all) return true;
+    ListCell* lc;
+    foreach (lc, names)
+        if (std::strcmp(static_cast<const char*>(lfirst(lc)), name) == 0) return true;
+    return false;
+}
+
+int interval_ms() { return g_interval_ms; }
+
+}  // namespace baton::pg::reaper
+
+// The worker's entry point: connects to its database (by oid: the launcher passes it),
+// then reaps every interval until SIGTERM. With baton.reaper_databases = '*' it exits
+// when pg_baton is not installed there (at once, quietly, when it never was; after
+// saying so, when DROP EXTENSION removed it), and the launcher forgets the database
+// until a CREATE EXTENSION there commits. With a list of names it waits instead (and
+// says so once).
+void baton_reaper_main(Datum arg) {
+    using namespace baton::pg;
+    using namespace baton::pg::reaper;
+    char dbname[NAMEDATALEN];
+    strlcpy(dbname, MyBgworkerEntry->bgw_extra, sizeof dbname);
+
+    pqsignal(SIGTERM, on_sigterm);
+    pqsignal(SIGHUP, SignalHandlerForConfigReload);
+    BackgroundWorkerUnblockSignals();
+    BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(arg), InvalidOid, 0);
+    pgstat_report_appname("pg_baton reaper");
+    uint32_t announced = 0;
+    if (!launcher::attach(&announced)) {
+        // Paused by a command that needs the database (DROP DATABASE, ...), or another
+        // worker runs there already.
+        elog(DEBUG1, "pg_baton reaper for database \"%s\" not needed now", dbname);
+        proc_exit(0);
+    }
+    List* names = NIL;
+    bool all = false;
+    (void)database_names(true, &names, &all);
+    if (!all) {
+        launcher::report_serving();
+        ereport(LOG, (errmsg("pg_baton reaper started in database \"%s\"", dbname)));
+    }
+
+    bool said_missing = false;
+    bool said_read_only = false;
+    bool reaping = false;  // pg_baton was found installed
+    while (!g_terminate) {
+        // A round: batch after batch, one transaction each, until one comes back short.
+        bool fire = false;  // pg_baton is installed and writable: fire schedules after reaping
+        for (;;) {
+            CHECK_FOR_INTERRUPTS();
+            if (g_terminate) break;
+            int batch = g_batch;
+            int reaped = 0;
+            if (!try_batch(kReap, batch, &reaped)) break;
+            if (reaped == kNotInstalled && all) {
+                if (reaping)
+                    ereport(LOG, (errmsg("pg_baton is no longer installed in database \"%s\"; its reaper exits",
+                                         dbname)));
+                else
+                    elog(DEBUG1, "pg_baton is not installed in database \"%s\"; no reaper there", dbname);
+                launcher::report_absent(announced);
+                proc_exit(0);
+            }
+            if (!reaping && reaped != kNotInstalled && all) {
+                launcher::report_serving();
+                ereport(LOG, (errmsg("pg_baton reaper started in database \"%s\"", dbname)));
+            }
+            if (reaped != kNotInstalled) reaping = true;
+            if (reaped >= 0) launcher::report_reaped();
+            if (reaped == kReadOnly) {
+                if (!said_read_only)
+                    ereport(LOG, (errmsg("transactions are read-only in database \"%s\"; the pg_baton reaper waits",
+                                         dbname),
+                                  errhint("The reaper reaps again once default_transaction_read_only is off "
+                                          "for it.")));
+                said_read_only = true;
+                break;
+            }
+            if (said_read_only)
+                ereport(LOG, (errmsg("transactions are read-write in database \"%s\"; the pg_baton reaper reaps "
+                                     "again", dbname)));
+            said_read_only = false;
+            if (reaped == kNotInstalled) {
+                if (!said_missing)
+                    ereport(LOG, (errmsg("pg_baton is not installed in database \"%s\"; its reaper waits", dbname),
+                                  errhint("Run CREATE EXTENSION pg_baton there, or remove the database from "
+                                          "baton.reaper_databases.")));
+                said_missing = true;
+                break;
+            }
+            if (said_missing)
+                ereport(LOG, (errmsg("pg_baton is installed in database \"%s\"; its reaper starts reaping", dbname)));
+            said_missing = false;
+            if (reaped > 0) elog(DEBUG1, "pg_baton reaper reaped %d expired leases in \"%s\"", reaped, dbname);
+            fire = true;
+            if (reaped < batch) break;
+        }
+        // Then the due schedules, batch after batch until one comes back short.
+        while (fire && !g_terminate) {
+            CHECK_FOR_INTERRUPTS();
+            int fired = 0;
+            if (!try_batch(kFire, g_batch, &fired) || fired < 0) break;
+            if (fired > 0) elog(DEBUG1, "pg_baton reaper fired %d schedules in \"%s\"", fired, dbname);
+            if (fired < g_batch) break;
+        }
+        if (g_terminate) break;
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, g_interval_ms, PG_WAIT_EXTENSION);
+        ResetLatch(MyLatch);
+        CHECK_FOR_INTERRUPTS();
+        if (ConfigReloadPending) {
+            ConfigReloadPending = false;
+            ProcessConfigFile(PGC_SIGHUP);
+        }
+    }
+    ereport(LOG, (errmsg("pg_baton reaper in database \"%s\" shutting down", dbname)));
+    proc_exit(0);
+}
