@@ -6,7 +6,7 @@
 #include "pg/runtime/boundary.hpp"
 #include "pg/citus/citus.hpp"
 #include "pg/deliveries/side_rows.hpp"
-#include "pg/access/owner.hpp"
+#include "pg/runtime/owner.hpp"
 #include "pg/access/read_only.hpp"
 #include "pg/runtime/spi.hpp"
 #include "api/views.hpp"

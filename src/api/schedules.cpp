@@ -129,7 +129,7 @@ std::int64_t enqueue_slot(pg::DeliveryStore& store, const pg::schedules::DueKey&
 // next_fire_at NULL, so that it neither fails every call nor keeps coming back.
 void stop_unreadable(pg::Spi& spi, const pg::schedules::DueKey& key, const std::string& why) {
     const std::string name = pg::quoted(key.name);
-    const char* tenant = pg::fence::tenant_text(key.tenant);
+    const char* tenant = pg::tenant_text(key.tenant);
     const char* n = name.c_str();
     const char* w = why.c_str();
     pg::guard([tenant, n, w] {

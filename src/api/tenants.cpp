@@ -25,7 +25,7 @@ Datum create_tenant(FunctionCallInfo fcinfo, Oid) {
     if (!pg::tenants::insert(spi, tenant)) {
         pg::fence::Check c = pg::fence::read(tenant);
         if (c.access != pg::fence::Access::kMissing && c.state == tenant::State::kDeleted)
-            throw Error(SqlState::kInvalidState, "tenant " + std::string(pg::fence::tenant_text(tenant)) + " is deleted",
+            throw Error(SqlState::kInvalidState, "tenant " + std::string(pg::tenant_text(tenant)) + " is deleted",
                         "A deleted tenant cannot be created again.", "Use a new tenant id.");
     }
     PG_RETURN_VOID();
@@ -47,9 +47,9 @@ Datum set_tenant_state(FunctionCallInfo fcinfo, Oid) {
     pg::Spi spi;
     std::optional<tenant::State> from = pg::tenants::lock(spi, tenant);
     if (!from)
-        throw Error(SqlState::kTenantFenced, "tenant " + std::string(pg::fence::tenant_text(tenant)) + " does not exist",
+        throw Error(SqlState::kTenantFenced, "tenant " + std::string(pg::tenant_text(tenant)) + " does not exist",
                     "Only an existing tenant has a state.", "Create it with baton.create_tenant().");
-    tenant::check_move(*from, to, pg::fence::tenant_text(tenant));
+    tenant::check_move(*from, to, pg::tenant_text(tenant));
     if (*from == to) PG_RETURN_VOID();
     pg::fence::lock_exclusive(tenant);
     pg::tenants::set_state(spi, tenant, to);

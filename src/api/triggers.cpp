@@ -325,7 +325,7 @@ Datum tenant_state_guard(FunctionCallInfo fcinfo, Oid) {
     TupleDesc desc = rel->rd_att;
     if (TRIGGER_FIRED_BY_DELETE(ev))
         throw Error(SqlState::kInvalidState,
-                    "tenant " + std::string(pg::fence::tenant_text(row_tenant(td->tg_trigtuple, rel))) +
+                    "tenant " + std::string(pg::tenant_text(row_tenant(td->tg_trigtuple, rel))) +
                         " cannot be removed",
                     "A tenant row stays for as long as the extension: its state is the fence.",
                     "Use baton.set_tenant_state(tenant, 'deleted').");
@@ -333,8 +333,8 @@ Datum tenant_state_guard(FunctionCallInfo fcinfo, Oid) {
     const pg_uuid_t* after = row_tenant(td->tg_newtuple, rel);
     if (std::memcmp(before, after, sizeof *before) != 0)
         throw Error(SqlState::kInvalidState,
-                    "tenant " + std::string(pg::fence::tenant_text(before)) + " cannot change its id to " +
-                        pg::fence::tenant_text(after),
+                    "tenant " + std::string(pg::tenant_text(before)) + " cannot change its id to " +
+                        pg::tenant_text(after),
                     "Every row of a tenant carries its id.");
     // 0 when the table has no state column: SPI_getvalue then reads NULL, and no state changes.
     int state_col = pg::guard([rel] { return pg::relations::attnums(rel, kTenantColumnNames, 1)[0]; });
@@ -343,7 +343,7 @@ Datum tenant_state_guard(FunctionCallInfo fcinfo, Oid) {
     if (old_state && new_state && std::strcmp(old_state, new_state) != 0) {
         auto from = tenant::parse_state(old_state);
         auto to = tenant::parse_state(new_state);
-        if (from && to) tenant::check_move(*from, *to, pg::fence::tenant_text(before));
+        if (from && to) tenant::check_move(*from, *to, pg::tenant_text(before));
         pg::fence::lock_exclusive(before);
         pg::authz_cache::changed(rel);
     }

@@ -3,8 +3,11 @@
 #include <cstring>
 #include <string>
 
+#include "core/cause.hpp"
 #include "core/error.hpp"
+#include "core/tenant.hpp"
 #include "pg/access/fence.hpp"
+#include "pg/runtime/args.hpp"
 #include "pg/access/authz_cache.hpp"
 #include "pg/citus/citus.hpp"
 #include "pg/citus/citus_hold.hpp"
@@ -157,12 +160,6 @@ void forget_on_subabort(SubXactEvent event, SubTransactionId, SubTransactionId, 
 }  // namespace
 
 void init() { RegisterSubXactCallback(forget_on_subabort, nullptr); }
-
-char* tenant_text(const pg_uuid_t* tenant) {
-    return guard([tenant] {
-        return DatumGetCString(DirectFunctionCall1(uuid_out, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant))));
-    });
-}
 
 void require_writable(const pg_uuid_t* tenant) {
     citus::hold_shard_group(tenant);

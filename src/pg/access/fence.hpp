@@ -41,7 +41,5 @@ void lock_exclusive(const pg_uuid_t* tenant);
 Check read(const pg_uuid_t* tenant);
 // Registers the callback that keeps the cache of reads honest (from _PG_init).
 void init();
-// The tenant as text, for messages (palloc'd).
-char* tenant_text(const pg_uuid_t* tenant);
 
 }  // namespace baton::pg::fence

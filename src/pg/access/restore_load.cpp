@@ -5,7 +5,7 @@
 
 #include "pg/runtime/boundary.hpp"
 #include "pg/runtime/locks.hpp"
-#include "pg/access/owner.hpp"
+#include "pg/runtime/owner.hpp"
 #include "pg/runtime/spi.hpp"
 
 namespace baton::pg::restore_load {

@@ -6,7 +6,7 @@
 // them. The fence lets such a row in when three things hold:
 //   - the statement is the session's top-level COPY into that very table (not a write
 //     made from inside a function, a trigger or SPI, and never one of pg_baton's calls);
-//   - the role has the privileges of the extension's owner (pg/access/owner.hpp: the role that
+//   - the role has the privileges of the extension's owner (pg/runtime/owner.hpp: the role that
 //     installed pg_baton, a superuser or the database owner, whose rights its own
 //     calls use), as the role that restores a dump (and ran its CREATE EXTENSION) has;
 //   - this database's pg_baton has not been written to yet: baton.in_use holds no row.

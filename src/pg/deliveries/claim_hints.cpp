@@ -5,6 +5,7 @@
 #include "core/limits.hpp"
 #include "pg/runtime/boundary.hpp"
 #include "pg/deliveries/claim_hints.hpp"
+#include "pg/runtime/settings.hpp"
 
 namespace baton::pg::claim_hints {
 
@@ -35,7 +36,6 @@ struct Entry {
     claim_hint::State state;
 };
 
-int g_capacity = 1024;  // baton.claim_hint_targets
 HTAB* g_table = nullptr;
 LWLock* g_lock = nullptr;
 shmem_request_hook_type g_prev_request = nullptr;
@@ -63,7 +63,7 @@ int g_touched_size = 0;
 
 void request_shmem() {
     if (g_prev_request) g_prev_request();
-    RequestAddinShmemSpace(hash_estimate_size(g_capacity, sizeof(Entry)));
+    RequestAddinShmemSpace(hash_estimate_size(settings::claim_hint_targets, sizeof(Entry)));
     RequestNamedLWLockTranche("pg_baton claim hints", 1);
 }
 
@@ -74,7 +74,7 @@ void startup_shmem() {
     std::memset(&info, 0, sizeof info);
     info.keysize = sizeof(Key);
     info.entrysize = sizeof(Entry);
-    g_table = ShmemInitHash("pg_baton claim hints", g_capacity, g_capacity, &info,
+    g_table = ShmemInitHash("pg_baton claim hints", settings::claim_hint_targets, settings::claim_hint_targets, &info,
                             HASH_ELEM | HASH_BLOBS | HASH_FIXED_SIZE);
     g_lock = &(GetNamedLWLockTranche("pg_baton claim hints"))->lock;
     LWLockRelease(AddinShmemInitLock);
@@ -209,19 +209,13 @@ void on_subxact(SubXactEvent event, SubTransactionId, SubTransactionId, void*) {
 }  // namespace
 
 void init() {
-    // A PGC_POSTMASTER setting can only be defined while preloading (Postgres makes a
-    // later definition FATAL): without the preload it does not exist.
-    if (process_shared_preload_libraries_in_progress) {
-        DefineCustomIntVariable("baton.claim_hint_targets",
-                                "Targets whose claim position pg_baton keeps in shared memory.",
-                                "Claims of other targets scan from the top.", &g_capacity, 1024, 0, 1000000,
-                                PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
-        if (g_capacity > 0) {
-            g_prev_request = shmem_request_hook;
-            shmem_request_hook = request_shmem;
-            g_prev_startup = shmem_startup_hook;
-            shmem_startup_hook = startup_shmem;
-        }
+    // The shared memory exists only when preloaded (baton.claim_hint_targets, read by
+    // settings::define() before this, exists only then).
+    if (process_shared_preload_libraries_in_progress && settings::claim_hint_targets > 0) {
+        g_prev_request = shmem_request_hook;
+        shmem_request_hook = request_shmem;
+        g_prev_startup = shmem_startup_hook;
+        shmem_startup_hook = startup_shmem;
     }
     RegisterXactCallback(on_xact, nullptr);
     RegisterSubXactCallback(on_subxact, nullptr);

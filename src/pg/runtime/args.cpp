@@ -229,4 +229,10 @@ Datum text_from_utf8(std::string_view s) {
     });
 }
 
+char* tenant_text(const pg_uuid_t* tenant) {
+    return guard([tenant] {
+        return DatumGetCString(DirectFunctionCall1(uuid_out, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant))));
+    });
+}
+
 }  // namespace baton::pg

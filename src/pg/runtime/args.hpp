@@ -63,4 +63,7 @@ Datum text_datum(std::string_view s);
 // converted to the server encoding (a no-op in UTF8 databases).
 Datum text_from_utf8(std::string_view s);
 
+// A tenant (any uuid) as text, for messages (palloc'd).
+char* tenant_text(const pg_uuid_t* tenant);
+
 }  // namespace baton::pg

@@ -2,7 +2,7 @@
 #include "core/report.hpp"
 #include "pg/runtime/boundary.hpp"
 #include "pg/citus/citus_nested.hpp"
-#include "pg/access/owner.hpp"
+#include "pg/runtime/owner.hpp"
 
 namespace baton::pg {
 

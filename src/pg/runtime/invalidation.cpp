@@ -5,7 +5,7 @@
 #include "pg/citus/citus.hpp"
 #include "pg/deliveries/side_rows.hpp"
 #include "pg/runtime/notify.hpp"
-#include "pg/access/owner.hpp"
+#include "pg/runtime/owner.hpp"
 #include "pg/runtime/relations.hpp"
 #include "pg/access/restore_load.hpp"
 

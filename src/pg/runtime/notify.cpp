@@ -4,7 +4,7 @@
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "core/tenant.hpp"
-#include "pg/access/fence.hpp"
+#include "pg/runtime/args.hpp"
 #include "pg/runtime/notify.hpp"
 #include "pg/runtime/relations.hpp"
 #include "pg/runtime/settings.hpp"
@@ -80,7 +80,7 @@ void compute(const pg_uuid_t* tenant, const char* target, int target_len, char (
 // run yet) keeps the wake-up it documented: NOTIFY baton_enqueue with the payload
 // {"tenant": ..., "target": ...}, one channel for every tenant and target.
 void notify_shared(const pg_uuid_t* tenant, const text* target) {
-    char* tenant_id = fence::tenant_text(tenant);
+    char* tenant_id = tenant_text(tenant);
     guard([tenant_id, target] {
         StringInfoData buf;
         initStringInfo(&buf);

@@ -1,4 +1,5 @@
-// The GUCs of pg_baton, defined in src/module.cpp (_PG_init).
+// The settings (GUCs) of pg_baton, each defined once, in settings.cpp (define(), from
+// _PG_init), and read through these variables.
 #pragma once
 
 namespace baton::settings {
@@ -19,7 +20,19 @@ extern int health_stuck_after;         // baton.health_stuck_after
 extern int health_schedules_warn;      // baton.health_schedules_warn
 extern int health_pending_warn;        // baton.health_pending_warn
 
-// Defines the thresholds' GUCs (from _PG_init).
-void define_health_settings();
+// The background reaper (pg/workers/reaper.hpp). baton.reaper_databases is
+// PGC_POSTMASTER when preloading (it decides which workers exist), and only
+// informational otherwise; pg/workers/served.hpp reads it.
+extern char* reaper_databases;  // baton.reaper_databases: '*', a list of names, or empty
+extern int reaper_interval_ms;  // baton.reaper_interval
+extern int reaper_batch;        // baton.reaper_batch: expired leases per transaction
+
+// baton.claim_hint_targets: the claim hints' capacity in shared memory
+// (pg/deliveries/claim_hints.hpp). PGC_POSTMASTER: defined only while preloading
+// (Postgres makes a later definition FATAL); without the preload it does not exist.
+extern int claim_hint_targets;
+
+// Defines every setting above (from _PG_init, before the prefix is reserved).
+void define();
 
 }  // namespace baton::settings

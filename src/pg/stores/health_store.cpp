@@ -11,7 +11,8 @@
 #include "pg/workers/launcher.hpp"
 #include "pg/deliveries/side_rows.hpp"
 #include "pg/citus/local_shards.hpp"
-#include "pg/workers/reaper.hpp"
+#include "pg/runtime/settings.hpp"
+#include "pg/workers/served.hpp"
 
 namespace baton::pg::health_store {
 
@@ -298,9 +299,9 @@ health::ReaperState reaper_state(std::int64_t expired_leases) {
     TimestampTz* at = &last;
     bool preloaded = guard([at] { return launcher::last_reaped(MyDatabaseId, at); });
     const char* db = guard([] { return get_database_name(MyDatabaseId); });
-    bool served = guard([db] { return reaper::serves(db); });
-    health::ReaperState s{preloaded, served, db ? db : "", std::nullopt, seconds_since(PgStartTime),
-                          reaper::interval_ms() / 1000.0, expired_leases};
+    bool is_served = guard([db] { return served::serves(db); });
+    health::ReaperState s{preloaded, is_served, db ? db : "", std::nullopt, seconds_since(PgStartTime),
+                          settings::reaper_interval_ms / 1000.0, expired_leases};
     if (last != 0) s.since_run = seconds_since(last);
     return s;
 }

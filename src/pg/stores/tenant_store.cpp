@@ -37,7 +37,7 @@ std::optional<tenant::State> lock(Spi& spi, pg_uuid_t* tenant) {
     if (spi.run(g_lock, values, nullptr) == 0) return std::nullopt;
     const char* stored = spi.cstring_at(0, 1);
     auto state = tenant::parse_state(stored ? stored : "");
-    if (!state) throw Error(SqlState::kInternal, "tenant " + std::string(fence::tenant_text(tenant)) + " has an unknown state");
+    if (!state) throw Error(SqlState::kInternal, "tenant " + std::string(tenant_text(tenant)) + " has an unknown state");
     return state;
 }
 

@@ -7,7 +7,8 @@
 
 #include "pg/workers/launcher.hpp"
 #include "pg/runtime/postgres.hpp"
-#include "pg/workers/reaper.hpp"
+#include "pg/runtime/settings.hpp"
+#include "pg/workers/served.hpp"
 
 extern "C" {
 PGDLLEXPORT void baton_launcher_main(Datum arg);
@@ -509,7 +510,7 @@ void init() {
     if (IsBinaryUpgrade) return;
     List* names = NIL;
     bool all = false;
-    if (!reaper::database_names(false, &names, &all) || (!all && names == NIL)) return;
+    if (!served::database_names(false, &names, &all) || (!all && names == NIL)) return;
     BackgroundWorker worker;
     std::memset(&worker, 0, sizeof worker);
     worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
@@ -598,7 +599,7 @@ void baton_launcher_main(Datum) {
 
     List* names = NIL;
     bool all = false;
-    (void)baton::pg::reaper::database_names(true, &names, &all);
+    (void)baton::pg::served::database_names(true, &names, &all);
     g_names = names;
     g_all = all;
     g_said_missing = static_cast<bool*>(palloc0(sizeof(bool) * (list_length(names) + 1)));
@@ -617,7 +618,7 @@ void baton_launcher_main(Datum) {
     adopt_workers();
     while (!g_terminate) {
         tick();
-        int timeout = baton::pg::reaper::interval_ms();
+        int timeout = baton::settings::reaper_interval_ms;
         if (timeout > kMaxTick) timeout = kMaxTick;
         (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, timeout, PG_WAIT_EXTENSION);
         ResetLatch(MyLatch);

@@ -12,24 +12,15 @@
 
 #include "core/limits.hpp"
 #include "pg/workers/launcher.hpp"
-#include "pg/access/owner.hpp"
+#include "pg/runtime/owner.hpp"
 #include "pg/runtime/postgres.hpp"
+#include "pg/runtime/settings.hpp"
 #include "pg/workers/reaper.hpp"
-
-extern "C" {
-PGDLLEXPORT void baton_reaper_main(Datum arg);
-}
+#include "pg/workers/served.hpp"
 
 namespace baton::pg::reaper {
 
 namespace {
-
-constexpr int kDefaultIntervalMs = 1000;
-constexpr int kDefaultBatch = 1000;
-
-char* g_databases = nullptr;             // baton.reaper_databases
-int g_interval_ms = kDefaultIntervalMs;  // baton.reaper_interval
-int g_batch = kDefaultBatch;             // baton.reaper_batch
 
 volatile sig_atomic_t g_terminate = false;
 
@@ -144,69 +135,6 @@ bool try_batch(const Job& job, int batch, int* count) {
 
 }  // namespace
 
-void define_settings() {
-    DefineCustomStringVariable(
-        "baton.reaper_databases",
-        "Databases in which the pg_baton reaper runs: '*' for every database with pg_baton, or a "
-        "comma-separated list (needs the preload).",
-        "One background worker per database served, started by the pg_baton launcher. Takes effect at "
-        "server start, and only with shared_preload_libraries = 'pg_baton'; empty: no reaper.",
-        &g_databases, "*", process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP, 0,
-        nullptr, nullptr, nullptr);
-    DefineCustomIntVariable("baton.reaper_interval", "Time the pg_baton reaper sleeps between rounds.",
-                            "A round reaps batch after batch until a batch comes back short.", &g_interval_ms,
-                            kDefaultIntervalMs, 10, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr,
-                            nullptr);
-    DefineCustomIntVariable("baton.reaper_batch", "Expired leases the pg_baton reaper returns per transaction.",
-                            nullptr, &g_batch, kDefaultBatch, 1, limits::kMaxReapRows, PGC_SIGHUP, 0, nullptr,
-                            nullptr, nullptr);
-}
-
-bool database_names(bool quiet, List** names, bool* all) {
-    *names = NIL;
-    *all = false;
-    if (g_databases == nullptr || g_databases[0] == '\0') return true;
-    char* raw = pstrdup(g_databases);
-    List* items = NIL;
-    if (!SplitGUCList(raw, ',', &items)) {
-        if (!quiet)
-            ereport(WARNING, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                              errmsg("invalid list syntax in parameter \"baton.reaper_databases\""),
-                              errdetail("No pg_baton reaper is started.")));
-        return false;
-    }
-    ListCell* lc;
-    foreach (lc, items) {
-        const char* db = static_cast<const char*>(lfirst(lc));
-        if (db[0] == '\0') continue;
-        if (std::strcmp(db, "*") == 0) {
-            *all = true;
-            continue;
-        }
-        if (std::strlen(db) >= NAMEDATALEN) {
-            if (!quiet)
-                ereport(WARNING, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                                  errmsg("database name \"%s\" in baton.reaper_databases is too long", db),
-                                  errdetail("No pg_baton reaper is started for it.")));
-            continue;
-        }
-        *names = lappend(*names, const_cast<char*>(db));
-    }
-    return true;
-}
-
-bool serves(const char* name) {
-    List* names = NIL;
-    bool all = false;
-    if (name == nullptr || !database_names(true, &names, &all)) return false;
-    if (all) return true;
-    ListCell* lc;
-    foreach (lc, names)
-        if (std::strcmp(static_cast<const char*>(lfirst(lc)), name) == 0) return true;
-    return false;
-}
-
-int interval_ms() { return g_interval_ms; }
 
 }  // namespace baton::pg::reaper
 
@@ -236,7 +164,7 @@ void baton_reaper_main(Datum arg) {
     }
     List* names = NIL;
     bool all = false;
-    (void)database_names(true, &names, &all);
+    (void)served::database_names(true, &names, &all);
     if (!all) {
         launcher::report_serving();
         ereport(LOG, (errmsg("pg_baton reaper started in database \"%s\"", dbname)));
@@ -251,7 +179,7 @@ void baton_reaper_main(Datum arg) {
         for (;;) {
             CHECK_FOR_INTERRUPTS();
             if (g_terminate) break;
-            int batch = g_batch;
+            int batch = baton::settings::reaper_batch;
             int reaped = 0;
             if (!try_batch(kReap, batch, &reaped)) break;
             if (reaped == kNotInstalled && all) {
@@ -301,12 +229,12 @@ void baton_reaper_main(Datum arg) {
         while (fire && !g_terminate) {
             CHECK_FOR_INTERRUPTS();
             int fired = 0;
-            if (!try_batch(kFire, g_batch, &fired) || fired < 0) break;
+            if (!try_batch(kFire, baton::settings::reaper_batch, &fired) || fired < 0) break;
             if (fired > 0) elog(DEBUG1, "pg_baton reaper fired %d schedules in \"%s\"", fired, dbname);
-            if (fired < g_batch) break;
+            if (fired < baton::settings::reaper_batch) break;
         }
         if (g_terminate) break;
-        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, g_interval_ms, PG_WAIT_EXTENSION);
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, baton::settings::reaper_interval_ms, PG_WAIT_EXTENSION);
         ResetLatch(MyLatch);
         CHECK_FOR_INTERRUPTS();
         if (ConfigReloadPending) {

@@ -9,23 +9,7 @@
 
 #include "pg/runtime/postgres.hpp"
 
-namespace baton::pg::reaper {
-
-// Defines the reaper's GUCs (from _PG_init, before the prefix is reserved).
-// baton.reaper_databases is PGC_POSTMASTER when preloading (it decides which workers
-// exist), and only informational otherwise.
-void define_settings();
-
-// Reads baton.reaper_databases: `*all` when it holds '*', else the names in `*names`
-// (a List of C strings, in the current memory context). False, after a WARNING unless
-// `quiet`, when the list cannot be read; names too long are skipped (WARNING unless
-// `quiet`).
-bool database_names(bool quiet, List** names, bool* all);
-
-// Whether baton.reaper_databases serves the database `name` ('*' or named; quiet).
-bool serves(const char* name);
-
-// baton.reaper_interval, in milliseconds.
-int interval_ms();
-
-}  // namespace baton::pg::reaper
+// The worker's entry point, which the launcher registers by name (launcher.cpp). The
+// reaper reports to the launcher (launcher.hpp); the launcher knows it only by this
+// name, and both read which databases are served from served.hpp.
+extern "C" PGDLLEXPORT void baton_reaper_main(Datum arg);

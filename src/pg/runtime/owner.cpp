@@ -1,5 +1,5 @@
 // The extension's owner, cached (see owner.hpp).
-#include "pg/access/owner.hpp"
+#include "pg/runtime/owner.hpp"
 
 namespace baton::pg::owner {
 
