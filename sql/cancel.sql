@@ -77,22 +77,34 @@ SELECT baton.redrive(:'f', 'job');
 -- Argument checks: NULLs 22004 naming the argument; a reason longer than retry's error,
 -- max_rows out of 1..100000, ids empty, too long, with NULLs or repeats, 22023.
 -- ---------------------------------------------------------------------------
-\set VERBOSITY verbose
 SELECT baton.cancel_delivery(NULL, 1);
+\echo :LAST_ERROR_SQLSTATE
 SELECT baton.cancel_delivery(:'a', NULL);
+\echo :LAST_ERROR_SQLSTATE
 SELECT baton.cancel_delivery(:'a', :p1, repeat('x', 65537));
+\echo :LAST_ERROR_SQLSTATE
 SELECT baton.redrive(NULL, 'job');
+\echo :LAST_ERROR_SQLSTATE
 SELECT baton.redrive(:'a', NULL);
+\echo :LAST_ERROR_SQLSTATE
 SELECT baton.redrive(:'a', 'job', NULL, NULL);
+\echo :LAST_ERROR_SQLSTATE
 SELECT baton.redrive(:'a', '');
+\echo :LAST_ERROR_SQLSTATE
 SELECT baton.redrive(:'a', 'job', max_rows => 0);
+\echo :LAST_ERROR_SQLSTATE
 SELECT baton.redrive(:'a', 'job', max_rows => 100001);
+\echo :LAST_ERROR_SQLSTATE
 SELECT baton.redrive(:'a', 'job', '{}');
+\echo :LAST_ERROR_SQLSTATE
 SELECT baton.redrive(:'a', 'job', ARRAY(SELECT pg_catalog.generate_series(1, 1001))::bigint[]);
+\echo :LAST_ERROR_SQLSTATE
 SELECT baton.redrive(:'a', 'job', '{1,NULL}');
+\echo :LAST_ERROR_SQLSTATE
 SELECT baton.redrive(:'a', 'job', '{1,1}');
+\echo :LAST_ERROR_SQLSTATE
 SELECT baton.redrive(:'a', 'job', '{{1},{2}}');
-\set VERBOSITY default
+\echo :LAST_ERROR_SQLSTATE
 -- A reason of exactly 65536 bytes is accepted.
 SELECT baton.enqueue(:'a', 'job', 'long') AS long \gset
 SELECT baton.cancel_delivery(:'a', :long, repeat('y', 65536));

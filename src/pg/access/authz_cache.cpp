@@ -105,6 +105,6 @@ void changed(Relation rel) {
     g_changed_lxid = BATON_MY_LXID;
 }
 
-void forget() { g_generation++; }
+void forget(Oid) { g_generation++; }
 
 }  // namespace baton::pg::authz_cache

@@ -54,8 +54,8 @@ void remember_bound_role(const Ticket& t, const pg_uuid_t* tenant, const char* t
 // transaction off the cache.
 void changed(Relation rel);
 
-// Forgets every entry (the relcache callback, for any relation: a reset, DROP
+// Forgets every entry, whatever relid (the relcache callback, for any relation: a reset, DROP
 // EXTENSION, a change sent by changed()).
-void forget();
+void forget(Oid relid);
 
 }  // namespace baton::pg::authz_cache

@@ -2,16 +2,17 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "pg/citus/citus_nested.hpp"
 #include "pg/access/read_only.hpp"
+#include "pg/runtime/hooks.hpp"
 
 namespace baton::pg {
 
-// Recovery first: a standby's transactions are all read-only, and "during recovery"
-// tells the caller that no setting of its own would let the call through there. Then a
-// write inside a Citus shard query (citus_nested.hpp), refused with 0A000.
+// The before_write hook first (hooks.hpp: a write inside a Citus shard query, refused
+// with 0A000). Then recovery before read-only: a standby's transactions are all
+// read-only, and "during recovery" tells the caller that no setting of its own would let
+// the call through there.
 void require_read_write(const char* function) {
-    citus_nested::refuse_write(function);
+    if (hooks::installed().before_write != nullptr) hooks::installed().before_write(function);
     bool in_recovery = guard([] { return RecoveryInProgress(); });
     bool read_only = in_recovery || guard([] { return static_cast<bool>(XactReadOnly); });
     if (!read_only) return;

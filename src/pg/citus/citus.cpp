@@ -1,6 +1,5 @@
 // Whether pg_baton is distributed by Citus (see citus.hpp).
 #include "pg/citus/citus.hpp"
-#include "pg/citus/citus_nested.hpp"
 
 namespace baton::pg::citus {
 
@@ -20,6 +19,8 @@ bool in_dist_partition(Oid relid) {
     return found;
 }
 
+}  // namespace
+
 // The cached answer of distributed(), computed with Postgres calls only: a Postgres
 // error longjmps out of it, so it is called from C++ through guard() (distributed())
 // and directly from the planner hook, a Postgres frame that holds no C++ object.
@@ -38,216 +39,6 @@ bool distributed_unguarded() {
     g_deliveries = relid;
     g_distributed = answer ? 1 : 0;
     return answer;
-}
-
-planner_hook_type g_previous_planner = nullptr;
-// How many plannings of this backend are under way (the planner hook's depth).
-int g_planning = 0;
-
-// The call of expr when it calls one of pg_baton's functions whose first argument is a
-// uuid (the tenant, by which Citus delegates it), through implicit casts, which Citus
-// strips too; nullptr otherwise. A user's function keeps its argument as written.
-FuncExpr* tenant_call(Node* expr) {
-    if (expr == nullptr || !IsA(expr, FuncExpr)) return nullptr;
-    FuncExpr* call = reinterpret_cast<FuncExpr*>(expr);
-    if (call->args == NIL || exprType(static_cast<Node*>(linitial(call->args))) != UUIDOID) return nullptr;
-    Oid nsp = get_namespace_oid("baton", true);
-    return OidIsValid(nsp) && get_func_namespace(call->funcid) == nsp ? call : nullptr;
-}
-
-// Whether expr is a call of pg_baton's whose first argument is the null uuid constant.
-bool null_first_argument(Node* expr) {
-    FuncExpr* call = tenant_call(expr);
-    if (call == nullptr) return false;
-    Node* first = strip_implicit_coercions(static_cast<Node*>(linitial(call->args)));
-    return IsA(first, Const) && reinterpret_cast<Const*>(first)->constisnull;
-}
-
-// Whether one of pg_baton's settings has a value of this session's own (SET,
-// set_config, a function's SET clause, the client's connection options). Citus passes
-// none of them to the worker it delegates a call to, which would apply its own value;
-// ALTER ROLE and ALTER DATABASE values Citus sets on every node, and ALTER SYSTEM is
-// each node's own.
-bool session_settings() {
-    int count = 0;
-    config_generic** settings = compat::settings(&count);
-    for (int i = 0; i < count; i++) {
-        if (strncmp(settings[i]->name, "baton.", 6) == 0 && settings[i]->source >= PGC_S_CLIENT) return true;
-    }
-    return false;
-}
-
-// Replaces the first argument a of call by `CASE WHEN random() < 0 THEN NULL::uuid
-// ELSE a END`, which is a too but volatile: the planner cannot fold it back into a
-// constant (Citus plans the query before it tries to delegate), and Citus delegates no
-// call with a volatile argument, so the call runs here.
-void hide_first_argument(FuncExpr* call) {
-    Expr* random = reinterpret_cast<Expr*>(
-        makeFuncExpr(BATON_F_RANDOM, FLOAT8OID, NIL, InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
-    Expr* zero = reinterpret_cast<Expr*>(makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
-                                                   Float8GetDatum(0.0), false, FLOAT8PASSBYVAL));
-    Expr* test = make_opclause(Float8LessOperator, BOOLOID, false, random, zero, InvalidOid, InvalidOid);
-    CaseWhen* when = makeNode(CaseWhen);
-    when->expr = test;
-    when->result = reinterpret_cast<Expr*>(makeNullConst(UUIDOID, -1, InvalidOid));
-    when->location = -1;
-    CaseExpr* hidden = makeNode(CaseExpr);
-    hidden->casetype = UUIDOID;
-    hidden->casecollid = InvalidOid;
-    hidden->arg = nullptr;
-    hidden->args = list_make1(when);
-    hidden->defresult = static_cast<Expr*>(linitial(call->args));
-    hidden->location = -1;
-    linitial(call->args) = hidden;
-}
-
-// Calls visit with each expression of a SELECT's target list and each function call of
-// its FROM: the calls Citus may delegate.
-template <typename Visit>
-void each_top_level_call(Query* parse, Visit visit) {
-    ListCell* cell;
-    foreach (cell, parse->targetList) visit(reinterpret_cast<Node*>(lfirst_node(TargetEntry, cell)->expr));
-    foreach (cell, parse->rtable) {
-        RangeTblEntry* rte = lfirst_node(RangeTblEntry, cell);
-        if (rte->rtekind == RTE_FUNCTION && list_length(rte->functions) == 1)
-            visit(linitial_node(RangeTblFunction, rte->functions)->funcexpr);
-    }
-}
-
-// Refuses (0A000) a write whose query reads or writes a table of schema baton that has
-// rules: Citus (13.2 and 14.0) crashes (SIGSEGV) planning a write to a distributed table
-// with a rule, a pg_baton table or any other, so on a distributed install such a
-// statement stops here, before Citus plans it. A rule's own actions are queries of their own that name
-// the table too, so they are refused as well. Postgres calls only.
-void refuse_rules(Query* parse) {
-    Oid nsp = InvalidOid;
-    ListCell* cell;
-    foreach (cell, parse->rtable) {
-        RangeTblEntry* rte = lfirst_node(RangeTblEntry, cell);
-        if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION) continue;
-        if (nsp == InvalidOid) nsp = get_namespace_oid("baton", true);
-        if (get_rel_namespace(rte->relid) != nsp) continue;
-        // The relation cache's rules, not pg_class.relhasrules, which stays set after
-        // the last rule is dropped (until a VACUUM).
-        Relation rel = RelationIdGetRelation(rte->relid);
-        if (rel == nullptr) continue;
-        bool has_rules = rel->rd_rules != nullptr && rel->rd_rules->numLocks > 0;
-        RelationClose(rel);
-        if (!has_rules) continue;
-        const char* name = get_rel_name(rte->relid);
-        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                        errmsg("table \"baton.%s\" has rules, which a distributed install does not support", name),
-                        errdetail("Citus crashes planning a write to a distributed table that has rules."),
-                        errhint("Drop the rules of baton.%s (DROP RULE ... ON baton.%s).", name, name)));
-    }
-}
-
-// The planner after pg_baton's (Citus'), counted in g_planning. Postgres calls only.
-PlannedStmt* next_planner(Query* parse, const char* query_string, int cursor_options, ParamListInfo params) {
-    PlannedStmt* result = nullptr;
-    g_planning++;
-    PG_TRY();
-    {
-        if (g_previous_planner != nullptr)
-            result = g_previous_planner(parse, query_string, cursor_options, params);
-        else
-            result = standard_planner(parse, query_string, cursor_options, params);
-    }
-    PG_FINALLY();
-    { g_planning--; }
-    PG_END_TRY();
-    return result;
-}
-
-// The planner hook: on a distributed install, a SELECT whose target list or FROM calls
-// pg_baton's functions with the tenant first gets those first arguments hidden from
-// Citus' delegation (see install_hooks()) when one of them is a NULL literal or when
-// the session has a pg_baton setting of its own; a write that touches a pg_baton table
-// with rules is refused there (refuse_rules()); every statement then goes to the next
-// planner, and one planned at the top of the backend is told to citus_nested (a call
-// Citus delegated here). The cheap tests of the query's shape come before the catalog's.
-// Postgres calls only.
-PlannedStmt* plan(Query* parse, const char* query_string, int cursor_options, ParamListInfo params) {
-    if (parse->commandType != CMD_SELECT && parse->commandType != CMD_UTILITY && parse->rtable != NIL &&
-        distributed_unguarded())
-        refuse_rules(parse);
-    if (parse->commandType == CMD_SELECT) {
-        bool null_tenant = false;
-        bool tenant_calls = false;
-        each_top_level_call(parse, [&](Node* expr) {
-            if (tenant_call(expr) != nullptr) tenant_calls = true;
-            if (null_first_argument(expr)) null_tenant = true;
-        });
-        if (tenant_calls && (null_tenant || session_settings()) && distributed_unguarded()) {
-            each_top_level_call(parse, [](Node* expr) {
-                if (FuncExpr* call = tenant_call(expr)) hide_first_argument(call);
-            });
-        }
-    }
-    // A statement planned at the top of the backend may be a call Citus delegated here
-    // (citus_nested: Citus allows its nested statements itself).
-    bool top = g_planning == 0;
-    bool delegated = top && citus_nested::delegated_call(parse);
-    PlannedStmt* result = next_planner(parse, query_string, cursor_options, params);
-    if (top) citus_nested::delegated_call_planned(delegated);
-    return result;
-}
-
-ProcessUtility_hook_type g_previous_utility = nullptr;
-
-// Whether the statement being run is one of pg_baton's own install or update script
-// (the extension being created or updated is pg_baton; the script's earlier statements
-// and the extension's row are visible to it).
-bool in_baton_script() {
-    return creating_extension && OidIsValid(CurrentExtensionObject) &&
-           CurrentExtensionObject == get_extension_oid("pg_baton", true);
-}
-
-// A CALL, told to citus_nested before it runs and after it ends, on every way out.
-// Postgres calls only.
-void call_utility(PlannedStmt* pstmt, const char* query, bool read_only_tree, ProcessUtilityContext context,
-                  ParamListInfo params, QueryEnvironment* env, DestReceiver* dest, QueryCompletion* qc) {
-    citus_nested::call_begins(castNode(CallStmt, pstmt->utilityStmt));
-    PG_TRY();
-    {
-        if (g_previous_utility != nullptr)
-            g_previous_utility(pstmt, query, read_only_tree, context, params, env, dest, qc);
-        else
-            standard_ProcessUtility(pstmt, query, read_only_tree, context, params, env, dest, qc);
-    }
-    PG_FINALLY();
-    { citus_nested::call_ends(); }
-    PG_END_TRY();
-}
-
-// The utility hook (see install_hooks()): a statement of pg_baton's script runs with
-// citus.enable_ddl_propagation off when Citus is loaded; a CALL is told to citus_nested
-// (a procedure call Citus delegated here); every other statement goes to the next hook
-// untouched. An error leaves the setting to the transaction's (or subtransaction's)
-// abort, which undoes the nesting level. Postgres calls only.
-void utility(PlannedStmt* pstmt, const char* query, bool read_only_tree, ProcessUtilityContext context,
-             ParamListInfo params, QueryEnvironment* env, DestReceiver* dest, QueryCompletion* qc) {
-    int level = 0;
-    if (in_baton_script() && GetConfigOption("citus.enable_ddl_propagation", true, false) != nullptr)
-        level = set_until_restored("citus.enable_ddl_propagation", "off");
-    // A CALL may be a procedure call Citus delegated here (citus_nested).
-    if (IsA(pstmt->utilityStmt, CallStmt))
-        call_utility(pstmt, query, read_only_tree, context, params, env, dest, qc);
-    else if (g_previous_utility != nullptr)
-        g_previous_utility(pstmt, query, read_only_tree, context, params, env, dest, qc);
-    else
-        standard_ProcessUtility(pstmt, query, read_only_tree, context, params, env, dest, qc);
-    if (level != 0) restore(level);
-}
-
-}  // namespace
-
-void install_hooks() {
-    g_previous_planner = planner_hook;
-    planner_hook = plan;
-    g_previous_utility = ProcessUtility_hook;
-    ProcessUtility_hook = utility;
-    citus_nested::install_hook();
 }
 
 int set_until_restored(const char* name, const char* value) {
@@ -273,7 +64,7 @@ bool distributed() {
 
 // Forgets the answer when baton.deliveries changes (Citus invalidates a table's entry
 // when it distributes or undistributes it) or on a reset.
-void forget_relation(Oid relid) {
+void forget(Oid relid) {
     if (relid == InvalidOid || relid == g_deliveries) g_distributed = -1;
 }
 

@@ -19,6 +19,10 @@ namespace baton::pg::citus {
 // catalog: it must run inside a transaction.
 bool distributed();
 
+// distributed() with Postgres calls only: a Postgres error longjmps out of it. For a
+// Postgres frame that holds no C++ object (the planner hook); C++ code calls distributed().
+bool distributed_unguarded();
+
 // The statement to run: `single` on a single node, `on_citus` on a Citus install, where
 // Citus cannot plan `single` (a subquery inside an INSERT, FOR UPDATE with a subquery)
 // or crashes on it (now() inside a CASE of an UPDATE).
@@ -30,29 +34,7 @@ Plan& pick(Plan& single, Plan& on_citus) {
 // True when the Citus extension is installed in this database (pg_extension).
 bool installed();
 
-// Installs pg_baton's planner and utility hooks in front of those loaded before it
-// (Citus'), from _PG_init when preloaded.
-//
-// The planner hook: on a distributed install it hides a NULL tenant literal of a
-// top-level call from Citus' function delegation, which hashes the null datum and
-// crashes the backend (Citus 13.2: `SELECT baton.create_tenant(NULL)`); the call then
-// runs where it was made and refuses the NULL (22004) as on a single node. It hides the
-// tenant of such calls the same way while the session has a pg_baton setting of its own
-// (SET baton.max_payload_bytes = ..., and the like): Citus does not pass it to the
-// worker a call is delegated to, so the call runs where it was made, with the session's
-// settings, its statements routed to the tenant's shards.
-//
-// The utility hook: every statement of pg_baton's own install and update scripts runs
-// with citus.enable_ddl_propagation off (for that statement only). Citus runs CREATE and
-// ALTER EXTENSION pg_baton on every node itself, so each node's script already changes
-// that node's tables; Citus propagating the script's statements too would apply them
-// twice, and Citus 13.2 sends the whole script text as "the command" of a statement
-// inside it ("cannot insert multiple commands into a prepared statement"). The shards
-// get what an update adds to their tables from baton.distribute().
-//
-// The executor hook (pg/citus/citus_nested) keeps the statements the backend is running, to
-// find a pg_baton function called inside a shard query.
-void install_hooks();
+
 
 // Calls visit(tuple, descriptor) for each row of the Citus catalog table `table`
 // (pg_dist_partition, pg_dist_shard, ...) whose column `column` equals key by the
@@ -85,6 +67,6 @@ int set_until_restored(const char* name, const char* value);
 void restore(int level);
 
 // The relcache invalidation of relid (InvalidOid: all), from pg/runtime/invalidation's callback.
-void forget_relation(Oid relid);
+void forget(Oid relid);
 
 }  // namespace baton::pg::citus

@@ -21,8 +21,8 @@ KeptPlan g_shard = {
 // LockShardDistributionMetadata: the lock Citus' executor takes before a write and a
 // shard move takes exclusively (on the coordinator and on every worker). Called by its
 // C entry point, which every Citus build exports; Citus' own C functions are hidden
-// where the server builds extensions with hidden symbols (PostgreSQL 16 and later, so
-// every Citus 14). It checks that the current user owns the shard's table: pg_baton's
+// where the server builds extensions with hidden symbols (PostgreSQL 16 and later).
+// It checks that the current user owns the shard's table: pg_baton's
 // calls run as the extension's owner, who owns pg_baton's tables.
 PGFunction lock_shard_metadata() {
     static PGFunction fn = nullptr;

@@ -115,10 +115,10 @@ int64 shard_suffix(const char* relname) {
 // baton.deliveries_102008 ...), ...)` too), and a CALL of a distributed procedure there
 // a delegated procedure call until it ends. Citus keeps that in two flags of its library
 // (InTopLevelDelegatedFunctionCall, InDelegatedProcedureCall), which it does not export
-// where the server builds extensions with hidden symbols (PostgreSQL 16 and later, so
-// every Citus 14); pg_baton recognises the same statements by Citus' own rules
+// where the server builds extensions with hidden symbols (PostgreSQL 16 and later);
+// pg_baton recognises the same statements by Citus' own rules
 // (TryToDelegateFunctionCall, CallDistributedProcedureRemotely), from its planner and
-// utility hooks (pg/citus/citus), on every Citus version, into g_delegated_function and
+// utility hooks (hooks.hpp), on every Citus version, into g_delegated_function and
 // g_delegated_procedure (above: the executor hook clears the first).
 
 // Whether another node opened this backend for Citus' work (Citus' IsCitusInternalBackend:
@@ -305,26 +305,39 @@ void call_ends() {
     if (--g_call_depth == 0) g_delegated_procedure = false;
 }
 
-Call enter(FunctionCallInfo fcinfo) {
-    Call call;
-    call.previous = g_function;
-    call.previous_here = g_tenant_shard_here;
-    if (g_depth == 0 || !citus::distributed()) return call;
+namespace {
+
+// What enter() replaced, for leave().
+struct Call {
+    int level;               // the setting's GUC nesting level, 0 when none was set
+    const char* previous;    // the function inside a shard query before this one
+    bool previous_here;      // and whether its tenant's shard was the query's here
+};
+
+}  // namespace
+
+void* enter(FunctionCallInfo fcinfo) {
+    if (g_depth == 0 || !citus::distributed()) return nullptr;
     Where where = guard([&] { return where_called(fcinfo); });
-    if (where == Where::kNotInShardQuery) return call;
+    if (where == Where::kNotInShardQuery) return nullptr;
     const char* name = guard([&] { return get_func_name(fcinfo->flinfo->fn_oid); });
+    Call* call = guard([] { return static_cast<Call*>(palloc0(sizeof(Call))); });
+    call->previous = g_function;
+    call->previous_here = g_tenant_shard_here;
     if (where == Where::kTenantShardHere)
-        call.level =
+        call->level =
             guard([] { return citus::set_until_restored("citus.allow_nested_distributed_execution", "on"); });
     g_function = name;
     g_tenant_shard_here = where == Where::kTenantShardHere;
     return call;
 }
 
-void leave(const Call& call) {
-    g_function = call.previous;
-    g_tenant_shard_here = call.previous_here;
-    if (call.level != 0) guard([&] { citus::restore(call.level); });
+void leave(void* entered, bool unwinding) {
+    if (entered == nullptr) return;
+    const Call* call = static_cast<const Call*>(entered);
+    g_function = call->previous;
+    g_tenant_shard_here = call->previous_here;
+    if (call->level != 0 && !unwinding) guard([call] { citus::restore(call->level); });
 }
 
 void refuse_statement() {

@@ -35,35 +35,30 @@ void install_hook();
 // Citus takes for a call delegated to this node is left to Citus, which allows its nested
 // statements itself.
 //
-// From pg/citus/citus' planner hook, for a statement planned at the top of the backend (no
+// From the planner hook (hooks.hpp), for a statement planned at the top of the backend (no
 // other planning under way): whether Citus takes `parse` for a delegated call, asked
 // before the next planner changes it; then delegated_call_planned() with the answer,
 // once it is planned, which holds until the statement's run ends. Postgres calls only.
 bool delegated_call(Query* parse);
 void delegated_call_planned(bool delegated);
 
-// From pg/citus/citus' utility hook, around every CALL (call_ends() on every way out): a CALL
+// From the utility hook (hooks.hpp), around every CALL (call_ends() on every way out): a CALL
 // of a distributed procedure on a backend another node opened for Citus' work is a
 // delegated procedure call until the outermost CALL ends. Postgres calls only.
 void call_begins(const CallStmt* call);
 void call_ends();
 
-// What enter() did, for leave().
-struct Call {
-    int level = 0;                   // the setting's GUC nesting level, 0 when none was set
-    const char* previous = nullptr;  // the function inside a shard query before this one
-    bool previous_here = false;      // and whether its tenant's shard was the query's here
-};
+// The hooks of the boundary (pg/runtime/hooks.hpp), registered by install_hook().
+//
+// enter(), before a SQL-callable function's body: on a distributed install, inside a
+// shard query, records the call (for refuse_statement() and refuse_write()) and sets
+// citus.allow_nested_distributed_execution for a call of a tenant in a shard the query
+// reads on this node; returns what it replaced (nullptr when it did nothing).
+void* enter(FunctionCallInfo fcinfo);
 
-// Called by entry() before a SQL-callable function's body: on a distributed install,
-// inside a shard query, records the call (for refuse_statement() and refuse_write())
-// and sets citus.allow_nested_distributed_execution for a call of a tenant in a shard
-// the query reads on this node.
-Call enter(FunctionCallInfo fcinfo);
-
-// Undoes enter() after the body; with call.level 0 (after an error, the setting left
-// to the abort) it makes no Postgres call and cannot throw.
-void leave(const Call& call);
+// leave(), after the body: restores what enter() replaced; when unwinding after an error
+// the setting is left to the abort, and it makes no Postgres call.
+void leave(void* entered, bool unwinding);
 
 // Throws 0A000 when the function running inside a shard query is not of the tenant of
 // a shard the query reads on this node; returns otherwise. Called when pg_baton opens

@@ -6,6 +6,7 @@
 
 #include "core/claim_hint.hpp"
 #include "core/delivery.hpp"
+#include "pg/citus/citus.hpp"
 #include "pg/deliveries/claim_hints.hpp"
 #include "pg/deliveries/delivery_direct.hpp"
 #include "pg/deliveries/side_rows.hpp"
@@ -34,16 +35,6 @@ const char* const kReadyColumnNames[kReadyColumns] = {"rank", "id", "run_after",
 // The columns of baton.target_bindings bound_role() reads, found as those above.
 enum BindingColumn { kBindingTenant, kBindingTarget, kBindingRole, kBindingColumns };
 const char* const kBindingColumnNames[kBindingColumns] = {"tenant", "target", "role"};
-
-// True when Citus is preloaded: its distributed tables are not the local heap.
-bool citus_loaded() {
-    static int loaded = -1;  // not looked at yet
-    if (loaded < 0) {
-        const char* libraries = GetConfigOption("shared_preload_libraries", true, false);
-        loaded = libraries != nullptr && std::strstr(libraries, "citus") != nullptr ? 1 : 0;
-    }
-    return loaded == 1;
-}
 
 // True when every trigger on the table is pg_baton's own (fence, fence_truncate, in
 // schema baton) or internal (the foreign key's): no trigger the direct path would skip.
@@ -463,11 +454,12 @@ void open_ready(Table* t) {
 
 // Opens the table unless a path the direct writes would skip is in use (see the header).
 Table* open(Use use) {
-    if (!settings::direct_access) return nullptr;
+    // On a distributed install the rows live in the shards, which only statements reach.
+    if (!settings::direct_access || citus::distributed()) return nullptr;
     return guard([use]() -> Table* {
-        // Citus, or a schema before 0.9.0 (its claims read deliveries_claimable). The
-        // side tables' triggers matter only to the calls that write them (open_ready()).
-        if (citus_loaded() || !side_rows::kept()) return nullptr;
+        // A schema before 0.9.0 (its claims read deliveries_claimable). The side tables'
+        // triggers matter only to the calls that write them (open_ready()).
+        if (!side_rows::kept()) return nullptr;
         // The table, and the oid of its primary key, for the probes by (tenant, id)
         // (fetch_by_key() opens it); the other indexes only once a write needs them
         // (open_indexes()).

@@ -254,7 +254,7 @@ pg::KeptPlan g_give_back = {
     6, {UUIDOID, INT8OID, TEXTOID, INT8OID, INTERVALOID, TEXTOID}, nullptr};
 
 // g_give_back for Citus, one statement per branch of its CASEs, the times computed by
-// the caller ($5): Citus 13.2 crashes on the generic plan of an UPDATE with now() inside
+// the caller ($5): Citus crashes on the generic plan of an UPDATE with now() inside
 // a CASE, and refuses any function that is not immutable inside a CASE.
 pg::KeptPlan g_give_back_pending_citus = {
     "UPDATE baton.deliveries d SET status = $3, generation = $4, run_after = $5, "

@@ -1,7 +1,7 @@
 // The boundary between Postgres and C++ (see boundary.hpp).
 #include "core/report.hpp"
 #include "pg/runtime/boundary.hpp"
-#include "pg/citus/citus_nested.hpp"
+#include "pg/runtime/hooks.hpp"
 #include "pg/runtime/owner.hpp"
 
 namespace baton::pg {
@@ -21,23 +21,31 @@ int sqlstate_of(SqlState state) {
 // Runs body and turns escaping exceptions into Postgres errors. When as_owner is set,
 // the body runs as the extension's owner (owner.hpp), as a SECURITY DEFINER function
 // would; a Postgres error that longjmps past us leaves the switch to the transaction
-// abort, which restores the user id (as for SECURITY DEFINER functions in fmgr.c). A
-// SQL-callable function called inside a Citus shard query is checked first
-// (citus_nested.hpp); what that check set is undone on every way out.
+// abort, which restores the user id (as for SECURITY DEFINER functions in fmgr.c). The
+// registered enter and leave hooks (hooks.hpp) run around the body of such a call; what
+// enter set is undone on every way out.
 Datum run(FunctionCallInfo fcinfo, Body body, bool as_owner) {
     Oid saved_user = InvalidOid;
     int saved_context = 0;
     GetUserIdAndSecContext(&saved_user, &saved_context);
     ErrorData* pg_error = nullptr;
-    citus_nested::Call nested;
+    const hooks::Hooks& hooks = hooks::installed();
+    void* entered = nullptr;
+    bool in_hooks = false;
     try {
         if (as_owner) {
             Oid owner = guard([] { return owner::of_extension(); });
             SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
-            nested = citus_nested::enter(fcinfo);
+            if (hooks.enter != nullptr) {
+                entered = hooks.enter(fcinfo);
+                in_hooks = true;
+            }
         }
         Datum result = body(fcinfo, saved_user);
-        citus_nested::leave(nested);
+        if (in_hooks) {
+            in_hooks = false;
+            hooks.leave(entered, false);
+        }
         SetUserIdAndSecContext(saved_user, saved_context);
         return result;
     } catch (const PgError& e) {
@@ -46,10 +54,7 @@ Datum run(FunctionCallInfo fcinfo, Body body, bool as_owner) {
         describe_current_exception(g_report);
     }
     // Outside the catch blocks: the exception object is gone, nothing C++ is alive.
-    // The setting's level is left to the abort that follows: with none, leave() makes
-    // no Postgres call.
-    nested.level = 0;
-    citus_nested::leave(nested);
+    if (in_hooks) hooks.leave(entered, true);
     SetUserIdAndSecContext(saved_user, saved_context);
     if (pg_error != nullptr) ReThrowError(pg_error);
     ereport(ERROR, (errcode(sqlstate_of(g_report.state)), errmsg_internal("%s", g_report.message),

@@ -1,45 +1,31 @@
 // pg_baton's one relcache and one schema callback (see invalidation.hpp).
 #include "pg/runtime/invalidation.hpp"
 
-#include "pg/access/authz_cache.hpp"
-#include "pg/citus/citus.hpp"
-#include "pg/deliveries/side_rows.hpp"
-#include "pg/runtime/notify.hpp"
-#include "pg/runtime/owner.hpp"
-#include "pg/runtime/relations.hpp"
-#include "pg/access/restore_load.hpp"
-
 namespace baton::pg::invalidation {
 
 namespace {
 
-// Relcache callback: relid changed (InvalidOid: a cache reset); each cache forgets what
-// depends on it, the owner and who may write always (DROP EXTENSION drops its tables;
-// a change of a tenant's state or of a binding invalidates its table, or its shard).
+Forget g_subscribers[kMaxSubscribers];
+int g_count = 0;
+
+// Relcache callback: relid changed (InvalidOid: a cache reset).
 void on_relcache(Datum, Oid relid) {
-    authz_cache::forget();
-    relations::forget(relid);
-    restore_load::forget(relid);
-    citus::forget_relation(relid);
-    side_rows::forget(relid);
-    notify::forget_relation(relid);
-    owner::forget();
+    for (int i = 0; i < g_count; i++) g_subscribers[i](relid);
 }
 
-// Syscache callback on schemas: a renamed or dropped schema may change what "baton"
-// names, and REASSIGN OWNED changes the schema's owner with the extension's.
-void on_schema(Datum, int, uint32) {
-    relations::forget(InvalidOid);
-    side_rows::forget(InvalidOid);
-    authz_cache::forget();
-    owner::forget();
-}
+// Syscache callback on schemas: every cache forgets everything.
+void on_schema(Datum, int, uint32) { on_relcache(0, InvalidOid); }
 
 }  // namespace
 
 void init() {
     CacheRegisterRelcacheCallback(on_relcache, 0);
     CacheRegisterSyscacheCallback(NAMESPACEOID, on_schema, 0);
+}
+
+void subscribe(Forget forget) {
+    if (g_count == kMaxSubscribers) elog(ERROR, "pg_baton has too many caches to invalidate");
+    g_subscribers[g_count++] = forget;
 }
 
 }  // namespace baton::pg::invalidation

@@ -1,7 +1,9 @@
 // pg_baton's invalidation callbacks: one relcache callback and one syscache callback on
-// schemas, which forget every per-backend cache of pg_baton (the relations and column
-// numbers of pg/runtime/relations, the extension's owner, the in-use mark of pg/access/restore_load,
-// pg/citus/citus' answer to "is this install distributed", who may write in pg/access/authz_cache).
+// schemas, which pass each invalidation on to every per-backend cache that subscribed
+// (from _PG_init, src/module.cpp): the relations and column numbers of pg/runtime/relations,
+// the extension's owner, the in-use mark of pg/access/restore_load, pg/citus/citus'
+// answer to "is this install distributed", who may write in pg/access/authz_cache, and
+// the others.
 //
 // One callback of each, not one per cache: Postgres 15 has room for ten relcache
 // callbacks in a backend, for every preloaded library together, and a full table is a
@@ -15,8 +17,18 @@
 
 namespace baton::pg::invalidation {
 
+// What a cache forgets: what depends on relid, after a relcache invalidation of relid;
+// everything, when relid is InvalidOid (a cache reset, or a change of a schema: a
+// renamed or dropped schema may change what "baton" names, and REASSIGN OWNED changes
+// the schema's owner with the extension's).
+using Forget = void (*)(Oid relid);
+
 // Registers the two callbacks, once per backend (from _PG_init: every backend of a
 // preloaded library inherits them).
 void init();
+
+// Adds a cache's Forget (from _PG_init; at most kMaxSubscribers, an elog(ERROR) beyond).
+constexpr int kMaxSubscribers = 16;
+void subscribe(Forget forget);
 
 }  // namespace baton::pg::invalidation

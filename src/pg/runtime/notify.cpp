@@ -129,7 +129,7 @@ void enqueued(const pg_uuid_t* tenant, const text* target) {
     guard([&name] { Async_Notify(name, nullptr); });
 }
 
-void forget_relation(Oid relid) {
+void forget(Oid relid) {
     if (relid == InvalidOid || relid == g_secret_relid) {
         g_have_secret = false;
         g_have_last = false;

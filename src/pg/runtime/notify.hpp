@@ -27,6 +27,6 @@ void enqueued(const pg_uuid_t* tenant, const text* target);
 
 // Forgets the secret on a relcache invalidation of relid (InvalidOid: all), so that a
 // re-created or truncated baton.wakeup_key is read again (from pg/runtime/invalidation).
-void forget_relation(Oid relid);
+void forget(Oid relid);
 
 }  // namespace baton::pg::notify

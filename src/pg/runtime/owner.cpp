@@ -50,6 +50,6 @@ bool changed_in_this_transaction() {
 }
 
 // Any invalidation forgets the owner (see owner.hpp).
-void forget() { g_owner = InvalidOid; }
+void forget(Oid) { g_owner = InvalidOid; }
 
 }  // namespace baton::pg::owner

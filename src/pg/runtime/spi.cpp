@@ -3,20 +3,18 @@
 
 #include "core/error.hpp"
 
-#include "pg/citus/citus.hpp"
-#include "pg/citus/citus_nested.hpp"
+#include "pg/runtime/hooks.hpp"
 #include "pg/runtime/spi.hpp"
 
 namespace baton::pg {
 
-// On a single node, always the generic plan: planned once per backend, never again per
-// call; the statements are written so that their generic plans are index probes. On a
-// Citus install (citus::distributed()), a custom plan per call: Citus 13.2 cannot make
-// a distributed plan of many of them as generic plans ("could not create distributed
-// plan"), and crashes on the generic plan of an UPDATE with now() inside a CASE. A plan
-// prepared before the install was distributed is prepared again the other way.
+// Always the generic plan, planned once per backend, never again per call (the
+// statements are written so that their generic plans are index probes), unless the
+// custom_plans hook says otherwise (hooks.hpp: a distributed Citus install). A plan
+// prepared under the other answer is prepared again.
 SPIPlanPtr KeptPlan::get() {
-    bool custom = citus::distributed();
+    const hooks::Hooks& h = hooks::installed();
+    bool custom = h.custom_plans != nullptr && h.custom_plans();
     if (plan != nullptr && ((plan->cursor_options & CURSOR_OPT_CUSTOM_PLAN) != 0) == custom) return plan;
     KeptPlan* self = this;
     if (plan != nullptr) {
@@ -35,10 +33,10 @@ SPIPlanPtr KeptPlan::get() {
     return plan;
 }
 
-// A call inside a Citus shard query that may not run statements there is refused
-// first (citus_nested.hpp).
+// The before_statement hook may refuse the call first (hooks.hpp: a call inside a Citus
+// shard query that may not run statements there).
 Spi::Spi() : uncaught_(std::uncaught_exceptions()), connected_(false) {
-    citus_nested::refuse_statement();
+    if (hooks::installed().before_statement != nullptr) hooks::installed().before_statement();
     int rc = guard([] { return SPI_connect(); });
     if (rc != SPI_OK_CONNECT)
         throw Error(SqlState::kInternal, "pg_baton could not connect to SPI", SPI_result_code_string(rc));
