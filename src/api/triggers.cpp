@@ -124,8 +124,8 @@ constexpr const char* kRuleTrigger = "fence";
 // rule's own words (delivery::check_stored_row), a hint naming the trigger that holds it,
 // and the fields a client reads to find the rule: schema, table and column
 // (errtablecol), and as constraint name the trigger "fence", which \d baton.deliveries
-// lists. The rules are CHECK constraints no longer (docs/performance.md, "What made
-// each gain", 11.), so no name in pg_constraint would be true.
+// lists. No CHECK constraint holds the rules (docs/performance.md, "The row rules in the
+// trigger"), so no name in pg_constraint would be true.
 [[noreturn]] void refuse_row(Relation rel, int column, const std::string& message, const std::string& detail) {
     const char* msg = message.c_str();
     const char* det = detail.c_str();
