@@ -12,6 +12,7 @@
 // scripts made them.
 #include <string>
 
+#include "core/delivery.hpp"
 #include "pg/runtime/boundary.hpp"
 #include "pg/citus/citus.hpp"
 #include "pg/runtime/spi.hpp"
@@ -41,21 +42,21 @@ struct ServedView {
 constexpr ServedView kDeliveryStats = {
     "delivery_stats", "delivery_stats_rows", "baton_delivery_stats_rows",
     "SELECT d.tenant, d.target, "
-    "pg_catalog.count(*) FILTER (WHERE d.status" EQ "'pending') AS pending, "
-    "pg_catalog.count(*) FILTER (WHERE d.status" EQ "'claimed') AS claimed, "
-    "pg_catalog.count(*) FILTER (WHERE d.status" EQ "'finished') AS finished, "
-    "pg_catalog.count(*) FILTER (WHERE d.status" EQ "'failed') AS failed, "
-    "pg_catalog.now()" MINUS "pg_catalog.min(d.created_at) FILTER (WHERE d.status" EQ "'pending') "
+    "pg_catalog.count(*) FILTER (WHERE d.status" EQ "'" BATON_STATUS_PENDING "') AS pending, "
+    "pg_catalog.count(*) FILTER (WHERE d.status" EQ "'" BATON_STATUS_CLAIMED "') AS claimed, "
+    "pg_catalog.count(*) FILTER (WHERE d.status" EQ "'" BATON_STATUS_FINISHED "') AS finished, "
+    "pg_catalog.count(*) FILTER (WHERE d.status" EQ "'" BATON_STATUS_FAILED "') AS failed, "
+    "pg_catalog.now()" MINUS "pg_catalog.min(d.created_at) FILTER (WHERE d.status" EQ "'" BATON_STATUS_PENDING "') "
     "AS oldest_pending_age, "
-    "pg_catalog.count(*) FILTER (WHERE d.status" EQ "'claimed' AND d.lease_until" LT "pg_catalog.now()) "
+    "pg_catalog.count(*) FILTER (WHERE d.status" EQ "'" BATON_STATUS_CLAIMED "' AND d.lease_until" LT "pg_catalog.now()) "
     "AS expired_leases, "
-    "pg_catalog.count(*) FILTER (WHERE d.status" EQ "'finished' AND d.settled_at" SINCE("1 minute") ") "
+    "pg_catalog.count(*) FILTER (WHERE d.status" EQ "'" BATON_STATUS_FINISHED "' AND d.settled_at" SINCE("1 minute") ") "
     "AS finished_last_1m, "
-    "pg_catalog.count(*) FILTER (WHERE d.status" EQ "'finished' AND d.settled_at" SINCE("5 minutes") ") "
+    "pg_catalog.count(*) FILTER (WHERE d.status" EQ "'" BATON_STATUS_FINISHED "' AND d.settled_at" SINCE("5 minutes") ") "
     "AS finished_last_5m, "
-    "pg_catalog.count(*) FILTER (WHERE d.status" EQ "'failed' AND d.settled_at" SINCE("5 minutes") ") "
+    "pg_catalog.count(*) FILTER (WHERE d.status" EQ "'" BATON_STATUS_FAILED "' AND d.settled_at" SINCE("5 minutes") ") "
     "AS failed_last_5m, "
-    "pg_catalog.count(*) FILTER (WHERE d.status" EQ "'cancelled') AS cancelled "
+    "pg_catalog.count(*) FILTER (WHERE d.status" EQ "'" BATON_STATUS_CANCELLED "') AS cancelled "
     "FROM baton.deliveries d GROUP BY d.tenant, d.target"};
 
 // The statuses of a run that is not over.
