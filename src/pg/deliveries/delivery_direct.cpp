@@ -467,7 +467,7 @@ Table* open(Use use) {
     return guard([use]() -> Table* {
         // Citus, or a schema before 0.9.0 (its claims read deliveries_claimable). The
         // side tables' triggers matter only to the calls that write them (open_ready()).
-        if (citus_loaded() || !side_rows::kept()) return nullptr;
+        if (citus_loaded()) return nullptr;
         // The table, and the oid of its primary key, for the probes by (tenant, id)
         // (fetch_by_key() opens it); the other indexes only once a write needs them
         // (open_indexes()).

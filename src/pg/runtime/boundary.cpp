@@ -3,13 +3,13 @@
 #include "pg/runtime/boundary.hpp"
 #include "pg/citus/citus_nested.hpp"
 #include "pg/access/owner.hpp"
+#include "pg/access/schema_version.hpp"
 
 namespace baton::pg {
 
 namespace {
 
-// The report being raised. Static so that building it cannot fail; it is consumed by
-// ereport() (which copies the texts) before anything else can use it.
+// The report being raised: static, so that building it cannot fail; ereport() copies it.
 Report g_report;
 
 // MAKE_SQLSTATE from the five-character code of the core's catalogue.
@@ -18,12 +18,12 @@ int sqlstate_of(SqlState state) {
     return MAKE_SQLSTATE(c[0], c[1], c[2], c[3], c[4]);
 }
 
-// Runs body and turns escaping exceptions into Postgres errors. When as_owner is set,
-// the body runs as the extension's owner (owner.hpp), as a SECURITY DEFINER function
-// would; a Postgres error that longjmps past us leaves the switch to the transaction
-// abort, which restores the user id (as for SECURITY DEFINER functions in fmgr.c). A
-// SQL-callable function called inside a Citus shard query is checked first
-// (citus_nested.hpp); what that check set is undone on every way out.
+// Runs body, an older schema refused first (schema_version.hpp), and turns escaping
+// exceptions into Postgres errors. With as_owner the body runs as the extension's owner
+// (owner.hpp), as a SECURITY DEFINER function would; a Postgres error that longjmps past
+// us leaves the switch to the transaction abort, which restores the user id (as fmgr.c
+// does for SECURITY DEFINER functions). A SQL-callable function called inside a Citus
+// shard query is checked first (citus_nested.hpp); what it set is undone on every way out.
 Datum run(FunctionCallInfo fcinfo, Body body, bool as_owner) {
     Oid saved_user = InvalidOid;
     int saved_context = 0;
@@ -31,6 +31,7 @@ Datum run(FunctionCallInfo fcinfo, Body body, bool as_owner) {
     ErrorData* pg_error = nullptr;
     citus_nested::Call nested;
     try {
+        schema_version::require_current();
         if (as_owner) {
             Oid owner = guard([] { return owner::of_extension(); });
             SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
@@ -45,9 +46,8 @@ Datum run(FunctionCallInfo fcinfo, Body body, bool as_owner) {
     } catch (...) {
         describe_current_exception(g_report);
     }
-    // Outside the catch blocks: the exception object is gone, nothing C++ is alive.
-    // The setting's level is left to the abort that follows: with none, leave() makes
-    // no Postgres call.
+    // Outside the catch blocks: nothing C++ is alive. The setting's level is left to the
+    // abort that follows: with none, leave() makes no Postgres call.
     nested.level = 0;
     citus_nested::leave(nested);
     SetUserIdAndSecContext(saved_user, saved_context);

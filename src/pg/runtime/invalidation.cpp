@@ -8,6 +8,7 @@
 #include "pg/access/owner.hpp"
 #include "pg/runtime/relations.hpp"
 #include "pg/access/restore_load.hpp"
+#include "pg/access/schema_version.hpp"
 
 namespace baton::pg::invalidation {
 
@@ -24,6 +25,7 @@ void on_relcache(Datum, Oid relid) {
     side_rows::forget(relid);
     notify::forget_relation(relid);
     owner::forget();
+    schema_version::forget();
 }
 
 // Syscache callback on schemas: a renamed or dropped schema may change what "baton"
@@ -33,6 +35,7 @@ void on_schema(Datum, int, uint32) {
     side_rows::forget(InvalidOid);
     authz_cache::forget();
     owner::forget();
+    schema_version::forget();
 }
 
 }  // namespace

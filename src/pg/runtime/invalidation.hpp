@@ -1,7 +1,8 @@
 // pg_baton's invalidation callbacks: one relcache callback and one syscache callback on
 // schemas, which forget every per-backend cache of pg_baton (the relations and column
-// numbers of pg/runtime/relations, the extension's owner, the in-use mark of pg/access/restore_load,
-// pg/citus/citus' answer to "is this install distributed", who may write in pg/access/authz_cache).
+// numbers of pg/runtime/relations, the extension's owner, the schema found current by
+// pg/access/schema_version, the in-use mark of pg/access/restore_load, pg/citus/citus'
+// answer to "is this install distributed", who may write in pg/access/authz_cache).
 //
 // One callback of each, not one per cache: Postgres 15 has room for ten relcache
 // callbacks in a backend, for every preloaded library together, and a full table is a
