@@ -2,8 +2,7 @@
 // call through kept SQL statements, run over the store's SPI connection. The WHERE
 // clauses select and lock rows (one statement for the common case, an index probe per
 // row); what a row owes its caller is then the core's verdict on the row read back.
-// Status spellings are the core's (BATON_STATUS_*), spliced in as literals where a
-// partial index's predicate must be proved by the generic plan.
+// Status spellings are the core's (BATON_STATUS_*), spliced in as literals.
 #include <algorithm>
 #include <cstring>
 #include <string>
