@@ -231,9 +231,10 @@ void separate_id_ranges(pg::Spi& spi) {
 // finishes the update: the shards get the indexes and constraints the update added to
 // their tables (complete_shards), the side tables what the deliveries hold
 // (side_rows::fill, for an update that created them) and the new tenant functions are
-// distributed. Each worker's id sequences get a range of their own (separate_id_ranges). The views granted
-// to roles read through functions that run as the owner (serve_views_by_functions). Triggers on
-// distributed tables need citus.enable_unsafe_triggers, which is set for this call only.
+// distributed. Each worker's id sequences get a range of their own (separate_id_ranges).
+// The views granted to roles read through functions that run as the owner
+// (serve_views_by_functions). Triggers on distributed tables need
+// citus.enable_unsafe_triggers, which is set for this call only.
 Datum distribute(FunctionCallInfo fcinfo, Oid caller) {
     pg::require_read_write("baton.distribute");
     pg::Spi spi;
