@@ -22,7 +22,9 @@ VPATH = $(ROOT_DIR)
 $(shell mkdir -p $(sort $(dir $(OBJS))))
 endif
 
-PG_CPPFLAGS = -isystem $(includedir_server) -I$(srcdir)/src
+# The version the library serves (pg/runtime/schema_version.hpp): the control file's.
+BATON_VERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'.*/\1/p" $(ROOT_DIR)/pg_baton.control)
+PG_CPPFLAGS = -isystem $(includedir_server) -I$(srcdir)/src -DBATON_VERSION='"$(BATON_VERSION)"'
 PG_CXXFLAGS = -std=c++17 -Wextra -Wpedantic -Wno-unused-parameter $(if $(WERROR),-Werror)
 SHLIB_LINK += -lstdc++
 
@@ -46,6 +48,8 @@ REGRESS     += enqueue_batch
 # A decide function found by its signature, created again in another shape (0.11.0; adds
 # runs, so last).
 REGRESS     += decide_signature
+# A schema older than the library refused, then updated (recreates the extension).
+REGRESS     += schema_version
 REGRESS_OPTS = --inputdir=$(srcdir)
 # Isolation specs: test/isolation/specs/NAME.spec against test/isolation/expected/NAME.out.
 ISOLATION      = $(sort $(basename $(notdir $(wildcard $(srcdir)/test/isolation/specs/*.spec))))
@@ -71,3 +75,4 @@ endif
 
 # PGXS tracks no header dependencies: rebuild every object when any header changes.
 $(OBJS): $(wildcard $(ROOT_DIR)/src/*/*.hpp)
+src/pg/runtime/schema_version.o: $(ROOT_DIR)/pg_baton.control

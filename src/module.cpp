@@ -13,6 +13,7 @@
 #include "pg/runtime/notify.hpp"
 #include "pg/runtime/owner.hpp"
 #include "pg/runtime/relations.hpp"
+#include "pg/runtime/schema_version.hpp"
 #include "pg/runtime/postgres.hpp"
 #include "pg/runtime/settings.hpp"
 #include "pg/workers/launcher.hpp"
@@ -39,7 +40,7 @@ void _PG_init(void) {
     namespace pg = baton::pg;
     for (pg::invalidation::Forget forget : {pg::relations::forget, pg::side_rows::forget, pg::restore_load::forget,
                                             pg::citus::forget, pg::notify::forget, pg::authz_cache::forget,
-                                            pg::owner::forget})
+                                            pg::owner::forget, pg::schema_version::forget})
         pg::invalidation::subscribe(forget);
     baton::pg::claim_hints::init();
 }

@@ -18,8 +18,8 @@ namespace baton::api {
 namespace {
 
 // What producers and workers may execute (beyond USAGE on the schema), as function
-// names; a database at an older version has only some of them. Admins may execute every
-// function but the grant_* helpers and the trigger functions.
+// names. Admins may execute every function but the grant_* helpers and the trigger
+// functions.
 constexpr const char* kProducerFunctions =
     "enqueue, enqueue_batch, delivery, cancel_delivery, tenant_write_allowed, "
     "submit, inputs_digest, run, run_history, schedule, unschedule";

@@ -67,14 +67,12 @@ void check_prerequisites(pg::Spi& spi, Oid caller) {
 // into its shards and leaves the local copy on disk, unseen: a global table's (the
 // wake-up secret's row) is removed then, so that no stale copy of it stays behind.
 void distribute_table(pg::Spi& spi, const char* table, bool tenant_table) {
-    // to_regclass, not a regclass literal: a table of a later version than the installed
-    // schema's (distribute() runs on every version from 0.6.0 on) is skipped.
-    std::string name = std::string("pg_catalog.to_regclass('baton.") + table + "')";
+    std::string name = std::string("'baton.") + table + "'::pg_catalog.regclass";
     std::string call = tenant_table
                            ? "pg_catalog.create_distributed_table(" + name + ", 'tenant', colocate_with => " +
                                  (std::string(table) == "tenants" ? "'none'" : "'baton.tenants'") + ")"
                            : "pg_catalog.create_reference_table(" + name + ")";
-    spi.exec(("SELECT " + call + " WHERE " + name + " IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
+    spi.exec(("SELECT " + call + " WHERE NOT EXISTS (SELECT 1 FROM "
               "pg_catalog.pg_dist_partition p WHERE p.logicalrelid OPERATOR(pg_catalog.=) " + name + ")")
                  .c_str());
     if (!tenant_table && SPI_processed == 1)
@@ -232,11 +230,11 @@ void separate_id_ranges(pg::Spi& spi) {
 // what Citus has already is left as it is. After ALTER EXTENSION pg_baton UPDATE it
 // finishes the update: the shards get the indexes and constraints the update added to
 // their tables (complete_shards), the side tables what the deliveries hold
-// (side_rows::fill, for an update from before 0.9.0) and the new tenant functions are
-// distributed. Each
-// worker's id sequences get a range of their own (separate_id_ranges). The views granted
-// to roles read through functions that run as the owner (serve_views_by_functions). Triggers on
-// distributed tables need citus.enable_unsafe_triggers, which is set for this call only.
+// (side_rows::fill, for an update that created them) and the new tenant functions are
+// distributed. Each worker's id sequences get a range of their own (separate_id_ranges).
+// The views granted to roles read through functions that run as the owner
+// (serve_views_by_functions). Triggers on distributed tables need
+// citus.enable_unsafe_triggers, which is set for this call only.
 Datum distribute(FunctionCallInfo fcinfo, Oid caller) {
     pg::require_read_write("baton.distribute");
     pg::Spi spi;
@@ -247,9 +245,7 @@ Datum distribute(FunctionCallInfo fcinfo, Oid caller) {
     for (const char* table : kTenantTables) distribute_table(spi, table, true);
     for (const char* table : kGlobalTables) distribute_table(spi, table, false);
     complete_shards(spi);
-    pg::guard([] {
-        if (pg::side_rows::kept()) pg::side_rows::fill();
-    });
+    pg::guard([] { pg::side_rows::fill(); });
     distribute_functions(spi);
     serve_views_by_functions(spi);
     separate_id_ranges(spi);

@@ -232,7 +232,6 @@ void note_lease(TriggerData* td, const DeliveryColumns& c) {
     const pg_uuid_t* tenant = row_tenant(after, rel);
     pg::guard([rel, tenant, id, generation, lease_until] {
         pg::side_rows::Writer* w = pg::side_rows::open(rel, pg::side_rows::Table::kLeases);
-        if (w == nullptr) return;  // a schema before 0.9.0
         pg::side_rows::add_lease(w, tenant, DatumGetInt64(id), DatumGetInt64(generation),
                                  DatumGetTimestampTz(lease_until));
         pg::side_rows::close(w);
@@ -244,7 +243,6 @@ void note_lease(TriggerData* td, const DeliveryColumns& c) {
 void note_ready(Relation rel, const Move& m) {
     pg::guard([rel, &m] {
         pg::side_rows::Writer* w = pg::side_rows::open(rel, pg::side_rows::Table::kReady);
-        if (w == nullptr) return;  // a schema before 0.9.0
         if (m.before.pending)
             pg::side_rows::remove_ready(w, m.before.tenant, m.before.target,
                                         static_cast<std::int32_t>(m.before.at.priority), m.before.at.id);

@@ -24,8 +24,7 @@ namespace baton::delivery {
 enum class Status { kPending, kClaimed, kFinished, kFailed, kCancelled };
 
 // The stored spelling of each status: the one list. status_name() returns them, and the
-// SQL statements splice them in as literals where a partial index's predicate must be
-// proved by a generic plan (the partial indexes of deliveries before 0.9.0).
+// SQL statements splice them in as literals.
 #define BATON_STATUS_PENDING "pending"
 #define BATON_STATUS_CLAIMED "claimed"
 #define BATON_STATUS_FINISHED "finished"

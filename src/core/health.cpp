@@ -231,7 +231,6 @@ Check markers_in_doubt(const MarkersInDoubt& m) {
 // --- schedules_behind ------------------------------------------------------------------
 
 Check schedules_behind(const SchedulesBehind& s, double warn_seconds) {
-    if (!s.has_schedules) return {"schedules_behind", Status::kOk, 0, "no schedules", ""};
     if (s.count == 0)
         return {"schedules_behind", Status::kOk, 0,
                 "no schedule is " + duration_text(warn_seconds) + " or more behind", ""};

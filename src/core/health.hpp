@@ -173,14 +173,13 @@ Check markers_in_doubt(const MarkersInDoubt& m);
 // --- schedules_behind ------------------------------------------------------------------
 
 struct SchedulesBehind {
-    bool has_schedules;       // the schedules table exists
     std::int64_t count;       // capped at kCountCap
     std::string tenant;       // of the most overdue
     std::string name;
     double late_seconds;      // since its next_fire_at
 };
 
-// The row: ok "no schedules" without the table; warn when a schedule's next slot is at
+// The row: warn when a schedule's next slot is at
 // least warn_seconds overdue (baton.health_schedules_warn): nothing fires them. value:
 // the count.
 Check schedules_behind(const SchedulesBehind& s, double warn_seconds);

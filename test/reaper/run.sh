@@ -10,7 +10,8 @@
 # not exist yet gets its worker once it does (restarted every 5 s); expired leases become
 # pending (or failed once attempts are spent) with no client calling reap; a fenced
 # tenant is skipped; baton.health's reaper row, and a prepared transaction named by
-# xmin_horizon; a schedule fires with no client calling fire_schedules; an error inside
+# xmin_horizon; a schedule fires with no client calling fire_schedules; a database whose
+# pg_baton is older than the library is skipped, said once, and reaped once updated; an error inside
 # a batch (a lock timeout) is logged and the worker goes on with the same pid; batches
 # and reloads; after kill -9 the workers come back and reap again; a clean stop logs a
 # clean exit.
@@ -163,6 +164,34 @@ check "each slot once, the last one recorded by the schedule" "t" \
                         WHERE d.tenant = '$T1' AND d.target = 'ticks' AND s.tenant = '$T1' AND s.name = 'tick'")"
 check "no error of fire_schedules in the log" "0" "$(grep -c 'fire_schedules' "$LOG")"
 q -d reapdb -c "SELECT baton.unschedule('$T1', 'tick')" >/dev/null
+
+# --- 2d. a database whose pg_baton is older than the library --------------------------
+# The library refuses every call on an older schema (docs/versions.md): latedb's reaper
+# does not call, says so once (no error each round), and reaps once the database is
+# updated. Its rows are written by plain SQL with triggers off (the only way in at 0.8.0):
+# the in-use mark, a tenant, a delivery whose lease has expired; the update to 0.9.0
+# writes its lease row.
+T3=00000000-0000-0000-0701-000000000003
+lines_before=$(wc -l <"$LOG")
+since() { tail -n +"$((lines_before + 1))" "$LOG"; }
+q -d latedb -c "CREATE EXTENSION pg_baton VERSION '0.8.0'" -c "SET session_replication_role = replica" \
+    -c "INSERT INTO baton.in_use DEFAULT VALUES" -c "INSERT INTO baton.tenants (tenant) VALUES ('$T3')" \
+    -c "INSERT INTO baton.deliveries (tenant, target, dedup_key, status, generation, attempts, lease_until)
+        VALUES ('$T3', 'w', 'old1', 'claimed', 1, 1, now() - interval '1 minute')" >/dev/null
+sleep 2
+check "an older schema: its reaper waits, said once with the hint to update" "1 1" \
+    "$(since | grep -c 'pg_baton in database "latedb" is at version 0.8.0, older than its library.s version .*; the pg_baton reaper waits') $(since | grep -c 'HINT:  Run ALTER EXTENSION pg_baton UPDATE in database "latedb"')"
+check "an older schema: no error in the log, the expired lease left alone" "0 claimed 1" \
+    "$(since | grep -c 'ERROR') $(q -d latedb -c "SELECT status || ' ' || generation FROM baton.deliveries WHERE tenant = '$T3'")"
+q -d latedb -c "ALTER EXTENSION pg_baton UPDATE" >/dev/null
+if wait_for latedb "SELECT status = 'pending' AND generation = 2 FROM baton.deliveries WHERE tenant = '$T3'"; then
+    ok "once updated, its reaper reaps the expired lease"
+else
+    not_ok "once updated, its reaper reaps the expired lease: $(q -d latedb -c "SELECT status || ' ' || generation FROM baton.deliveries WHERE tenant = '$T3'")"
+fi
+check "... and says it reaps again" "1" \
+    "$(since | grep -c 'pg_baton in database "latedb" is at the library.s version; the pg_baton reaper reaps again')"
+q -d latedb -c "DROP EXTENSION pg_baton" >/dev/null
 
 # --- 3. an error inside a batch does not take the worker down -------------------------
 # (every reap reads baton.leases first: a lock held on it makes the batch time out)

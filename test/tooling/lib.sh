@@ -110,6 +110,31 @@ SELECT baton.set_tenant_state('$td', 'quiescing'), baton.set_tenant_state('$td',
 SQL
 }
 
+# tooling_copy_rows FROM TO: the rows of pg_baton's tables in database FROM (at the
+# default version, filled through the functions) written into database TO, whose
+# pg_baton is at an older version. The library refuses every call there, and every
+# write its triggers see, until ALTER EXTENSION pg_baton UPDATE (docs/versions.md): so
+# the rows go in as plain SQL, by COPY of the columns TO's tables have, as a superuser
+# with triggers off (session_replication_role = replica), and TO's sequences are set
+# to FROM's. TO keeps its own wake-up secret, and its in-use mark is set when FROM's
+# is. FROM's rows must be valid in TO's schema (its statuses, its columns).
+tooling_copy_rows() {
+    local from=$1 to=$2 table cols seq
+    for table in $(q -d "$to" -c "SELECT c.relname FROM pg_class c WHERE c.relnamespace = 'baton'::regnamespace
+                                    AND c.relkind = 'r' AND c.relname NOT IN ('wakeup_key', 'in_use') ORDER BY 1"); do
+        cols=$(q -d "$to" -c "SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute
+                               WHERE attrelid = 'baton.$table'::regclass AND attnum > 0 AND NOT attisdropped")
+        q -d "$from" -c "COPY (SELECT $cols FROM baton.$table) TO STDOUT" \
+            | q -d "$to" -c "SET session_replication_role = replica" -c "COPY baton.$table ($cols) FROM STDIN" || return 1
+    done
+    if [[ -n $(q -d "$to" -c "SELECT to_regclass('baton.in_use')") && $(q -d "$from" -c "SELECT count(*) FROM baton.in_use") != 0 ]]; then
+        q -d "$to" -c "INSERT INTO baton.in_use DEFAULT VALUES ON CONFLICT DO NOTHING" >/dev/null || return 1
+    fi
+    for seq in $(q -d "$to" -c "SELECT c.relname FROM pg_class c WHERE c.relnamespace = 'baton'::regnamespace AND c.relkind = 'S'"); do
+        q -d "$to" -c "SELECT setval('baton.$seq', last_value, is_called) FROM (VALUES ($(q -d "$from" -c "SELECT last_value || ', ' || is_called FROM baton.$seq"))) v(last_value, is_called)" >/dev/null || return 1
+    done
+}
+
 # tooling_tables DB: the tables and sequences of schema baton, one per line.
 tooling_tables() {
     q -d "$1" -c "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace

@@ -206,12 +206,11 @@ TEST(HealthTest, MarkersInDoubt) {
 }
 
 TEST(HealthTest, SchedulesBehind) {
-    Check c = schedules_behind({false, 0, "", "", 0}, 60);
+    Check c = schedules_behind({0, "", "", 0}, 60);
     EXPECT_EQ(c.status, Status::kOk);
     EXPECT_EQ(c.value, 0);
-    EXPECT_EQ(c.detail, "no schedules");
-    EXPECT_EQ(schedules_behind({true, 0, "", "", 0}, 60).status, Status::kOk);
-    c = schedules_behind({true, 2, "t1", "nightly", 120}, 60);
+    EXPECT_EQ(c.detail, "no schedule is 1 min or more behind");
+    c = schedules_behind({2, "t1", "nightly", 120}, 60);
     EXPECT_EQ(c.status, Status::kWarn);
     EXPECT_EQ(c.detail, "2 schedules behind; the most overdue, \"nightly\" of tenant t1, is 2 min overdue");
     EXPECT_TRUE(contains(c.hint, "fire_schedules"));

@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # Upgrades: pg_baton 0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 -> 0.11.0 with ALTER EXTENSION pg_baton UPDATE, against the
 # running test cluster (PGHOST/PGPORT/PGUSER exported, PG_CONFIG exported, the extension
-# installed). Three scratch databases:
-#   A  CREATE EXTENSION pg_baton VERSION '0.1.0', filled (tenants in every state,
-#      deliveries in every status, a bound target, runs with stages and markers, step
-#      entries, workflows with a decide function, one of them dropped), digested table by
-#      table; ALTER EXTENSION UPDATE; the digests must not change; the functions of both
-#      versions must work (one pg_baton.so serves both).
+# installed). The library serves the schema of its own version only: on an older one it
+# refuses every call and every write its triggers see (55000, docs/versions.md), so rows
+# are written at an older version by plain SQL. Scratch databases:
+#   X  CREATE EXTENSION pg_baton (the default version), filled through the functions
+#      (tenants in every state, deliveries in every status, a bound target, runs with
+#      stages and markers, step entries, workflows with a decide function).
+#   A  CREATE EXTENSION pg_baton VERSION '0.1.0', which refuses a call and a direct
+#      write; X's rows copied in as 0.1.0's tables hold them (COPY of their columns with
+#      triggers off, test/tooling/lib.sh's tooling_copy_rows), one decide function then
+#      dropped; digested table by table; ALTER EXTENSION UPDATE; the digests must not
+#      change; the functions of every version must work on the rows.
 #   B  a fresh CREATE EXTENSION pg_baton (the default version, 0.11.0: the 0.3.0 script
 #      and the updates to 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0, 0.9.0, 0.10.0 and 0.11.0, as Postgres installs a version that has no
 #      script of its own).
 #   C  CREATE EXTENSION pg_baton VERSION '0.1.0', left at 0.1.0.
-#   D  CREATE EXTENSION pg_baton VERSION '0.1.0', a role granted by each grant_* helper,
-#      updated: the roles keep their grants and lack the later functions and views until
-#      the helpers run again.
+#   D  CREATE EXTENSION pg_baton VERSION '0.1.0': the grant_* helpers refused there;
+#      roles granted 0.1.0's functions by GRANT, updated: the roles keep their grants and
+#      lack the later functions and views until the helpers run again.
 # The schemas of A and B, as pg_dump --schema-only --binary-upgrade prints them (the
 # mode that lists an extension's member objects one by one) with object ids and
 # transaction ids removed, must be identical; C's must differ from B's (the comparison
@@ -23,6 +28,9 @@ set -uo pipefail
 BINDIR=$("${PG_CONFIG:-pg_config}" --bindir)
 PASS=0
 FAIL=0
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=test/tooling/lib.sh
+source "$ROOT/test/tooling/lib.sh"
 ok() { PASS=$((PASS + 1)); echo "ok   - $*"; }
 not_ok() { FAIL=$((FAIL + 1)); echo "FAIL - $*"; }
 check() { # check NAME EXPECTED ACTUAL
@@ -34,9 +42,10 @@ A=baton_upgrade_a
 B=baton_upgrade_b
 C=baton_upgrade_c
 D=baton_upgrade_d
+X=baton_upgrade_x
 WORK=$(mktemp -d /tmp/pg_baton-upgrade.XXXXXX)
 cleanup() {
-    for db in $A $B $C $D; do q -d postgres -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1; done
+    for db in $A $B $C $D $X; do q -d postgres -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1; done
     q -d postgres -c "DROP ROLE IF EXISTS baton_upgrade_role" >/dev/null 2>&1
     q -d postgres -c "DROP ROLE IF EXISTS baton_upgrade_exporter" >/dev/null 2>&1
     for r in producer worker admin; do q -d postgres -c "DROP ROLE IF EXISTS baton_up_$r" >/dev/null 2>&1; done
@@ -45,10 +54,10 @@ cleanup() {
 trap cleanup EXIT
 cleanup
 mkdir -p "$WORK"
-for db in $A $B $C $D; do q -d postgres -c "CREATE DATABASE $db" || not_ok "create $db"; done
+for db in $A $B $C $D $X; do q -d postgres -c "CREATE DATABASE $db" || not_ok "create $db"; done
 q -d postgres -c "CREATE ROLE baton_upgrade_role"
 
-# --- A: 0.1.0, filled ----------------------------------------------------------------
+# --- X: the rows, written by the functions; A: 0.1.0, refusing calls, given X's rows ---
 T1=00000000-0000-0000-0703-000000000001
 T2=00000000-0000-0000-0703-000000000002
 T3=00000000-0000-0000-0703-000000000003
@@ -56,9 +65,13 @@ T4=00000000-0000-0000-0703-000000000004
 UP_DEC='{"start": "a", "decide": "up_app.decide", "stages": {"a": {"next": ["b", "c"]}, "b": {"next": ["@finish"]}, "c": {"next": ["@finish"]}}}'
 UP_GONE='{"start": "a", "decide": "up_app.gone", "stages": {"a": {"next": ["b", "c"]}, "b": {"next": ["@finish"]}, "c": {"next": ["@finish"]}}}'
 UP_WF='{"start": "a", "stages": {"a": {"next": ["b"]}, "b": {"next": ["@finish"], "max_attempts": 5}}}'
-q -d $A -c "CREATE EXTENSION pg_baton VERSION '0.1.0'"
-check "A starts at 0.1.0" "0.1.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
-if ! q -d $A >/dev/null <<SQL; then not_ok "fill A"; fi
+# The decide functions, in X and in A (a workflow names its function by signature, which
+# A's 0.1.0 column reads as A's own function).
+DECIDE_FUNCTIONS="CREATE SCHEMA up_app;
+CREATE FUNCTION up_app.decide(ctx jsonb) RETURNS jsonb LANGUAGE sql AS \$\$ SELECT '{\"next\": \"c\"}'::jsonb \$\$;
+CREATE FUNCTION up_app.gone(ctx jsonb) RETURNS jsonb LANGUAGE sql AS \$\$ SELECT '{\"next\": \"c\"}'::jsonb \$\$;"
+q -d $X -c "CREATE EXTENSION pg_baton" -c "$DECIDE_FUNCTIONS" >/dev/null
+if ! q -d $X >/dev/null <<SQL; then not_ok "fill X"; fi
 SELECT baton.create_tenant('$T1'), baton.create_tenant('$T2'), baton.create_tenant('$T3'), baton.create_tenant('$T4');
 SELECT baton.bind_target('$T1', 'bound', 'baton_upgrade_role');
 -- Deliveries: pending, claimed, finished, failed, given back by retry (pending later).
@@ -98,11 +111,9 @@ SELECT baton.cancel('$T1', :'r4', 'no longer needed');
 SELECT entry_id AS e1 FROM baton.enter_step('$T1', 'user-1', 'purge', 'd1') \gset
 SELECT baton.claim_marker('$T1', :e1, "position" => 1, kind => 'db');
 -- Workflows with a decide function (kept by its oid until 0.11.0), in tenant T4: up_dec's
--- function picks c of a's next (routing alone would take b); up_gone's is dropped. A run
--- of each has completed stage a, so its next transition takes the decision.
-CREATE SCHEMA up_app;
-CREATE FUNCTION up_app.decide(ctx jsonb) RETURNS jsonb LANGUAGE sql AS \$\$ SELECT '{"next": "c"}'::jsonb \$\$;
-CREATE FUNCTION up_app.gone(ctx jsonb) RETURNS jsonb LANGUAGE sql AS \$\$ SELECT '{"next": "c"}'::jsonb \$\$;
+-- function picks c of a's next (routing alone would take b); up_gone's is dropped in A
+-- before its update. A run of each has completed stage a, so its next transition takes
+-- the decision.
 SELECT baton.define_workflow('up_dec', '$UP_DEC');
 SELECT baton.define_workflow('up_gone', '$UP_GONE');
 SELECT baton.submit('$T4', 'up_dec', '{"n": 5}', 'run5') AS r5 \gset
@@ -118,6 +129,21 @@ SELECT baton.complete_stage('$T4', :'r6', 1, :s6, '{"a": 6}');
 -- Tenant states last: T2 fenced, T3 quiescing.
 SELECT baton.set_tenant_state('$T2', 'fenced'), baton.set_tenant_state('$T3', 'quiescing');
 SQL
+
+q -d $A -c "CREATE EXTENSION pg_baton VERSION '0.1.0'" -c "$DECIDE_FUNCTIONS" >/dev/null
+check "A starts at 0.1.0" "0.1.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+# what_refuses DB SQL: the SQLSTATE and hint the statement fails with, or "none".
+what_refuses() {
+    q -d "$1" -c "DO \$\$ DECLARE s text; h text; BEGIN $2; RAISE NOTICE 'none';
+                  EXCEPTION WHEN OTHERS THEN GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, h = PG_EXCEPTION_HINT;
+                  RAISE NOTICE '% %', s, h; END \$\$" 2>&1 | sed -n 's/^NOTICE:  //p'
+}
+REFUSED="55000 Run ALTER EXTENSION pg_baton UPDATE in this database."
+check "at 0.1.0 the library refuses a call, with the hint to update" "$REFUSED" \
+    "$(what_refuses $A "PERFORM baton.create_tenant('$T1')")"
+check "at 0.1.0 the library refuses a direct write its trigger sees" "$REFUSED" \
+    "$(what_refuses $A "INSERT INTO baton.deliveries (tenant, target, dedup_key) VALUES ('$T1', 'w', 'direct')")"
+if tooling_copy_rows $X $A; then ok "X's rows copied into A's 0.1.0 tables"; else not_ok "X's rows copied into A's 0.1.0 tables"; fi
 GONE_OID=$(q -d $A -c "SELECT 'up_app.gone(jsonb)'::regprocedure::oid")
 q -d $A -c "DROP FUNCTION up_app.gone(jsonb)"
 
@@ -266,18 +292,19 @@ check "... and an identical definition is still the same version" "1" \
 q -d $A -c "DROP SCHEMA up_app CASCADE" >/dev/null 2>&1
 
 # --- D: grants made before an update --------------------------------------------------
-# Roles granted at 0.1.0 (the helpers grant what the installed version has, though the
-# .so knows later functions) keep their grants through the update, but get what 0.7.0
-# and 0.8.0 added only when the grant_* helper runs again (docs/operations.md, "Upgrades").
+# At 0.1.0 the grant_* helpers are refused like every call. Roles granted 0.1.0's
+# functions there by GRANT keep their grants through the update, but get what 0.7.0 and 0.8.0 added only when the grant_*
+# helper runs (docs/operations.md, "Upgrades").
 q -d $D -c "CREATE EXTENSION pg_baton VERSION '0.1.0'"
 for r in producer worker admin; do
     q -d postgres -c "CREATE ROLE baton_up_$r"
-    if q -d $D -c "SELECT baton.grant_$r('baton_up_$r')" >/dev/null; then
-        ok "grant_$r works on a database at 0.1.0"
-    else
-        not_ok "grant_$r works on a database at 0.1.0"
-    fi
+    check "grant_$r is refused on a database at 0.1.0, with the hint to update" "$REFUSED" \
+        "$(what_refuses $D "PERFORM baton.grant_$r('baton_up_$r')")"
 done
+q -d $D -c "GRANT USAGE ON SCHEMA baton TO baton_up_producer, baton_up_worker, baton_up_admin" \
+    -c "GRANT EXECUTE ON FUNCTION baton.enqueue(uuid, text, text, jsonb, jsonb, timestamptz, integer, integer, uuid) TO baton_up_producer" \
+    -c "GRANT EXECUTE ON FUNCTION baton.claim(uuid, text, interval, integer, jsonb) TO baton_up_worker" \
+    -c "GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA baton TO baton_up_admin" >/dev/null
 q -d $D -c "ALTER EXTENSION pg_baton UPDATE"
 granted() {
     q -d $D -c "SELECT string_agg(x::text, ' ') FROM (VALUES
@@ -294,7 +321,7 @@ granted() {
 check "after the update, roles granted at 0.1.0 keep their grants but have none of the later functions and views" \
     "false false false false false false false true true" "$(granted)"
 for r in producer worker admin; do q -d $D -c "SELECT baton.grant_$r('baton_up_$r')" >/dev/null; done
-check "grant_producer, grant_worker and grant_admin run again give them" \
+check "grant_producer, grant_worker and grant_admin run after the update give them" \
     "true true true true true true true true true" "$(granted)"
 
 # --- B: fresh 0.11.0, C: 0.1.0 --------------------------------------------------------
@@ -412,7 +439,6 @@ check "the updated database refuses a row that breaks a rule (23514, naming the 
 # contrib/postgres_exporter/queries.yaml: every query runs on the upgraded database A,
 # as a role that has only what the file's header grants, and returns exactly the columns
 # its metrics name.
-ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
 q -d $A -c "CREATE ROLE baton_upgrade_exporter" \
     -c "GRANT USAGE ON SCHEMA baton TO baton_upgrade_exporter" \
     -c "GRANT SELECT ON baton.delivery_stats, baton.run_stats, baton.health TO baton_upgrade_exporter" \

@@ -77,9 +77,7 @@ void require_role_exists(Oid role) {
     throw_invalid_argument("role", "No role has OID " + std::to_string(role) + ".");
 }
 
-// A list the caller names.
-// The functions named are read from the catalog first: those of a later version than
-// the installed one are not there (a database left at 0.1.0 has no cancel_delivery).
+// A list the caller names, read from the catalog first (their signatures, for the GRANT).
 void grant(Oid role, const char* names) {
     Spi spi;
     spi.exec((std::string(kNamedFunctions) + names + "}'::pg_catalog.name[])").c_str());

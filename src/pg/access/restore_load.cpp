@@ -21,8 +21,7 @@ Oid g_in_use_relid = InvalidOid;
 KeptPlan g_in_use_row = {"SELECT 1 FROM baton.in_use", 0, {}, nullptr};
 KeptPlan g_add_in_use_row = {"INSERT INTO baton.in_use DEFAULT VALUES ON CONFLICT DO NOTHING", 0, {}, nullptr};
 
-// baton.in_use's oid, InvalidOid under a version that has no such table (before 0.3.0:
-// no restore window at all).
+// baton.in_use's oid (InvalidOid when it is missing).
 Oid in_use_relid() {
     return guard([] {
         Oid nsp = get_namespace_oid("baton", true);
@@ -138,7 +137,7 @@ void forget(Oid relid) {
 void mark_in_use() {
     if (OidIsValid(g_in_use_relid)) return;  // the common case: seen in use before
     Oid relid = in_use_relid();
-    if (!OidIsValid(relid) || in_use(relid)) return;  // a version without the table, or in use
+    if (!OidIsValid(relid) || in_use(relid)) return;
     // Another transaction is adding the row: leave it to that one rather than wait for its
     // end (the row's key would make this insert wait, and every first writer with it); a
     // later write of this backend looks again.

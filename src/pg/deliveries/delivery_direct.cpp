@@ -457,9 +457,7 @@ Table* open(Use use) {
     // On a distributed install the rows live in the shards, which only statements reach.
     if (!settings::direct_access || citus::distributed()) return nullptr;
     return guard([use]() -> Table* {
-        // A schema before 0.9.0 (its claims read deliveries_claimable). The side tables'
-        // triggers matter only to the calls that write them (open_ready()).
-        if (!side_rows::kept()) return nullptr;
+        // The side tables' triggers matter only to the calls that write them (open_ready()).
         // The table, and the oid of its primary key, for the probes by (tenant, id)
         // (fetch_by_key() opens it); the other indexes only once a write needs them
         // (open_indexes()).

@@ -2,8 +2,7 @@
 // call through kept SQL statements, run over the store's SPI connection. The WHERE
 // clauses select and lock rows (one statement for the common case, an index probe per
 // row); what a row owes its caller is then the core's verdict on the row read back.
-// Status spellings are the core's (BATON_STATUS_*), spliced in as literals where a
-// partial index's predicate must be proved by the generic plan.
+// Status spellings are the core's (BATON_STATUS_*), spliced in as literals.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -18,7 +17,6 @@
 #include "pg/citus/citus.hpp"
 #include "pg/deliveries/delivery_direct.hpp"
 #include "pg/deliveries/delivery_store.hpp"
-#include "pg/deliveries/side_rows.hpp"
 #include "pg/citus/local_shards.hpp"
 #include "pg/runtime/relations.hpp"
 
@@ -144,8 +142,7 @@ pg::KeptPlan g_existing = {
 // $5 is the clock the claim reads right after its hint (pg/deliveries/claim_hints.hpp): run_after
 // is compared with it rather than with the transaction's start. PICK is the subquery:
 // the target's rows of baton.ready in claim order, each delivery locked (skipping those
-// others hold) and checked pending; on a schema before 0.9.0, the pending rows of
-// baton.deliveries on its partial index deliveries_claimable.
+// others hold) and checked pending.
 #define CLAIM_SQL(OPEN, CLOSE, PICK)                                                              \
     "UPDATE baton.deliveries d SET status = " CLAIMED ", "                                        \
     "generation = d.generation OPERATOR(pg_catalog.+) 1, "                                        \
@@ -160,30 +157,19 @@ pg::KeptPlan g_existing = {
     "WHERE r.tenant OPERATOR(pg_catalog.=) $1 AND r.target OPERATOR(pg_catalog.=) $2 "           \
     "AND r.run_after OPERATOR(pg_catalog.<=) $5 AND c.status OPERATOR(pg_catalog.=) " PENDING " " FILTER##_READY \
     "ORDER BY r.rank, r.id LIMIT $3 FOR UPDATE OF c SKIP LOCKED"
-#define PICK_PENDING(FILTER)                                                                     \
-    "SELECT c.id FROM baton.deliveries c "                                                       \
-    "WHERE c.tenant OPERATOR(pg_catalog.=) $1 AND c.target OPERATOR(pg_catalog.=) $2 "           \
-    "AND c.status OPERATOR(pg_catalog.=) " PENDING " "                                           \
-    "AND c.run_after OPERATOR(pg_catalog.<=) $5 " FILTER##_PENDING                               \
-    "ORDER BY c.priority DESC, c.id LIMIT $3 FOR UPDATE SKIP LOCKED"
-
-// The filters of a claim's range, on baton.ready r (rank: the priority negated) or on
-// baton.deliveries c. With `expected`: every top-level field of $6 equals the binding's
-// field of that name (the delivery's, c).
+// The filters of a claim's range, on baton.ready r (rank: the priority negated). With
+// `expected`: every top-level field of $6 equals the binding's field of that name (the
+// delivery's, c).
 #define ALL_READY ""
-#define ALL_PENDING ""
 #define EXPECTED_SQL                                                                             \
     "AND NOT EXISTS (SELECT 1 FROM pg_catalog.jsonb_each($6) e WHERE NOT COALESCE("              \
     "((c.binding OPERATOR(pg_catalog.->) e.key) OPERATOR(pg_catalog.=) e.value), false)) "
 #define EXPECTED_READY EXPECTED_SQL
-#define EXPECTED_PENDING EXPECTED_SQL
 // From a claim hint at ($6, $7): the rest of its priority level, then the levels below
 // (two index ranges; one row comparison cannot bound an index that mixes DESC and ASC).
 #define NEG6 "(OPERATOR(pg_catalog.-) $6::pg_catalog.int8)"
 #define LEVEL_READY "AND r.rank OPERATOR(pg_catalog.=) " NEG6 " AND r.id OPERATOR(pg_catalog.>=) $7 "
 #define BELOW_READY "AND r.rank OPERATOR(pg_catalog.>) " NEG6 " "
-#define LEVEL_PENDING "AND c.priority OPERATOR(pg_catalog.=) $6 AND c.id OPERATOR(pg_catalog.>=) $7 "
-#define BELOW_PENDING "AND c.priority OPERATOR(pg_catalog.<) $6 "
 
 #define CLAIM_TYPES UUIDOID, TEXTOID, INT4OID, INTERVALOID, TIMESTAMPTZOID
 // One row: `id = (SELECT ...)`, a primary-key equality, the plan the planner picks even
@@ -199,15 +185,10 @@ struct ClaimPlans {
      {CLAIM_SQL(OPEN, CLOSE, PICK(EXPECTED)), 6, {CLAIM_TYPES, JSONBOID}, nullptr}}
 ClaimPlans g_claim_one = CLAIM_PLANS("", "", PICK_READY);
 ClaimPlans g_claim_many = CLAIM_PLANS("ANY (ARRAY", ")", PICK_READY);
-ClaimPlans g_claim_one_before_ready = CLAIM_PLANS("", "", PICK_PENDING);
-ClaimPlans g_claim_many_before_ready = CLAIM_PLANS("ANY (ARRAY", ")", PICK_PENDING);
 
-// The lease calls name the status 'claimed' as a parameter ($5, $6): a generic plan
-// cannot prove a partial index's predicate from a parameter, so it probes the primary
-// key. With the literal, a plan made while few rows were claimed scanned the whole
-// (small then, large later) partial index deliveries_leases instead. The WHERE selects
-// the row whose lease the caller holds (delivery::holds_lease); the row comes back for
-// the core's verdict either way.
+// The lease calls name the status 'claimed' as a parameter ($5, $6), so that their generic
+// plans probe the primary key. The WHERE selects the row whose lease the caller holds
+// (delivery::holds_lease); the row comes back for the core's verdict either way.
 FoundPlans g_renew = UPDATE_FOUND_PLANS(
     "UPDATE baton.deliveries d SET lease_until = pg_catalog.now() OPERATOR(pg_catalog.+) $4 "
     "WHERE " KEY_OF_D " AND d.generation OPERATOR(pg_catalog.=) $3 AND d.status OPERATOR(pg_catalog.=) $5",
@@ -280,16 +261,14 @@ pg::KeptPlan g_reap_tenants = {
 // baton.leases, whose lease (lease_until, renewed or not) has expired. The CASE is
 // delivery::give_back_status(), set-wise (docs/architecture.md, the rule copies). $3 is
 // now(), the transaction's start: Citus refuses now() inside a CASE of a distributed
-// UPDATE. REAP_UPDATE is the write, up to the subquery that picks the rows.
-#define REAP_UPDATE                                                                                   \
-    "UPDATE baton.deliveries d SET "                                                                   \
-    "status = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN " FAILED " ELSE " PENDING \
-    " END, generation = d.generation OPERATOR(pg_catalog.+) 1, lease_until = NULL, "                   \
-    "last_error = 'lease expired', "                                                                   \
-    "settled_at = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN $3 END "            \
-    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) ANY (ARRAY("
+// UPDATE.
 pg::KeptPlan g_reap = {
-    REAP_UPDATE
+    "UPDATE baton.deliveries d SET "
+    "status = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN " FAILED " ELSE " PENDING
+    " END, generation = d.generation OPERATOR(pg_catalog.+) 1, lease_until = NULL, "
+    "last_error = 'lease expired', "
+    "settled_at = CASE WHEN d.attempts OPERATOR(pg_catalog.>=) d.max_attempts THEN $3 END "
+    "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) ANY (ARRAY("
     "SELECT c.id FROM baton.leases l JOIN baton.deliveries c ON c.tenant OPERATOR(pg_catalog.=) l.tenant "
     "AND c.id OPERATOR(pg_catalog.=) l.id AND c.generation OPERATOR(pg_catalog.=) l.generation "
     "WHERE l.tenant OPERATOR(pg_catalog.=) $1 AND l.lease_until OPERATOR(pg_catalog.<) $3 "
@@ -312,22 +291,6 @@ pg::KeptPlan g_sweep = {
     "ORDER BY x.lease_until LIMIT $2 FOR UPDATE SKIP LOCKED))",
     3, {UUIDOID, INT4OID, TIMESTAMPTZOID}, nullptr};
 
-// g_reap_tenants and g_reap for a schema before 0.9.0, which has no baton.leases: the
-// claimed deliveries in order of expiry, on its partial index deliveries_leases.
-pg::KeptPlan g_reap_tenants_before_leases = {
-    "SELECT e.tenant FROM (SELECT d.tenant, d.lease_until FROM baton.deliveries d JOIN baton.tenants t "
-    "ON t.tenant OPERATOR(pg_catalog.=) d.tenant "
-    "WHERE t.state OPERATOR(pg_catalog.=) 'active' AND d.status OPERATOR(pg_catalog.=) " CLAIMED " "
-    "AND d.lease_until OPERATOR(pg_catalog.<) pg_catalog.now() "
-    "ORDER BY d.lease_until LIMIT $1) e GROUP BY e.tenant ORDER BY pg_catalog.min(e.lease_until) LIMIT 256",
-    1, {INT4OID}, nullptr};
-pg::KeptPlan g_reap_before_leases = {
-    REAP_UPDATE
-    "SELECT c.id FROM baton.deliveries c WHERE c.tenant OPERATOR(pg_catalog.=) $1 "
-    "AND c.status OPERATOR(pg_catalog.=) " CLAIMED " AND c.lease_until OPERATOR(pg_catalog.<) $3 "
-    "ORDER BY c.lease_until LIMIT $2 FOR UPDATE SKIP LOCKED))",
-    3, {UUIDOID, INT4OID, TIMESTAMPTZOID}, nullptr};
-
 // cancel_delivery's write, as delivery::cancelled() chose it: generation $3 fences the
 // holder; a NULL reason keeps last_error.
 pg::KeptPlan g_cancel = {
@@ -339,10 +302,10 @@ pg::KeptPlan g_cancel = {
 // redrive's write, delivery::redriven() set-wise (the rows delivery::redrivable() admits:
 // failed and cancelled; the outer WHERE repeats the status so that a row changed since
 // the subquery locked it is rechecked). Oldest settled first, rows others lock skipped:
-// from 0.9.0 no index orders settled rows (one on settled_at kept finishes from being
-// HOT updates), so the oldest are sorted out of the target's rows, read from the
-// tenant's range of an index (from 0.10.0 the dedup key's leads with the key, not the
-// target: docs/choices.md, "The dedup key's index").
+// no index orders settled rows (one on settled_at would keep finishes from being HOT
+// updates), so the oldest are sorted out of the target's rows, read from the tenant's
+// range of an index (the dedup key's leads with the key, not the target: docs/choices.md,
+// "The dedup key's index").
 #define REDRIVE_SET                                                                               \
     "UPDATE baton.deliveries d SET status = " PENDING ", attempts = 0, "                          \
     "run_after = pg_catalog.now(), lease_until = NULL, settled_at = NULL "                        \
@@ -610,9 +573,7 @@ Added DeliveryStore::existing(pg_uuid_t* tenant, const NewDelivery& d) {
 // One claim statement for the range (the filtered one with `expected`).
 Claimed DeliveryStore::claim_by_statement(const ClaimCall& call, ClaimRange range, claim_hint::Position from,
                                           std::int64_t n) {
-    bool ready = guard([] { return side_rows::kept(); });
-    ClaimPlans& plans = ready ? (n == 1 ? g_claim_one : g_claim_many)
-                              : (n == 1 ? g_claim_one_before_ready : g_claim_many_before_ready);
+    ClaimPlans& plans = n == 1 ? g_claim_one : g_claim_many;
     Datum values[7] = {UUIDPGetDatum(call.tenant), PointerGetDatum(call.target),
                        Int32GetDatum(static_cast<std::int32_t>(n)), IntervalPGetDatum(call.lease),
                        TimestampTzGetDatum(call.now), 0, 0};
@@ -714,10 +675,8 @@ pg_uuid_t** DeliveryStore::reap_tenants(std::int32_t max_rows, std::uint64_t* n)
     Datum limit[1] = {Int32GetDatum(max_rows)};
     Spi& s = spi();
     std::uint64_t count = 0;
-    bool kept = guard([] { return side_rows::kept(); });
-    KeptPlan& plan = kept ? g_reap_tenants : g_reap_tenants_before_leases;
-    if (!local_shards::run_on_own_shards(s, plan, limit, {kept ? "leases" : "deliveries", "tenants"}, &count))
-        count = s.run(plan, limit, nullptr);
+    if (!local_shards::run_on_own_shards(s, g_reap_tenants, limit, {"leases", "tenants"}, &count))
+        count = s.run(g_reap_tenants, limit, nullptr);
     pg_uuid_t** tenants =
         guard([count] { return static_cast<pg_uuid_t**>(palloc(sizeof(pg_uuid_t*) * (count + 1))); });
     for (std::uint64_t i = 0; i < count; i++) {
@@ -737,8 +696,6 @@ std::int32_t DeliveryStore::reap(pg_uuid_t* tenant, std::int32_t max_rows) {
     constexpr std::int32_t kSweepRows = 50000;
     Datum values[3] = {UUIDPGetDatum(tenant), Int32GetDatum(max_rows),
                        TimestampTzGetDatum(GetCurrentTransactionStartTimestamp())};
-    if (!guard([] { return side_rows::kept(); }))
-        return static_cast<std::int32_t>(spi().run(g_reap_before_leases, values, nullptr));
     std::int32_t reaped = static_cast<std::int32_t>(spi().run(g_reap, values, nullptr));
     values[1] = Int32GetDatum(std::max(kSweepRows, max_rows < PG_INT32_MAX / 2 ? max_rows * 2 : PG_INT32_MAX));
     spi().run(g_sweep, values, nullptr);

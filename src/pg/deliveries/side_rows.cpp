@@ -14,20 +14,18 @@ namespace {
 //           leases_pkey (lease_until, tenant, id, generation)
 //   ready:  (tenant, target, rank, id, run_after, row_tid), rank the priority negated,
 //           found by its primary key ready_pkey (tenant, target, rank, id); row_tid
-//           written when known (a schema of 0.9.0's first builds has no such column)
+//           NULL when not known
 constexpr int kMaxColumns = 6;
 struct Spec {
     const char* table;
     const char* const* columns;
     int ncolumns;
-    int nrequired;  // the first nrequired columns; the others may be missing (a schema before them)
 };
 enum LeaseColumn { kLeaseTenant, kLeaseId, kLeaseGeneration, kLeaseUntil, kLeaseColumns };
 const char* const kLeaseColumnNames[kLeaseColumns] = {"tenant", "id", "generation", "lease_until"};
 enum ReadyColumn { kReadyTenant, kReadyTarget, kReadyRank, kReadyId, kReadyRunAfter, kReadyRowTid, kReadyColumns };
 const char* const kReadyColumnNames[kReadyColumns] = {"tenant", "target", "rank", "id", "run_after", "row_tid"};
-const Spec kSpecs[2] = {{"leases", kLeaseColumnNames, kLeaseColumns, kLeaseColumns},
-                        {"ready", kReadyColumnNames, kReadyColumns, kReadyRowTid}};
+const Spec kSpecs[2] = {{"leases", kLeaseColumnNames, kLeaseColumns}, {"ready", kReadyColumnNames, kReadyColumns}};
 
 const Spec& spec(Table table) { return kSpecs[table == Table::kLeases ? 0 : 1]; }
 
@@ -101,12 +99,8 @@ struct Writer {
     int nmany;
 };
 
-// Both side tables exist (in schema baton, as pg/runtime/relations finds them).
-bool kept() { return OidIsValid(relations::relid("leases")) && OidIsValid(relations::relid("ready")); }
-
 // The side table itself next to baton.deliveries; on Citus the colocated shard.
 Writer* open(Relation deliveries, Table table) {
-    if (!kept()) return nullptr;
     const Spec& s = spec(table);
     Oid relid = RelationGetRelid(deliveries) != relations::relid("deliveries") ? colocated(deliveries, table)
                 : table == Table::kLeases                                      ? relations::relid("leases")
@@ -117,7 +111,7 @@ Writer* open(Relation deliveries, Table table) {
     const AttrNumber* cols = relations::attnums(w->rel, s.columns, s.ncolumns);
     for (int c = 0; c < s.ncolumns; c++) {
         w->col[c] = cols[c];
-        if (w->col[c] == 0 && c < s.nrequired)
+        if (w->col[c] == 0)
             elog(ERROR, "pg_baton cannot find column baton.%s.%s", s.table, s.columns[c]);
     }
     w->estate = CreateExecutorState();
@@ -202,7 +196,7 @@ bool find(Writer* w, const Datum* keys, const RegProcedure* procs, int n, ItemPo
 }
 
 // Sets `slot` to `values` (in the order of the table's Spec; `nulls` for those that are
-// NULL, nullptr when none is, and a column the table lacks left out).
+// NULL, nullptr when none is).
 void set_row(Writer* w, TupleTableSlot* slot, const Datum* values, const bool* nulls) {
     const Spec& s = spec(w->table);
     ExecClearTuple(slot);
@@ -212,7 +206,6 @@ void set_row(Writer* w, TupleTableSlot* slot, const Datum* values, const bool* n
         slot->tts_isnull[i] = true;
     }
     for (int c = 0; c < s.ncolumns; c++) {
-        if (w->col[c] == 0) continue;
         slot->tts_values[w->col[c] - 1] = values[c];
         slot->tts_isnull[w->col[c] - 1] = nulls != nullptr && nulls[c];
     }

@@ -38,11 +38,6 @@
 
 namespace baton::pg::side_rows {
 
-// True when this database's pg_baton has the side tables (0.9.0 on). Before that the
-// schema's partial indexes on deliveries are what claim and reap read, and no side row
-// is written (one pg_baton.so serves a schema not yet updated). Postgres calls only.
-bool kept();
-
 enum class Table { kLeases, kReady };
 
 // One side table (or on Citus its shard colocated with `deliveries`) opened for a call's
@@ -55,8 +50,7 @@ struct Writer;
 bool has_triggers(Table table);
 
 // Opens `table` for writes that go with `deliveries` (baton.deliveries, or on Citus one
-// of its shards); nullptr when the schema has no side tables (kept()). Postgres calls
-// only (call them all inside guard()).
+// of its shards). Postgres calls only (call them all inside guard()).
 Writer* open(Relation deliveries, Table table);
 void close(Writer* w);
 
@@ -101,10 +95,10 @@ TupleTableSlot** make_slots(Relation rel, int n, int* nslots);
 void drop_slots(TupleTableSlot** slots, int nslots);
 
 // Adds what the deliveries hold and the side tables lack: the leases of the claimed rows
-// and the ready rows of the pending ones. What an update to 0.9.0 writes, on one node
-// from its script and on Citus from distribute(), once the tables are distributed (a
-// distributed INSERT ... SELECT, each shard group on its node). Idempotent. Postgres
-// calls only, inside an SPI connection.
+// and the ready rows of the pending ones: what the update that creates the side tables
+// writes, on one node from its script (baton.fill_side_tables()) and on Citus from
+// distribute(), once the tables are distributed (a distributed INSERT ... SELECT, each
+// shard group on its node). Idempotent. Postgres calls only, inside an SPI connection.
 void fill();
 
 // Forgets the shards found for relation relid (InvalidOid: all): from pg/runtime/invalidation's

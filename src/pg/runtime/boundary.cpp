@@ -3,13 +3,13 @@
 #include "pg/runtime/boundary.hpp"
 #include "pg/runtime/hooks.hpp"
 #include "pg/runtime/owner.hpp"
+#include "pg/runtime/schema_version.hpp"
 
 namespace baton::pg {
 
 namespace {
 
-// The report being raised. Static so that building it cannot fail; it is consumed by
-// ereport() (which copies the texts) before anything else can use it.
+// The report being raised: static, so that building it cannot fail; ereport() copies it.
 Report g_report;
 
 // MAKE_SQLSTATE from the five-character code of the core's catalogue.
@@ -18,12 +18,12 @@ int sqlstate_of(SqlState state) {
     return MAKE_SQLSTATE(c[0], c[1], c[2], c[3], c[4]);
 }
 
-// Runs body and turns escaping exceptions into Postgres errors. When as_owner is set,
-// the body runs as the extension's owner (owner.hpp), as a SECURITY DEFINER function
-// would; a Postgres error that longjmps past us leaves the switch to the transaction
-// abort, which restores the user id (as for SECURITY DEFINER functions in fmgr.c). The
-// registered enter and leave hooks (hooks.hpp) run around the body of such a call; what
-// enter set is undone on every way out.
+// Runs body, an older schema refused first (schema_version.hpp), and turns escaping
+// exceptions into Postgres errors. With as_owner the body runs as the extension's owner
+// (owner.hpp), as a SECURITY DEFINER function would; a Postgres error that longjmps past
+// us leaves the switch to the transaction abort, which restores the user id (as fmgr.c
+// does for SECURITY DEFINER functions). The registered enter and leave hooks (hooks.hpp)
+// run around the body of such a call; what enter set is undone on every way out.
 Datum run(FunctionCallInfo fcinfo, Body body, bool as_owner) {
     Oid saved_user = InvalidOid;
     int saved_context = 0;
@@ -33,6 +33,7 @@ Datum run(FunctionCallInfo fcinfo, Body body, bool as_owner) {
     void* entered = nullptr;
     bool in_hooks = false;
     try {
+        schema_version::require_current();
         if (as_owner) {
             Oid owner = guard([] { return owner::of_extension(); });
             SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);

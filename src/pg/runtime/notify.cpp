@@ -76,23 +76,6 @@ void compute(const pg_uuid_t* tenant, const char* target, int target_len, char (
     out[kChannelBytes - 1] = '\0';
 }
 
-// A schema older than 0.8.0 (no baton.wakeup_key: ALTER EXTENSION pg_baton UPDATE not
-// run yet) keeps the wake-up it documented: NOTIFY baton_enqueue with the payload
-// {"tenant": ..., "target": ...}, one channel for every tenant and target.
-void notify_shared(const pg_uuid_t* tenant, const text* target) {
-    char* tenant_id = tenant_text(tenant);
-    guard([tenant_id, target] {
-        StringInfoData buf;
-        initStringInfo(&buf);
-        appendStringInfoString(&buf, "{\"tenant\": \"");
-        appendStringInfoString(&buf, tenant_id);
-        appendStringInfoString(&buf, "\", \"target\": ");
-        escape_json(&buf, text_to_cstring(target));
-        appendStringInfoChar(&buf, '}');
-        Async_Notify("baton_enqueue", buf.data);
-    });
-}
-
 }  // namespace
 
 void channel(const pg_uuid_t* tenant, const text* target, char (&out)[kChannelBytes]) {
@@ -120,10 +103,6 @@ void channel(const pg_uuid_t* tenant, const text* target, char (&out)[kChannelBy
 
 void enqueued(const pg_uuid_t* tenant, const text* target) {
     if (!settings::notify) return;
-    if (guard([] { return relations::relid("wakeup_key"); }) == InvalidOid) {
-        notify_shared(tenant, target);
-        return;
-    }
     char name[kChannelBytes];
     channel(tenant, target, name);
     guard([&name] { Async_Notify(name, nullptr); });

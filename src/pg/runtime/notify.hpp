@@ -20,9 +20,7 @@ constexpr int kChannelBytes = 6 + 32 + 1;
 void channel(const pg_uuid_t* tenant, const text* target, char (&channel)[kChannelBytes]);
 
 // Queues a NOTIFY on the channel of (tenant, target) when baton.notify is on; Postgres
-// sends it at commit, once per transaction and channel. On a schema older than 0.8.0
-// (not updated yet) it sends what that version did: NOTIFY baton_enqueue with the
-// tenant and target as JSON.
+// sends it at commit, once per transaction and channel.
 void enqueued(const pg_uuid_t* tenant, const text* target);
 
 // Forgets the secret on a relcache invalidation of relid (InvalidOid: all), so that a

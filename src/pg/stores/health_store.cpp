@@ -9,7 +9,6 @@
 #include "pg/citus/citus.hpp"
 #include "pg/stores/health_store.hpp"
 #include "pg/workers/launcher.hpp"
-#include "pg/deliveries/side_rows.hpp"
 #include "pg/citus/local_shards.hpp"
 #include "pg/runtime/settings.hpp"
 #include "pg/workers/served.hpp"
@@ -32,20 +31,11 @@ namespace {
     "FROM baton.leases l JOIN baton.deliveries d ON d.tenant" EQ "l.tenant AND d.id" EQ "l.id "      \
     "AND d.generation" EQ "l.generation AND d.lease_until" EQ "l.lease_until "                       \
     "WHERE l.lease_until" LT NOW " AND d.status" EQ "'" BATON_STATUS_CLAIMED "'"
-// The same on a schema before 0.9.0 (no baton.leases), on its index deliveries_leases.
-#define EXPIRED_FROM_BEFORE_LEASES \
-    "FROM baton.deliveries d WHERE d.status" EQ "'" BATON_STATUS_CLAIMED "' AND d.lease_until" LT NOW
-#define EXPIRED_OLDEST(FROM) \
-    "SELECT d.tenant::pg_catalog.text, d.target, d.id, " SECONDS_SINCE("d.lease_until") " " FROM " ORDER BY d.lease_until LIMIT 1"
-// The count and the oldest, for each schema (expired_plans()).
-struct ExpiredPlans {
-    KeptPlan count, oldest;
-};
-ExpiredPlans g_expired = {{CAPPED_COUNT(EXPIRED_FROM), 1, {INT8OID}, nullptr},
-                          {EXPIRED_OLDEST(EXPIRED_FROM), 0, {}, nullptr}};
-ExpiredPlans g_expired_before_leases = {{CAPPED_COUNT(EXPIRED_FROM_BEFORE_LEASES), 1, {INT8OID}, nullptr},
-                                        {EXPIRED_OLDEST(EXPIRED_FROM_BEFORE_LEASES), 0, {}, nullptr}};
-ExpiredPlans& expired_plans() { return guard([] { return side_rows::kept(); }) ? g_expired : g_expired_before_leases; }
+KeptPlan g_expired_count = {CAPPED_COUNT(EXPIRED_FROM), 1, {INT8OID}, nullptr};
+KeptPlan g_expired_oldest = {
+    "SELECT d.tenant::pg_catalog.text, d.target, d.id, " SECONDS_SINCE("d.lease_until") " " EXPIRED_FROM
+    " ORDER BY d.lease_until LIMIT 1",
+    0, {}, nullptr};
 
 // Unfinished runs (index runs_runnable) with their current stage (index stages_current):
 // since when the owner's lease expired, before the cutoff $2; since when the retry
@@ -88,14 +78,11 @@ KeptPlan g_behind_oldest = {
     " ORDER BY s.next_fire_at LIMIT 1",
     2, {INT8OID, TIMESTAMPTZOID}, nullptr};
 
-// The pending delivery due first: the first row of baton.ready on its index ready_due;
-// on a schema before 0.9.0, of baton.deliveries on its partial index deliveries_due.
-#define OLDEST_PENDING(FROM_WHERE)                                                                 \
-    "SELECT d.tenant::pg_catalog.text, d.target, d.id, " SECONDS_SINCE("d.run_after") " " FROM_WHERE \
-    " AND d.run_after OPERATOR(pg_catalog.<=) " NOW " ORDER BY d.run_after LIMIT 1"
-KeptPlan g_oldest_pending = {OLDEST_PENDING("FROM baton.ready d WHERE true"), 0, {}, nullptr};
-KeptPlan g_oldest_pending_before_ready = {
-    OLDEST_PENDING("FROM baton.deliveries d WHERE d.status" EQ "'" BATON_STATUS_PENDING "'"), 0, {}, nullptr};
+// The pending delivery due first: the first row of baton.ready on its index ready_due.
+KeptPlan g_oldest_pending = {
+    "SELECT d.tenant::pg_catalog.text, d.target, d.id, " SECONDS_SINCE("d.run_after") " FROM baton.ready d "
+    "WHERE d.run_after OPERATOR(pg_catalog.<=) " NOW " ORDER BY d.run_after LIMIT 1",
+    0, {}, nullptr};
 
 // This node's counts of the tables of schema baton.
 #define TABLES                                                                                           \
@@ -210,9 +197,8 @@ std::vector<health::TableRows> baton_tables(Spi& spi) {
 }
 
 health::ExpiredLeases expired_leases(Spi& spi) {
-    ExpiredPlans& plans = expired_plans();
-    health::ExpiredLeases e{capped_count(spi, plans.count, 0), "", "", 0, 0};
-    if (e.count > 0 && spi.run(plans.oldest, nullptr, nullptr) == 1) {
+    health::ExpiredLeases e{capped_count(spi, g_expired_count, 0), "", "", 0, 0};
+    if (e.count > 0 && spi.run(g_expired_oldest, nullptr, nullptr) == 1) {
         e.tenant = string_at(spi, 0, 1);
         e.target = string_at(spi, 0, 2);
         e.id = spi.int64_at(0, 3);
@@ -225,10 +211,8 @@ health::ExpiredLeases expired_leases(Spi& spi) {
 std::int64_t expired_here(Spi& spi, std::int64_t counted) {
     Datum values[1] = {Int64GetDatum(health::kCountCap)};
     std::uint64_t rows = 0;
-    bool here = guard([] { return side_rows::kept(); })
-                    ? local_shards::run_on_own_shards(spi, g_expired.count, values, {"leases", "deliveries"}, &rows)
-                    : local_shards::run_on_own_shards(spi, g_expired_before_leases.count, values, {"deliveries"}, &rows);
-    if (!here) return counted;
+    if (!local_shards::run_on_own_shards(spi, g_expired_count, values, {"leases", "deliveries"}, &rows))
+        return counted;
     return rows == 0 ? 0 : spi.int64_at(0, 1);
 }
 
@@ -261,15 +245,9 @@ health::MarkersInDoubt markers_in_doubt(Spi& spi) {
     return m;
 }
 
-// The statements are prepared only once baton.schedule_rows exists (0.8.0; a relation
-// lookup first), and read it on its index schedule_rows_due.
+// On its index schedule_rows_due.
 health::SchedulesBehind schedules_behind(Spi& spi, double warn_seconds) {
-    health::SchedulesBehind s{false, 0, "", "", 0};
-    s.has_schedules = guard([] {
-        Oid nsp = get_namespace_oid("baton", true);
-        return OidIsValid(nsp) && OidIsValid(get_relname_relid("schedule_rows", nsp));
-    });
-    if (!s.has_schedules) return s;
+    health::SchedulesBehind s{0, "", "", 0};
     TimestampTz cutoff = cutoff_before_now(warn_seconds);
     s.count = capped_count(spi, g_behind_count, cutoff);
     Datum values[2] = {Int64GetDatum(1), TimestampTzGetDatum(cutoff)};
@@ -283,8 +261,7 @@ health::SchedulesBehind schedules_behind(Spi& spi, double warn_seconds) {
 
 health::OldestPending oldest_pending(Spi& spi) {
     health::OldestPending p{false, "", "", 0, 0};
-    KeptPlan& plan = guard([] { return side_rows::kept(); }) ? g_oldest_pending : g_oldest_pending_before_ready;
-    if (spi.run(plan, nullptr, nullptr) == 1) {
+    if (spi.run(g_oldest_pending, nullptr, nullptr) == 1) {
         p.any = true;
         p.tenant = string_at(spi, 0, 1);
         p.target = string_at(spi, 0, 2);

@@ -41,8 +41,7 @@ health::StuckRuns stuck_runs(Spi& spi, double stuck_after_seconds);
 health::MarkersInDoubt markers_in_doubt(Spi& spi);
 
 // Schedules of active tenants whose next slot is at least `warn_seconds` overdue, read
-// from baton.schedules (tenant, name, next_fire_at) when that relation exists;
-// has_schedules false when it does not.
+// from baton.schedule_rows on its index schedule_rows_due.
 health::SchedulesBehind schedules_behind(Spi& spi, double warn_seconds);
 
 // The due pending delivery that became due first (baton.ready's index ready_due).

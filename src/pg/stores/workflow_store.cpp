@@ -15,13 +15,9 @@ namespace baton::pg {
 
 namespace {
 
-// The decide column holds the function's schema-qualified signature (text, from 0.11.0)
-// or its oid (regprocedure, before): read as the function its text finds now, which the
-// same statements do for both. A regprocedure of a dropped function reads as its bare
-// number, which 15's to_regprocedure refuses with an error: that finds nothing.
-#define BATON_DECIDE_NOW                                                                              \
-    "CASE WHEN w.decide::pg_catalog.text OPERATOR(pg_catalog.~) '^[0-9]+$' THEN NULL::pg_catalog.oid " \
-    "ELSE pg_catalog.to_regprocedure(w.decide::pg_catalog.text)::pg_catalog.oid END"
+// The decide column holds the function's schema-qualified signature: read as the
+// function that text finds now (NULL when none does).
+#define BATON_DECIDE_NOW "pg_catalog.to_regprocedure(w.decide)::pg_catalog.oid"
 
 KeptPlan g_latest = {
     "SELECT w.version, w.definition, " BATON_DECIDE_NOW ", w.decide IS NOT NULL FROM baton.workflows w "
@@ -43,20 +39,6 @@ KeptPlan g_latest_definition = {
 KeptPlan g_insert_definition = {
     "INSERT INTO baton.workflows (name, version, definition, decide) VALUES ($1, $2, $3, $4)",
     4, {TEXTOID, INT4OID, JSONBOID, TEXTOID}, nullptr};
-
-// Before 0.11.0 (a regprocedure column).
-KeptPlan g_insert_definition_oid = {
-    "INSERT INTO baton.workflows (name, version, definition, decide) VALUES ($1, $2, $3, $4)",
-    4, {TEXTOID, INT4OID, JSONBOID, REGPROCEDUREOID}, nullptr};
-
-// Whether baton.workflows.decide is the text of 0.11.0 and later (looked up by name on
-// each definition: defining a workflow is rare).
-bool decide_is_text() {
-    return guard([] {
-        Oid rel = get_relname_relid("workflows", get_namespace_oid("baton", false));
-        return get_atttype(rel, get_attnum(rel, "decide")) == TEXTOID;
-    });
-}
 
 // The advisory lock that orders the definers of one workflow name, until commit.
 void lock_definers(const text* name) {
@@ -135,14 +117,13 @@ int store_version(Spi& spi, text* name, Jsonb* definition, Oid decide) {
         if (spi.bool_at(0, 2)) return spi.int32_at(0, 1);
         version = spi.int32_at(0, 1) + 1;
     }
-    bool as_text = decide_is_text();
-    Datum stored = ObjectIdGetDatum(decide);
-    if (as_text && decide != InvalidOid)
+    Datum stored = 0;
+    if (decide != InvalidOid)
         stored = guard([decide] { return PointerGetDatum(cstring_to_text(format_procedure_qualified(decide))); });
     Datum insert[4] = {PointerGetDatum(name), Int32GetDatum(version), JsonbPGetDatum(definition), stored};
     char nulls[5] = "    ";
     if (decide == InvalidOid) nulls[3] = 'n';
-    spi.run(as_text ? g_insert_definition : g_insert_definition_oid, insert, nulls);
+    spi.run(g_insert_definition, insert, nulls);
     return version;
 }
 

@@ -13,6 +13,7 @@
 #include "core/limits.hpp"
 #include "pg/workers/launcher.hpp"
 #include "pg/runtime/owner.hpp"
+#include "pg/runtime/schema_version.hpp"
 #include "pg/runtime/postgres.hpp"
 #include "pg/runtime/settings.hpp"
 #include "pg/workers/reaper.hpp"
@@ -32,13 +33,11 @@ void on_sigterm(SIGNAL_ARGS) {
     errno = saved_errno;
 }
 
-// Whether this database's pg_baton is in use (baton.in_use has its row; versions before
-// 0.3.0 have no such table and always are). One that is not (a restore in progress, or
-// a database no application has written to since) is left alone: a reap is a write and
-// would end the restore's way past the fence (restore_load.hpp). Inside SPI.
+// Whether this database's pg_baton is in use (baton.in_use has its row). One that is not
+// (a restore in progress, or a database no application has written to since) is left
+// alone: a reap is a write and would end the restore's way past the fence
+// (restore_load.hpp). Inside SPI.
 bool in_use() {
-    Oid nsp = get_namespace_oid("baton", true);
-    if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid("in_use", nsp))) return true;
     int rc = SPI_execute("SELECT 1 FROM baton.in_use", true, 1);
     if (rc != SPI_OK_SELECT) elog(ERROR, "pg_baton reaper: reading baton.in_use failed: %s", SPI_result_code_string(rc));
     return SPI_processed > 0;
@@ -46,10 +45,13 @@ bool in_use() {
 
 constexpr int kNotInstalled = -1;
 constexpr int kReadOnly = -2;
+constexpr int kOlderSchema = -3;
+
+// The installed version run_batch() last found older than the library's.
+char g_older_version[NAMEDATALEN];
 
 // What the worker calls each round: a function of baton taking the batch size and
-// returning a count. fire_schedules exists from 0.8.0 on; a database whose pg_baton is
-// older has no schedules to fire.
+// returning a count.
 struct Job {
     const char* function;  // its name in schema baton
     const char* call;      // the statement
@@ -57,31 +59,30 @@ struct Job {
 constexpr Job kReap = {"reap", "SELECT baton.reap($1)"};
 constexpr Job kFire = {"fire_schedules", "SELECT baton.fire_schedules($1)"};
 
-// True when baton.<function>(integer) exists. Inside a transaction.
-bool job_exists(const Job& job) {
-    Oid argtypes[1] = {INT4OID};
-    List* name = list_make2(makeString(pstrdup("baton")), makeString(pstrdup(job.function)));
-    return OidIsValid(LookupFuncName(name, 1, argtypes, true));
-}
-
 // One batch in its own transaction: SELECT baton.reap(batch), or another job, through
 // SPI (so the call runs exactly as a client's would, as the extension's owner, under
 // the fence). Returns the count (rows reaped, deliveries fired; 0 while the database is
-// not in use or the job's function does not exist), kNotInstalled when pg_baton is not
-// installed in this database, or kReadOnly when transactions are read-only here
-// (default_transaction_read_only set for the server, the database or the role): the
-// call would refuse with 25006, so the worker does not make it and says so once instead
-// of logging an error each round. (On a standby the worker does not run at all: it
-// starts when recovery has finished.)
+// not in use), kNotInstalled when pg_baton is not installed in this database,
+// kOlderSchema when its schema is older than the library's (g_older_version: the call
+// would refuse with 55000 until ALTER EXTENSION pg_baton UPDATE), or kReadOnly when
+// transactions are read-only here (default_transaction_read_only set for the server,
+// the database or the role): the call would refuse with 25006. In those cases the worker
+// does not make the call and says so once instead of logging an error each round. (On
+// a standby the worker does not run at all: it starts when recovery has finished.)
 int run_batch(const Job& job, int batch) {
     int count = kNotInstalled;
     SetCurrentStatementStartTimestamp();
     StartTransactionCommand();
     PushActiveSnapshot(GetTransactionSnapshot());
     pgstat_report_activity(STATE_RUNNING, job.call);
+    Oid owner = XactReadOnly ? InvalidOid : owner::of_extension(true);
+    const char* older = OidIsValid(owner) ? schema_version::older_installed() : nullptr;
     if (XactReadOnly) {
         count = kReadOnly;
-    } else if (Oid owner = owner::of_extension(true); OidIsValid(owner)) {
+    } else if (older != nullptr) {
+        strlcpy(g_older_version, older, sizeof g_older_version);
+        count = kOlderSchema;
+    } else if (OidIsValid(owner)) {
         // The worker connects as the bootstrap superuser; it reads and reaps as the
         // extension's owner, as every pg_baton call runs (owner.hpp), so that nothing it
         // runs has more rights than the role that installed pg_baton. An error leaves
@@ -94,7 +95,7 @@ int run_batch(const Job& job, int batch) {
         Datum values[1] = {Int32GetDatum(batch)};
         if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_baton reaper: SPI_connect failed");
         count = 0;
-        if (in_use() && job_exists(job)) {
+        if (in_use()) {
             int rc = SPI_execute_with_args(job.call, 1, argtypes, values, nullptr, false, 1);
             if (rc != SPI_OK_SELECT || SPI_processed != 1)
                 elog(ERROR, "pg_baton reaper: baton.%s() failed: %s", job.function, SPI_result_code_string(rc));
@@ -172,6 +173,7 @@ void baton_reaper_main(Datum arg) {
 
     bool said_missing = false;
     bool said_read_only = false;
+    bool said_older = false;
     bool reaping = false;  // pg_baton was found installed
     while (!g_terminate) {
         // A round: batch after batch, one transaction each, until one comes back short.
@@ -210,6 +212,19 @@ void baton_reaper_main(Datum arg) {
                 ereport(LOG, (errmsg("transactions are read-write in database \"%s\"; the pg_baton reaper reaps "
                                      "again", dbname)));
             said_read_only = false;
+            if (reaped == kOlderSchema) {
+                if (!said_older)
+                    ereport(LOG, (errmsg("pg_baton in database \"%s\" is at version %s, older than its library's "
+                                         "version %s; the pg_baton reaper waits",
+                                         dbname, g_older_version, schema_version::library()),
+                                  errhint("Run ALTER EXTENSION pg_baton UPDATE in database \"%s\".", dbname)));
+                said_older = true;
+                break;
+            }
+            if (said_older)
+                ereport(LOG, (errmsg("pg_baton in database \"%s\" is at the library's version; the pg_baton reaper "
+                                     "reaps again", dbname)));
+            said_older = false;
             if (reaped == kNotInstalled) {
                 if (!said_missing)
                     ereport(LOG, (errmsg("pg_baton is not installed in database \"%s\"; its reaper waits", dbname),
