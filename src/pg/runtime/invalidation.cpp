@@ -1,4 +1,7 @@
-// pg_baton's one relcache and one schema callback (see invalidation.hpp).
+// pg_baton's invalidation callbacks (see invalidation.hpp).
+// The core's headers first, before Postgres' (pg/deliveries/delivery_direct.hpp needs them).
+#include "core/claim_hint.hpp"
+#include "core/delivery.hpp"
 #include "pg/runtime/invalidation.hpp"
 
 #include "pg/access/authz_cache.hpp"
@@ -8,6 +11,7 @@
 #include "pg/access/owner.hpp"
 #include "pg/runtime/relations.hpp"
 #include "pg/access/restore_load.hpp"
+#include "pg/deliveries/delivery_direct.hpp"
 
 namespace baton::pg::invalidation {
 
@@ -22,6 +26,7 @@ void on_relcache(Datum, Oid relid) {
     restore_load::forget(relid);
     citus::forget_relation(relid);
     side_rows::forget(relid);
+    delivery_direct::forget(relid);
     notify::forget_relation(relid);
     owner::forget();
 }
@@ -35,11 +40,17 @@ void on_schema(Datum, int, uint32) {
     owner::forget();
 }
 
+// Syscache callback on roles and their memberships: a privilege held through a role, or
+// a superuser's, may have changed.
+void on_roles(Datum, int, uint32) { delivery_direct::forget(InvalidOid); }
+
 }  // namespace
 
 void init() {
     CacheRegisterRelcacheCallback(on_relcache, 0);
     CacheRegisterSyscacheCallback(NAMESPACEOID, on_schema, 0);
+    CacheRegisterSyscacheCallback(AUTHOID, on_roles, 0);
+    CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, on_roles, 0);
 }
 
 }  // namespace baton::pg::invalidation
