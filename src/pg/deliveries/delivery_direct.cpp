@@ -45,14 +45,11 @@ bool citus_loaded() {
     return loaded == 1;
 }
 
-// True when the trigger is one whose work the direct path does itself: pg_baton's fence
-// and fence_truncate (schema baton's functions), or a check trigger of pg_baton's own
-// foreign key (tenant, run_id) to baton.runs. An insert naming a run is left to the
-// statement (can_insert()); a claim or a settle leaves run_id as it is, so the update's
-// check could only fail for a run deleted since, whose deliveries the key's ON DELETE
-// CASCADE has deleted. Any other internal trigger is another constraint's duty: a user's
-// foreign key from the table or to it, a deferrable unique or exclusion constraint's
-// recheck (unique_key_recheck, queued by the executor's index insertion).
+// True when the direct path does the trigger's work itself: pg_baton's fence and
+// fence_truncate, or a check of pg_baton's own foreign key (tenant, run_id) to
+// baton.runs (an insert naming a run takes the statement, can_insert(); a claim or a
+// settle keeps run_id). Any other internal trigger is a constraint's that only the
+// executor runs: a user's foreign key, a deferrable constraint's recheck.
 bool own_trigger(Relation rel, const Trigger* tg, Oid baton_nsp, const AttrNumber* col) {
     if (!tg->tgisinternal)
         return (std::strcmp(tg->tgname, "fence") == 0 || std::strcmp(tg->tgname, "fence_truncate") == 0) &&
@@ -82,10 +79,8 @@ std::uint32_t domain_columns(Relation rel, const AttrNumber* col) {
     return domains;
 }
 
-// True when the direct path does every duty the executor has on a write of the table
-// (docs/architecture.md, "What the direct path does with each executor duty"): a plain
-// table without row security, rules or generated columns, whose every trigger is
-// own_trigger().
+// True when the direct path can do every duty of the executor on the table
+// (docs/architecture.md, "What the direct path does with each executor duty").
 bool direct_shape(Relation rel, const AttrNumber* col) {
     if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity || rel->rd_rules != nullptr ||
         compat::has_generated_columns(rel))
@@ -250,12 +245,10 @@ void check_domain(Table* t, AttrNumber attnum, Datum value, bool isnull, void** 
                  t->estate->es_query_cxt);
 }
 
-// Opens the table's indexes once per call, on the first write that adds entries to them:
-// a claim's and a finish's updates are heap-only unless the row's page is full, so most
-// calls never need them. The locks come later than an UPDATE takes them, but the
-// table's RowExclusiveLock, held from open(), keeps out CREATE INDEX, REINDEX and DROP
-// INDEX; their concurrent forms wait for this transaction; and whether an update is
-// heap-only is told by the relation's cached index columns, not by the indexes opened.
+// Opens the table's indexes on the first write that adds entries to them (a heap-only
+// update adds none). The locks come later than an UPDATE takes them, but the table's
+// RowExclusiveLock keeps out CREATE INDEX, REINDEX and DROP INDEX, and their concurrent
+// forms wait for this transaction.
 void open_indexes(Table* t) {
     if (t->indexes_open) return;
     ExecOpenIndices(t->rri, false);
@@ -364,12 +357,9 @@ bool untouched(Table* t) {
 }
 
 // True when the ready row just read was deleted by another transaction that was running
-// when the call's snapshot was taken and runs still: a claim (or a cancel) taking its
-// delivery out of pending. A claim skips it as FOR UPDATE SKIP LOCKED skips a row
-// another holds, without reading the delivery and trying its lock. The xmax is read
-// without the buffer's content lock, as untouched() reads it; whether its transaction
-// runs is then asked of the process array. A deleter that has ended falls through to
-// the delivery's own checks.
+// when the call's snapshot was taken and runs still (a claim or a cancel taking its
+// delivery): a claim skips it as SKIP LOCKED skips a row another holds, without reading
+// the delivery. A deleter that has ended falls through to the delivery's own checks.
 bool deleted_by_running(Table* t) {
     bool should_free = false;
     HeapTuple tuple = ExecFetchSlotHeapTuple(t->ready_found, false, &should_free);
@@ -408,13 +398,11 @@ bool found_is(Table* t, const pg_uuid_t* tenant, std::int64_t id) {
 
 // Where this backend's direct claims wrote the claimed version of their last deliveries,
 // by id: a worker mostly finishes what it claimed, and reading that version by its tid
-// spares the finish a descent of the primary key. Plain data (no constructor), one slot
-// per id modulo the size, overwritten freely: a missing or stale slot only sends the
-// finish to the primary key. A slot names the relation and its file (a rewrite by VACUUM
-// FULL, CLUSTER or TRUNCATE gives the table a new one), and its tid is used only when it
-// lies within the table, holds a version the call's snapshot sees, and that version is
-// the delivery's own (tenant and id compared): the one version of the row that snapshot
-// sees, as the probe would find it.
+// spares the finish a descent of the primary key. One slot per id modulo the size,
+// overwritten freely: a missing or stale slot only sends the finish to the primary key.
+// A slot names the relation and its file (a rewrite gives the table a new one), and its
+// tid is used only when it lies within the table and holds a version the call's snapshot
+// sees that is the delivery's own (tenant and id compared).
 struct ClaimedAt {
     Oid relid;
     Oid relfile;
@@ -442,10 +430,9 @@ void remember_claimed(Table* t, const pg_uuid_t* tenant, std::int64_t id, ItemPo
     slot = {RelationGetRelid(t->rel), relation_file(t->rel), id, *tenant, *tid};
 }
 
-// Reads into `found` the version of (tenant, id) this backend's claim wrote, when the call's
-// snapshot sees it; false when there is no such slot or it does not hold (then the probe
-// of the primary key reads the row). Not under SERIALIZABLE, whose index probe also
-// takes the predicate lock on the key's index page.
+// Reads into `found` the version of (tenant, id) this backend's claim wrote, when the
+// call's snapshot sees it; else false. Not under SERIALIZABLE, whose index probe also
+// takes the predicate lock on the key's page.
 bool fetch_claimed(Table* t, const pg_uuid_t* tenant, std::int64_t id) {
     const ClaimedAt& slot = claimed_at_slot(id);
     if (slot.id != id || slot.relid != RelationGetRelid(t->rel) || slot.relfile != relation_file(t->rel) ||
@@ -471,11 +458,9 @@ bool fetch_at(Table* t, const pg_uuid_t* tenant, std::int64_t id, ItemPointer ro
 }
 
 // Reads the row (tenant, id) visible to the call's snapshot into `found`, by the primary
-// key; false when there is none. The key is opened here, on the first probe: a claim
-// that finds its row by the ready row's row_tid and a settle that finds it where this
-// backend's claim wrote it (fetch_at(), fetch_claimed()) never open it, as their HOT
-// updates write no index entry (its lock comes after the table's RowExclusiveLock, which
-// keeps out whatever could rebuild or drop it, as open_indexes() says).
+// key; false when there is none. The key is opened on the first probe (fetch_at() and
+// fetch_claimed() most often spare it; its lock comes after the table's, as the other
+// indexes' in open_indexes()).
 bool fetch_by_key(Table* t, const pg_uuid_t* tenant, std::int64_t id) {
     ScanKeyData keys[2];
     ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
@@ -493,10 +478,8 @@ Datum copied(Table* t, TupleTableSlot* slot, Column c, bool* isnull) {
     return *isnull ? static_cast<Datum>(0) : datumCopy(d, att->attbyval, att->attlen);
 }
 
-// Opens baton.ready and its primary key for a claim or an insert, locked in that order
-// (relations.hpp), as an INSERT would; leaves them closed (t->ready nullptr) while
-// baton.ready or baton.leases has triggers (pg_repack's while it copies the table),
-// which the direct writes to them would pass by.
+// Opens baton.ready and its primary key for a claim or an insert; leaves them closed
+// (t->ready nullptr) while baton.ready or baton.leases has triggers (can_claim()).
 void open_ready(Table* t) {
     if (side_rows::has_triggers(side_rows::Table::kLeases)) return;
     Oid ready_pkey = InvalidOid;
@@ -525,18 +508,15 @@ Table* open(Use use) {
         // Citus, or a schema before 0.9.0 (its claims read deliveries_claimable). The
         // side tables' triggers matter only to the calls that write them (open_ready()).
         if (citus_loaded() || !side_rows::kept()) return nullptr;
-        // The table, and the oid of its primary key, for the probes by (tenant, id)
-        // (fetch_by_key() opens it); the other indexes only once a write needs them
-        // (open_indexes()).
+        // The table, and the oid of its primary key (fetch_by_key() opens it).
         Oid pkey = InvalidOid;
         Relation rel = relations::open_with_index("deliveries", "deliveries_pkey", RowExclusiveLock, &pkey);
         const AttrNumber* cols = relations::attnums(rel, kColumnNames, kColumns);
         for (int c = 0; c < kColumns; c++)
             if (cols[c] == 0) elog(ERROR, "pg_baton cannot find column baton.deliveries.%s", kColumnNames[c]);
-        // The table's shape once per relcache change, the caller's privileges once per
-        // user and change of roles (forget()). A missing privilege sends the call to the
-        // statement, whose executor checks the columns' privileges too and refuses
-        // (42501) or not.
+        // The table's shape once per relcache change, the privileges once per user and
+        // change of roles. Without a privilege the statement's executor decides (it also
+        // knows the columns' privileges): 42501, or not.
         Oid relid = RelationGetRelid(rel);
         if (g_decided.relid != relid)
             g_decided = {relid, direct_shape(rel, cols), domain_columns(rel, cols), InvalidOid, 0};
@@ -549,9 +529,8 @@ Table* open(Use use) {
             table_close(rel, NoLock);
             return nullptr;
         }
-        // An update of a table published without a replica identity that covers the
-        // publication's updates (and its row filters' columns) is refused, as the
-        // executor refuses it; the relcache keeps the publications' answer.
+        // The executor's refusal of an update that a publication could not replicate
+        // (the relcache keeps the publications' answer).
         if (use != Use::kInsert) CheckCmdReplicaIdentity(rel, CMD_UPDATE);
         Table* t = static_cast<Table*>(palloc0(sizeof(Table)));
         t->rel = rel;
@@ -560,13 +539,11 @@ Table* open(Use use) {
         t->domains = g_decided.domains;
         t->estate = CreateExecutorState();
         t->rri = makeNode(ResultRelInfo);
-        // No range table entry (index 0), so no record of the updated columns: which
-        // index keys the writes leave unchanged is told by hint_unchanged_keys().
+        // No range table entry: hint_unchanged_keys() tells which keys the writes keep.
         InitResultRelInfo(t->rri, rel, 0, nullptr, 0);
         t->pkey_oid = pkey;
-        // Before the snapshot below: a lock waited for behind a rewrite of baton.ready
-        // (pg_repack's swap) must not leave the call reading the new files under a
-        // snapshot older than the rows copied into them.
+        // Before the snapshot: a lock waited for behind a rewrite of baton.ready (pg_repack's
+        // swap) must not leave the call reading the new files under an older snapshot.
         if (use != Use::kSettle) open_ready(t);
         t->found = table_slot_create(rel, nullptr);
         t->written = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
@@ -697,9 +674,7 @@ void end_claim(Cursor* c) {
 }
 
 // The next claimable row of the scan: the next ready row due at `now`, and its delivery,
-// read into `found` and asked delivery::claimable() (a ready row is removed by the
-// transaction that takes its delivery out of pending, so the one this snapshot sees
-// leads to a pending version; its status is checked all the same).
+// read into `found` and asked delivery::claimable().
 Candidate next_candidate(Cursor* c, TimestampTz now) {
     return guard([c, now] {
         Table* t = c->table;
@@ -728,12 +703,10 @@ Candidate next_candidate(Cursor* c, TimestampTz now) {
 }
 
 // Locks the version read unless another transaction holds it, as FOR UPDATE SKIP LOCKED
-// does: true when it is held (then, unchanged, in `found`). A version changed by a
-// transaction that committed after the snapshot is not followed: under READ COMMITTED
-// it is skipped (left to a later claim), so a claim never locks a row it will not take
-// (FOR UPDATE would lock the newer version, most often another worker's fresh claim,
-// and hold up that worker's finish until the claim's transaction ends); under
-// REPEATABLE READ and SERIALIZABLE it is a serialization failure, as with FOR UPDATE.
+// does: true when it is held (then, unchanged, in `found`). A version changed after the
+// snapshot is not followed: under READ COMMITTED it is skipped (left to a later claim;
+// its newer version is most often another worker's fresh claim, whose finish a lock
+// would hold up); under REPEATABLE READ and SERIALIZABLE it is a serialization failure.
 bool hold_found(Table* t) {
     ItemPointerData tid = t->found->tts_tid;
     bool isnull = false;
@@ -763,17 +736,15 @@ TM_Result reserve_found(Cursor* c, TimestampTz lease_until, bool wait) {
     return r;
 }
 
-// Writes the claimed version of the candidate next_candidate() just returned to the
-// heap (see claim() in delivery_direct.hpp), and removes its ready row, as the fence
-// trigger does for a statement's claim. False when another transaction holds it or
-// changed it after the snapshot: then the ready row is that transaction's to remove.
+// Writes the claimed version of the candidate next_candidate() returned to the heap and
+// removes its ready row, as the fence trigger does. False when another transaction holds
+// it or changed it after the snapshot (the ready row is then that transaction's).
 bool reserve(Cursor* c, TimestampTz lease_until) {
     return guard([c, lease_until] {
         Table* t = c->table;
-        // The common case: a row no transaction has touched since it was written is
-        // updated at once, without a lock of its own (one WAL record less). A row another
-        // claimer has touched (its xmax is set: read without the buffer lock, a hint only)
-        // goes straight to the lock, which skips it cheaply while that claimer holds it.
+        // A row no transaction has touched since it was written is updated at once,
+        // without a lock of its own; a row another claimer has touched goes to the lock,
+        // which skips it while that claimer holds it.
         bool reserved = false;
         if (untouched(t)) {
             TM_Result r = reserve_found(c, lease_until, false);
@@ -970,11 +941,9 @@ bool can_insert(Table* t, const NewDelivery* items, int n) {
     });
 }
 
-// Each row built from its item and the columns' defaults and checked against the table's
-// constraints; up to side_rows::kManyRows of them, or side_rows::kManyBytes, at a time
-// written to the heap by one heap_multi_insert (one WAL record and one buffer lock a
-// page, as COPY writes them), then to the indexes, then their ready rows added the same
-// way.
+// Each row built from its item and the columns' defaults and checked; a round of them
+// written to the heap by one heap_multi_insert (as COPY writes them), then to the
+// indexes, then their ready rows the same way.
 void insert(Table* t, const pg_uuid_t* tenant, const NewDelivery* items, int n, const std::int64_t* ids) {
     const int many = t->nmany;  // rows a heap_multi_insert
     side_rows::Writer* ready = side_rows::open(t->rel, side_rows::Table::kReady);

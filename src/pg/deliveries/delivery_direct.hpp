@@ -73,7 +73,7 @@ FoundDelivery settle(Table* table, const pg_uuid_t* tenant, std::int64_t id, std
 
 // enqueue_batch's insert of n new deliveries (items[i] with id ids[i]), as its INSERT
 // and the fence trigger would write them: each row from its item and the columns'
-// defaults, checked by ExecConstraints, into the heap a round at a time (up to
+// defaults, checked by domain_check and ExecConstraints, into the heap a round at a time (up to
 // side_rows::kManyRows rows or kManyBytes, one heap_multi_insert), then into every index
 // (a key taken raises 23505), then the round's baton.ready rows; once the insert has
 // succeeded, inserted() tells the claim hints. The caller has checked the tenant's fence.
