@@ -344,16 +344,32 @@ void build_claim(Table* t, TimestampTz lease_until) {
     put(t, kLeaseUntil, TimestampTzGetDatum(lease_until));
 }
 
-// True when the version read had no xmax when it was read into `found`: no transaction
-// has locked, updated or deleted it. Read without the buffer's content lock, so only a
-// hint for choosing the cheaper path; both paths are correct either way.
-bool untouched(Table* t) {
+// The infomask and raw xmax of the version in `slot`, read under its buffer's share
+// lock when it lies in a shared buffer, as Postgres reads a tuple header that other
+// backends may be changing.
+struct Xmax {
+    std::uint16_t infomask;
+    TransactionId xid;
+};
+Xmax read_xmax(TupleTableSlot* slot) {
     bool should_free = false;
-    HeapTuple tuple = ExecFetchSlotHeapTuple(t->found, false, &should_free);
-    bool clear = (tuple->t_data->t_infomask & HEAP_XMAX_INVALID) != 0 ||
-                 !TransactionIdIsValid(HeapTupleHeaderGetRawXmax(tuple->t_data));
+    HeapTuple tuple = ExecFetchSlotHeapTuple(slot, false, &should_free);
+    Buffer buffer = should_free || !TTS_IS_BUFFERTUPLE(slot)
+                        ? InvalidBuffer
+                        : reinterpret_cast<BufferHeapTupleTableSlot*>(slot)->buffer;
+    if (BufferIsValid(buffer)) LockBuffer(buffer, BUFFER_LOCK_SHARE);
+    Xmax x{tuple->t_data->t_infomask, HeapTupleHeaderGetRawXmax(tuple->t_data)};
+    if (BufferIsValid(buffer)) LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
     if (should_free) heap_freetuple(tuple);
-    return clear;
+    return x;
+}
+
+// True when the version read had no xmax when it was read: no transaction has locked,
+// updated or deleted it. A hint for choosing the cheaper path (the xmax may be set
+// right after); both paths are correct either way.
+bool untouched(Table* t) {
+    Xmax x = read_xmax(t->found);
+    return (x.infomask & HEAP_XMAX_INVALID) != 0 || !TransactionIdIsValid(x.xid);
 }
 
 // True when the ready row just read was deleted by another transaction that was running
@@ -361,15 +377,11 @@ bool untouched(Table* t) {
 // delivery): a claim skips it as SKIP LOCKED skips a row another holds, without reading
 // the delivery. A deleter that has ended falls through to the delivery's own checks.
 bool deleted_by_running(Table* t) {
-    bool should_free = false;
-    HeapTuple tuple = ExecFetchSlotHeapTuple(t->ready_found, false, &should_free);
-    std::uint16_t infomask = tuple->t_data->t_infomask;
-    TransactionId xmax = HeapTupleHeaderGetRawXmax(tuple->t_data);
-    if (should_free) heap_freetuple(tuple);
-    if ((infomask & (HEAP_XMAX_INVALID | HEAP_XMAX_IS_MULTI)) != 0 || HEAP_XMAX_IS_LOCKED_ONLY(infomask) ||
-        !TransactionIdIsValid(xmax) || TransactionIdIsCurrentTransactionId(xmax))
+    Xmax x = read_xmax(t->ready_found);
+    if ((x.infomask & (HEAP_XMAX_INVALID | HEAP_XMAX_IS_MULTI)) != 0 || HEAP_XMAX_IS_LOCKED_ONLY(x.infomask) ||
+        !TransactionIdIsValid(x.xid) || TransactionIdIsCurrentTransactionId(x.xid))
         return false;
-    return XidInMVCCSnapshot(xmax, t->snapshot) && TransactionIdIsInProgress(xmax);
+    return XidInMVCCSnapshot(x.xid, t->snapshot) && TransactionIdIsInProgress(x.xid);
 }
 
 // True when the core says the version read is claimable at `now`: pending and due.
