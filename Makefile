@@ -31,7 +31,7 @@ SHLIB_LINK += -lstdc++
 # pg_regress: sql/NAME.sql against expected/NAME.out, in this order.
 REGRESS      = setup tenants deliveries delivery_errors authorization boundary workflows workflow_errors markers
 # claim, finish and finish_batch with direct access and through the SPI fallback.
-REGRESS     += direct_access leases ready
+REGRESS     += direct_access executor_duties leases ready
 REGRESS     += hostile_arguments hostile_json security
 # Operations: the views for monitoring, then retention (recreates the extension).
 REGRESS     += monitoring retention

@@ -1,6 +1,7 @@
 // The module: Postgres' magic block and _PG_init.
 // (core headers before Postgres headers)
 #include "core/claim_hint.hpp"
+#include "core/delivery.hpp"
 #include "core/tenant.hpp"
 #include "pg/access/authz_cache.hpp"
 #include "pg/access/fence.hpp"
@@ -8,6 +9,7 @@
 #include "pg/citus/citus.hpp"
 #include "pg/citus/hooks.hpp"
 #include "pg/deliveries/claim_hints.hpp"
+#include "pg/deliveries/delivery_direct.hpp"
 #include "pg/deliveries/side_rows.hpp"
 #include "pg/runtime/invalidation.hpp"
 #include "pg/runtime/notify.hpp"
@@ -40,7 +42,8 @@ void _PG_init(void) {
     namespace pg = baton::pg;
     for (pg::invalidation::Forget forget : {pg::relations::forget, pg::side_rows::forget, pg::restore_load::forget,
                                             pg::citus::forget, pg::notify::forget, pg::authz_cache::forget,
-                                            pg::owner::forget, pg::schema_version::forget})
+                                            pg::owner::forget, pg::schema_version::forget,
+                                            pg::delivery_direct::forget})
         pg::invalidation::subscribe(forget);
     baton::pg::claim_hints::init();
 }

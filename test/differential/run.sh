@@ -6,7 +6,8 @@
 # own, with baton.direct_access on and then off, each run in a database of its own
 # whose baton.deliveries carries the user's indexes of setup.sql (a BRIN over columns a
 # finish writes, a partial index whose predicate reads a column a claim writes, an
-# expression index and a unique index over one). Then:
+# expression index and a unique index over one), a domain on result and a publication.
+# Then:
 #   - the direct run's claims, finishes and batches wrote without the fence trigger, the
 #     SPI run's through it (else the comparison would compare a path with itself);
 #   - every call answered alike, and neither run logged a warning;

@@ -1,7 +1,7 @@
 -- The database of one run of the differential workload (test/differential/run.sh), as a
 -- user would set it up before any delivery exists: pg_baton, the judges (amcheck,
--- pageinspect), the workload's helpers in schema dw, and four indexes of the user's own
--- on baton.deliveries over columns that claim and finish write, so that the direct
+-- pageinspect), the workload's helpers in schema dw, a domain column, a publication, and
+-- four indexes of the user's own on baton.deliveries over columns that claim and finish write, so that the direct
 -- path (src/pg/deliveries/delivery_direct.cpp, write_indexes()) must give each the entries the
 -- executor would.
 --
@@ -34,6 +34,13 @@ CREATE INDEX dx_token ON baton.deliveries (tenant, (id::text || ':' || generatio
 -- dedup key, so (tenant, dedup_key, generation) stays unique; every claim changes its
 -- key, so each of its entries is checked for uniqueness.
 CREATE UNIQUE INDEX dx_key_generation ON baton.deliveries (tenant, dedup_key, generation);
+-- A domain on result, which a finish assigns: the direct path checks each value against
+-- it (domain_check) as the executor does, and stays direct.
+CREATE DOMAIN dw_result AS jsonb CHECK (VALUE IS NULL OR octet_length(VALUE::text) < 100000);
+ALTER TABLE baton.deliveries ALTER COLUMN result TYPE dw_result;
+-- A publication of the table's changes: its replica identity (the primary key) lets the
+-- updates through CheckCmdReplicaIdentity on both paths.
+CREATE PUBLICATION dx_pub FOR TABLE baton.deliveries;
 
 CREATE SCHEMA dw;
 -- The workload's tenants: a, the busiest; b, fenced halfway; c, reaped alongside a.

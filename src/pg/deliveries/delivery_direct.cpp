@@ -36,29 +36,70 @@ const char* const kReadyColumnNames[kReadyColumns] = {"rank", "id", "run_after",
 enum BindingColumn { kBindingTenant, kBindingTarget, kBindingRole, kBindingColumns };
 const char* const kBindingColumnNames[kBindingColumns] = {"tenant", "target", "role"};
 
-// True when every trigger on the table is pg_baton's own (fence, fence_truncate, in
-// schema baton) or internal (the foreign key's): no trigger the direct path would skip.
-bool only_own_triggers(Relation rel, Oid baton_nsp) {
-    TriggerDesc* triggers = rel->trigdesc;
-    if (triggers == nullptr) return true;
-    for (int i = 0; i < triggers->numtriggers; i++) {
-        const Trigger* tg = &triggers->triggers[i];
-        if (tg->tgisinternal) continue;
-        bool named = std::strcmp(tg->tgname, "fence") == 0 || std::strcmp(tg->tgname, "fence_truncate") == 0;
-        if (!named || get_func_namespace(tg->tgfoid) != baton_nsp) return false;
+// True when the direct path does the trigger's work itself: pg_baton's fence and
+// fence_truncate, or a check of pg_baton's own foreign key (tenant, run_id) to
+// baton.runs (an insert naming a run takes the statement, can_insert(); a claim or a
+// settle keeps run_id). Any other internal trigger is a constraint's that only the
+// executor runs: a user's foreign key, a deferrable constraint's recheck.
+bool own_trigger(Relation rel, const Trigger* tg, Oid baton_nsp, const AttrNumber* col) {
+    if (!tg->tgisinternal)
+        return (std::strcmp(tg->tgname, "fence") == 0 || std::strcmp(tg->tgname, "fence_truncate") == 0) &&
+               get_func_namespace(tg->tgfoid) == baton_nsp;
+    if (RI_FKey_trigger_type(tg->tgfoid) != RI_TRIGGER_FK) return false;
+    ListCell* cell = nullptr;
+    foreach (cell, RelationGetFKeyList(rel)) {
+        const ForeignKeyCacheInfo* fk = lfirst_node(ForeignKeyCacheInfo, cell);
+        if (fk->conoid != tg->tgconstraint) continue;
+        return fk->confrelid == relations::relid("runs") && fk->nkeys == 2 && fk->conkey[0] == col[kTenant] &&
+               fk->conkey[1] == col[kRunId];
     }
+    return false;
+}
+
+// True when column attnum of the relation is of a domain type, whose constraints the
+// executor checks on each value it assigns to it (CoerceToDomain).
+bool is_domain(Relation rel, AttrNumber attnum) {
+    return get_typtype(TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid) == TYPTYPE_DOMAIN;
+}
+
+// The columns of kColumnNames that are of a domain type, a bit (1 << Column) each.
+std::uint32_t domain_columns(Relation rel, const AttrNumber* col) {
+    std::uint32_t domains = 0;
+    for (int c = 0; c < kColumns; c++)
+        if (is_domain(rel, col[c])) domains |= 1u << c;
+    return domains;
+}
+
+// True when the direct path can do every duty of the executor on the table
+// (docs/architecture.md, "What the direct path does with each executor duty").
+bool direct_shape(Relation rel, const AttrNumber* col) {
+    if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity || rel->rd_rules != nullptr ||
+        compat::has_generated_columns(rel))
+        return false;
+    Oid nsp = RelationGetNamespace(rel);  // schema baton's
+    const TriggerDesc* triggers = rel->trigdesc;
+    for (int i = 0; triggers != nullptr && i < triggers->numtriggers; i++)
+        if (!own_trigger(rel, &triggers->triggers[i], nsp, col)) return false;
     return true;
 }
 
-// Tells each index whether the direct writes leave its key unchanged, as an UPDATE of
-// the written columns would (the executor's index_unchanged_by_update(), which needs a
-// range table entry this path has not): unchanged when none of its columns is one that
-// a claim or a settle writes, and it has no expression. An unchanged key (the primary
-// key, the dedup key) asks btree for bottom-up deletion of the row's older versions
-// before a page splits; a changed one (an index a user added on a written column; the
-// schema's own have none since 0.9.0, so an update that stays on its page writes no
-// entry at all) does not, which spares a pass that visits heap pages in search of
-// versions to delete.
+// What direct_shape() and the privilege check said, per backend, until a relcache
+// invalidation of the table or a change of roles (forget()).
+struct Decided {
+    Oid relid;        // InvalidOid: decide again
+    bool direct;      // direct_shape()
+    std::uint32_t domains;  // domain_columns()
+    Oid user;         // InvalidOid: look the privileges up again
+    AclMode granted;  // the user's privileges on the table among kPrivileges
+};
+Decided g_decided;
+constexpr AclMode kPrivileges = ACL_SELECT | ACL_INSERT | ACL_UPDATE;
+
+// Tells each index whether the direct writes leave its key unchanged, as the executor's
+// index_unchanged_by_update() would (it needs a range table entry this path has not):
+// unchanged when it has no expression and none of its columns is one a claim or a
+// settle writes. An unchanged key asks btree for bottom-up deletion of the row's older
+// versions before a page splits; a changed one does not.
 void hint_unchanged_keys(ResultRelInfo* rri, const AttrNumber* col) {
     const Column written[] = {kStatus, kGeneration, kAttempts, kLeaseUntil, kSettledAt, kResult};
     for (int i = 0; i < rri->ri_NumIndices; i++) {
@@ -73,16 +114,12 @@ void hint_unchanged_keys(ResultRelInfo* rri, const AttrNumber* col) {
 }
 
 // True when write_indexes() covers every index of the table: none is an exclusion
-// constraint or a deferrable unique constraint (ExecInsertIndexTuples() checks those
-// after the insert, or at commit). pg_baton's indexes are plain; a user may add others.
+// constraint, which ExecInsertIndexTuples() checks after the insert. (A deferrable
+// constraint's table is left to the statements: own_trigger().)
 bool plain_indexes(const ResultRelInfo* rri) {
-    for (int i = 0; i < rri->ri_NumIndices; i++) {
-        Relation index = rri->ri_IndexRelationDescs[i];
-        if (index == nullptr) continue;
-        if (rri->ri_IndexRelationInfo[i]->ii_ExclusionOps != nullptr ||
-            (index->rd_index->indisunique && !index->rd_index->indimmediate))
+    for (int i = 0; i < rri->ri_NumIndices; i++)
+        if (rri->ri_IndexRelationDescs[i] != nullptr && rri->ri_IndexRelationInfo[i]->ii_ExclusionOps != nullptr)
             return false;
-    }
     return true;
 }
 
@@ -123,6 +160,11 @@ struct Table {
     bool own_index_loop;     // write_indexes() may skip the unique checks (plain_indexes())
     TimestampTz lease_until;
     ExprState** defaults;    // insert(): per column, the default of one an enqueue leaves out
+    std::uint32_t domains;   // the columns of a domain type (domain_columns())
+    std::uint32_t assigned;  // the columns the version in `written` assigns (build_claim(), build_settle())
+    void* domain_state[kColumns];  // domain_check()'s state per column, for the call
+    AttrNumber* insert_domains;    // insert(): the columns of a domain type it assigns, 0-terminated
+    void** insert_domain_state;    // ...and domain_check()'s state for each
     TupleTableSlot** many;   // insert(): the rows of one heap_multi_insert (nmany), made by can_insert()
     int nmany;
     BlockNumber nblocks;     // the table's length, read once per call (0: not yet)
@@ -170,6 +212,7 @@ void begin_write(Table* t) {
     int natts = RelationGetDescr(t->rel)->natts;
     slot_getallattrs(t->found);
     ExecClearTuple(t->written);
+    t->assigned = 0;
     std::memcpy(t->written->tts_values, t->found->tts_values, natts * sizeof(Datum));
     std::memcpy(t->written->tts_isnull, t->found->tts_isnull, natts * sizeof(bool));
 }
@@ -181,18 +224,22 @@ void put(TupleTableSlot* slot, AttrNumber attnum, Datum value, bool isnull = fal
 }
 
 // Sets a column of the version to write.
-void put(Table* t, Column c, Datum value, bool isnull = false) { put(t->written, t->col[c], value, isnull); }
+void put(Table* t, Column c, Datum value, bool isnull = false) {
+    put(t->written, t->col[c], value, isnull);
+    t->assigned |= 1u << c;
+}
 
-// Opens the table's indexes for the writes that add entries to them, once per call: a
-// claim's and a finish's updates are HOT (no index changes) unless the row's page is
-// full, so most calls never need them, and opening them (ExecOpenIndices: a lock and
-// an IndexInfo built for each, released at the end) was some 22,000 of the 306,000
-// instructions of a claim and a finish (docs/performance.md, gain 15). The locks come
-// later than an UPDATE takes them, but the table's RowExclusiveLock, held from open(),
-// already keeps out every command that could add, rebuild or drop an index of it in
-// place (CREATE INDEX, REINDEX, DROP INDEX); the concurrent forms wait for this
-// transaction before they use or drop an index, and whether an update is HOT is told by
-// the relation's cached index columns, not by the indexes opened here.
+// Checks a value assigned to column attnum against its domain's constraints, as the
+// executor's CoerceToDomain does; state: domain_check()'s for the column, kept for the call.
+void check_domain(Table* t, AttrNumber attnum, Datum value, bool isnull, void** state) {
+    domain_check(value, isnull, TupleDescAttr(RelationGetDescr(t->rel), attnum - 1)->atttypid, state,
+                 t->estate->es_query_cxt);
+}
+
+// Opens the table's indexes on the first write that adds entries to them (a heap-only
+// update adds none). The locks come later than an UPDATE takes them, but the table's
+// RowExclusiveLock keeps out CREATE INDEX, REINDEX and DROP INDEX, and their concurrent
+// forms wait for this transaction.
 void open_indexes(Table* t) {
     if (t->indexes_open) return;
     ExecOpenIndices(t->rri, false);
@@ -207,21 +254,25 @@ void open_indexes(Table* t) {
 // transaction holding the row, or return TM_BeingModified at once.
 TM_Result write_heap(Table* t, ItemPointer tid, bool wait, TM_FailureData* tmfd, compat::IndexUpdate* indexed) {
     ExecStoreVirtualTuple(t->written);
-    // The table's NOT NULL and CHECK constraints, as an UPDATE checks them: pg_baton's
-    // own writes keep them, but a user may have added some.
+    // The domains of the columns the write assigns, and the table's NOT NULL and CHECK
+    // constraints, as an UPDATE checks them: a user may have added some.
+    if (std::uint32_t check = t->domains & t->assigned; check != 0)
+        for (int c = 0; c < kColumns; c++)
+            if ((check & (1u << c)) != 0)
+                check_domain(t, t->col[c], t->written->tts_values[t->col[c] - 1],
+                             t->written->tts_isnull[t->col[c] - 1], &t->domain_state[c]);
     if (t->rel->rd_att->constr != nullptr) ExecConstraints(t->rri, t->written, t->estate);
     return compat::tuple_update(t->rel, tid, t->written, t->cid, t->snapshot, wait, tmfd, indexed);
 }
 
 // The index entries of the version written in `slot` (its tts_tid): what
 // ExecInsertIndexTuples() does for an update, except that a valid unique index with no
-// predicate whose key the writes leave unchanged (the primary key, the dedup key:
-// hint_unchanged_keys()) is not checked for uniqueness. The row's own older version
-// holds that key in it, so no other row can: an inserter of the key finds the older
-// version, waits for this transaction and then finds the new one. The check found the older version's entry and fetched it from
-// the heap, on every claim and settle. A table with an index this loop does not cover
-// (plain_indexes()) takes ExecInsertIndexTuples(). A heap-only tuple (kSummarizing)
-// gets entries in the summarizing indexes alone, as the executor gives it.
+// predicate whose key the writes leave unchanged (hint_unchanged_keys(): the primary key,
+// the dedup key) is not checked for uniqueness: the row's own older version holds that
+// key, so no other row can (an inserter of the key finds the older version and waits for
+// this transaction). A table with an exclusion constraint (plain_indexes()) takes
+// ExecInsertIndexTuples() itself. A heap-only tuple (kSummarizing) gets entries in the
+// summarizing indexes alone, as the executor gives it.
 void write_indexes(Table* t, TupleTableSlot* slot, compat::IndexUpdate which) {
     if (which == compat::IndexUpdate::kNone) return;
     bool only_summarizing = which == compat::IndexUpdate::kSummarizing;
@@ -284,36 +335,44 @@ void build_claim(Table* t, TimestampTz lease_until) {
     put(t, kLeaseUntil, TimestampTzGetDatum(lease_until));
 }
 
-// True when the version read had no xmax when it was read into `found`: no transaction
-// has locked, updated or deleted it. Read without the buffer's content lock, so only a
-// hint for choosing the cheaper path; both paths are correct either way.
-bool untouched(Table* t) {
+// The infomask and raw xmax of the version in `slot`, read under its buffer's share
+// lock when it lies in a shared buffer, as Postgres reads a tuple header that other
+// backends may be changing.
+struct Xmax {
+    std::uint16_t infomask;
+    TransactionId xid;
+};
+Xmax read_xmax(TupleTableSlot* slot) {
     bool should_free = false;
-    HeapTuple tuple = ExecFetchSlotHeapTuple(t->found, false, &should_free);
-    bool clear = (tuple->t_data->t_infomask & HEAP_XMAX_INVALID) != 0 ||
-                 !TransactionIdIsValid(HeapTupleHeaderGetRawXmax(tuple->t_data));
+    HeapTuple tuple = ExecFetchSlotHeapTuple(slot, false, &should_free);
+    Buffer buffer = should_free || !TTS_IS_BUFFERTUPLE(slot)
+                        ? InvalidBuffer
+                        : reinterpret_cast<BufferHeapTupleTableSlot*>(slot)->buffer;
+    if (BufferIsValid(buffer)) LockBuffer(buffer, BUFFER_LOCK_SHARE);
+    Xmax x{tuple->t_data->t_infomask, HeapTupleHeaderGetRawXmax(tuple->t_data)};
+    if (BufferIsValid(buffer)) LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
     if (should_free) heap_freetuple(tuple);
-    return clear;
+    return x;
+}
+
+// True when the version read had no xmax when it was read: no transaction has locked,
+// updated or deleted it. A hint for choosing the cheaper path (the xmax may be set
+// right after); both paths are correct either way.
+bool untouched(Table* t) {
+    Xmax x = read_xmax(t->found);
+    return (x.infomask & HEAP_XMAX_INVALID) != 0 || !TransactionIdIsValid(x.xid);
 }
 
 // True when the ready row just read was deleted by another transaction that was running
-// when the call's snapshot was taken and runs still: a claim (or a cancel) taking its
-// delivery out of pending. A claim skips it as FOR UPDATE SKIP LOCKED skips a row
-// another holds, without reading the delivery, which would cost a descent of the
-// primary key and a lock attempt for every row the other claimers hold (at 16 claimers
-// of 50, most of what a claim scans). The xmax is read without the buffer's content
-// lock, as untouched() reads it; whether its transaction runs is then asked of the
-// process array. A deleter that has ended falls through to the delivery's own checks.
+// when the call's snapshot was taken and runs still (a claim or a cancel taking its
+// delivery): a claim skips it as SKIP LOCKED skips a row another holds, without reading
+// the delivery. A deleter that has ended falls through to the delivery's own checks.
 bool deleted_by_running(Table* t) {
-    bool should_free = false;
-    HeapTuple tuple = ExecFetchSlotHeapTuple(t->ready_found, false, &should_free);
-    std::uint16_t infomask = tuple->t_data->t_infomask;
-    TransactionId xmax = HeapTupleHeaderGetRawXmax(tuple->t_data);
-    if (should_free) heap_freetuple(tuple);
-    if ((infomask & (HEAP_XMAX_INVALID | HEAP_XMAX_IS_MULTI)) != 0 || HEAP_XMAX_IS_LOCKED_ONLY(infomask) ||
-        !TransactionIdIsValid(xmax) || TransactionIdIsCurrentTransactionId(xmax))
+    Xmax x = read_xmax(t->ready_found);
+    if ((x.infomask & (HEAP_XMAX_INVALID | HEAP_XMAX_IS_MULTI)) != 0 || HEAP_XMAX_IS_LOCKED_ONLY(x.infomask) ||
+        !TransactionIdIsValid(x.xid) || TransactionIdIsCurrentTransactionId(x.xid))
         return false;
-    return XidInMVCCSnapshot(xmax, t->snapshot) && TransactionIdIsInProgress(xmax);
+    return XidInMVCCSnapshot(x.xid, t->snapshot) && TransactionIdIsInProgress(x.xid);
 }
 
 // True when the core says the version read is claimable at `now`: pending and due.
@@ -342,13 +401,11 @@ bool found_is(Table* t, const pg_uuid_t* tenant, std::int64_t id) {
 
 // Where this backend's direct claims wrote the claimed version of their last deliveries,
 // by id: a worker mostly finishes what it claimed, and reading that version by its tid
-// spares the finish a descent of the primary key. Plain data (no constructor), one slot
-// per id modulo the size, overwritten freely: a missing or stale slot only sends the
-// finish to the primary key. A slot names the relation and its file (a rewrite by VACUUM
-// FULL, CLUSTER or TRUNCATE gives the table a new one), and its tid is used only when it
-// lies within the table, holds a version the call's snapshot sees, and that version is
-// the delivery's own (tenant and id compared): the one version of the row that snapshot
-// sees, as the probe would find it.
+// spares the finish a descent of the primary key. One slot per id modulo the size,
+// overwritten freely: a missing or stale slot only sends the finish to the primary key.
+// A slot names the relation and its file (a rewrite gives the table a new one), and its
+// tid is used only when it lies within the table and holds a version the call's snapshot
+// sees that is the delivery's own (tenant and id compared).
 struct ClaimedAt {
     Oid relid;
     Oid relfile;
@@ -376,10 +433,9 @@ void remember_claimed(Table* t, const pg_uuid_t* tenant, std::int64_t id, ItemPo
     slot = {RelationGetRelid(t->rel), relation_file(t->rel), id, *tenant, *tid};
 }
 
-// Reads into `found` the version of (tenant, id) this backend's claim wrote, when the call's
-// snapshot sees it; false when there is no such slot or it does not hold (then the probe
-// of the primary key reads the row). Not under SERIALIZABLE, whose index probe also
-// takes the predicate lock on the key's index page.
+// Reads into `found` the version of (tenant, id) this backend's claim wrote, when the
+// call's snapshot sees it; else false. Not under SERIALIZABLE, whose index probe also
+// takes the predicate lock on the key's page.
 bool fetch_claimed(Table* t, const pg_uuid_t* tenant, std::int64_t id) {
     const ClaimedAt& slot = claimed_at_slot(id);
     if (slot.id != id || slot.relid != RelationGetRelid(t->rel) || slot.relfile != relation_file(t->rel) ||
@@ -405,11 +461,9 @@ bool fetch_at(Table* t, const pg_uuid_t* tenant, std::int64_t id, ItemPointer ro
 }
 
 // Reads the row (tenant, id) visible to the call's snapshot into `found`, by the primary
-// key; false when there is none. The key is opened here, on the first probe: a claim
-// that finds its row by the ready row's row_tid and a settle that finds it where this
-// backend's claim wrote it (fetch_at(), fetch_claimed()) never open it, as their HOT
-// updates write no index entry (its lock comes after the table's RowExclusiveLock, which
-// keeps out whatever could rebuild or drop it, as open_indexes() says).
+// key; false when there is none. The key is opened on the first probe (fetch_at() and
+// fetch_claimed() most often spare it; its lock comes after the table's, as the other
+// indexes' in open_indexes()).
 bool fetch_by_key(Table* t, const pg_uuid_t* tenant, std::int64_t id) {
     ScanKeyData keys[2];
     ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
@@ -427,10 +481,8 @@ Datum copied(Table* t, TupleTableSlot* slot, Column c, bool* isnull) {
     return *isnull ? static_cast<Datum>(0) : datumCopy(d, att->attbyval, att->attlen);
 }
 
-// Opens baton.ready and its primary key for a claim or an insert, locked in that order
-// (relations.hpp), as an INSERT would; leaves them closed (t->ready nullptr) while
-// baton.ready or baton.leases has triggers (pg_repack's while it copies the table),
-// which the direct writes to them would pass by.
+// Opens baton.ready and its primary key for a claim or an insert; leaves them closed
+// (t->ready nullptr) while baton.ready or baton.leases has triggers (can_claim()).
 void open_ready(Table* t) {
     if (side_rows::has_triggers(side_rows::Table::kLeases)) return;
     Oid ready_pkey = InvalidOid;
@@ -458,35 +510,42 @@ Table* open(Use use) {
     if (!settings::direct_access || citus::distributed()) return nullptr;
     return guard([use]() -> Table* {
         // The side tables' triggers matter only to the calls that write them (open_ready()).
-        // The table, and the oid of its primary key, for the probes by (tenant, id)
-        // (fetch_by_key() opens it); the other indexes only once a write needs them
-        // (open_indexes()).
+        // The table, and the oid of its primary key (fetch_by_key() opens it).
         Oid pkey = InvalidOid;
         Relation rel = relations::open_with_index("deliveries", "deliveries_pkey", RowExclusiveLock, &pkey);
-        Oid nsp = RelationGetNamespace(rel);  // schema baton's
-        if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity || rel->rd_rules != nullptr ||
-            compat::has_generated_columns(rel) ||
-            !only_own_triggers(rel, nsp)) {
+        const AttrNumber* cols = relations::attnums(rel, kColumnNames, kColumns);
+        for (int c = 0; c < kColumns; c++)
+            if (cols[c] == 0) elog(ERROR, "pg_baton cannot find column baton.deliveries.%s", kColumnNames[c]);
+        // The table's shape once per relcache change, the privileges once per user and
+        // change of roles. Without a privilege the statement's executor decides (it also
+        // knows the columns' privileges): 42501, or not.
+        Oid relid = RelationGetRelid(rel);
+        if (g_decided.relid != relid)
+            g_decided = {relid, direct_shape(rel, cols), domain_columns(rel, cols), InvalidOid, 0};
+        if (g_decided.user != GetUserId()) {
+            g_decided.granted = pg_class_aclmask(relid, GetUserId(), kPrivileges, ACLMASK_ALL);
+            g_decided.user = GetUserId();
+        }
+        AclMode needed = use == Use::kInsert ? ACL_INSERT : ACL_SELECT | ACL_UPDATE;
+        if (!g_decided.direct || (g_decided.granted & needed) != needed) {
             table_close(rel, NoLock);
             return nullptr;
         }
+        // The executor's refusal of an update that a publication could not replicate
+        // (the relcache keeps the publications' answer).
+        if (use != Use::kInsert) CheckCmdReplicaIdentity(rel, CMD_UPDATE);
         Table* t = static_cast<Table*>(palloc0(sizeof(Table)));
         t->rel = rel;
         TupleDesc desc = RelationGetDescr(rel);
-        const AttrNumber* cols = relations::attnums(rel, kColumnNames, kColumns);
-        for (int c = 0; c < kColumns; c++) {
-            t->col[c] = cols[c];
-            if (t->col[c] == 0) elog(ERROR, "pg_baton cannot find column baton.deliveries.%s", kColumnNames[c]);
-        }
+        for (int c = 0; c < kColumns; c++) t->col[c] = cols[c];
+        t->domains = g_decided.domains;
         t->estate = CreateExecutorState();
         t->rri = makeNode(ResultRelInfo);
-        // No range table entry (index 0), so no record of the updated columns: which
-        // index keys the writes leave unchanged is told by hint_unchanged_keys().
+        // No range table entry: hint_unchanged_keys() tells which keys the writes keep.
         InitResultRelInfo(t->rri, rel, 0, nullptr, 0);
         t->pkey_oid = pkey;
-        // Before the snapshot below: a lock waited for behind a rewrite of baton.ready
-        // (pg_repack's swap) must not leave the call reading the new files under a
-        // snapshot older than the rows copied into them.
+        // Before the snapshot: a lock waited for behind a rewrite of baton.ready (pg_repack's
+        // swap) must not leave the call reading the new files under an older snapshot.
         if (use != Use::kSettle) open_ready(t);
         t->found = table_slot_create(rel, nullptr);
         t->written = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
@@ -501,6 +560,11 @@ Table* open(Use use) {
         t->estate->es_output_cid = t->cid;
         return t;
     });
+}
+
+// Forgets what open() decided (see the header).
+void forget(Oid relid) {
+    if (relid == InvalidOid || relid == g_decided.relid) g_decided.relid = InvalidOid;
 }
 
 // True when open() opened baton.ready for a claim (see the header).
@@ -539,15 +603,13 @@ struct Candidate {
     TimestampTz run_after;
 };
 
-// A level's scan reads the ids after the hint a window at a time. btree reads a leaf
-// page's matching entries all at once, from where the scan starts to the end of the
-// page, checking every key of each (four function calls an entry), though a claim most
-// often takes the first: unbounded, that read was the largest cost of a claim
-// (docs/performance.md, gain 16). An upper bound on the id stops it at the end of the
-// window: 8 ids and two a row asked for, enough for the rows that concurrent claimers
-// take from the same hint. Ids are shared by every tenant and target, so a target's rows
-// may lie far apart: a window read to its end before the claim has its rows gives way to
-// the next, 32 times as wide, and that one to the rest of the level.
+// A level's scan reads the ids after the hint a window at a time: btree reads a leaf
+// page's matching entries all at once, to the end of the page, checking every key of
+// each, though a claim most often takes the first. An upper bound on the id stops it at
+// the end of the window: 8 ids and two per row asked for. Ids are shared by every tenant
+// and target, so a target's rows may lie far apart: a window read to its end before the
+// claim has its rows gives way to the next, 32 times as wide, and that one to the rest
+// of the level.
 constexpr std::int64_t kFirstWindow = 8;
 constexpr std::int64_t kWidening = 32;
 
@@ -614,9 +676,7 @@ void end_claim(Cursor* c) {
 }
 
 // The next claimable row of the scan: the next ready row due at `now`, and its delivery,
-// read into `found` and asked delivery::claimable() (a ready row is removed by the
-// transaction that takes its delivery out of pending, so the one this snapshot sees
-// leads to a pending version; its status is checked all the same).
+// read into `found` and asked delivery::claimable().
 Candidate next_candidate(Cursor* c, TimestampTz now) {
     return guard([c, now] {
         Table* t = c->table;
@@ -645,12 +705,10 @@ Candidate next_candidate(Cursor* c, TimestampTz now) {
 }
 
 // Locks the version read unless another transaction holds it, as FOR UPDATE SKIP LOCKED
-// does: true when it is held (then, unchanged, in `found`). A version changed by a
-// transaction that committed after the snapshot is not followed: under READ COMMITTED
-// it is skipped (left to a later claim), so a claim never locks a row it will not take
-// (FOR UPDATE would lock the newer version, most often another worker's fresh claim,
-// and hold up that worker's finish until the claim's transaction ends); under
-// REPEATABLE READ and SERIALIZABLE it is a serialization failure, as with FOR UPDATE.
+// does: true when it is held (then, unchanged, in `found`). A version changed after the
+// snapshot is not followed: under READ COMMITTED it is skipped (left to a later claim;
+// its newer version is most often another worker's fresh claim, whose finish a lock
+// would hold up); under REPEATABLE READ and SERIALIZABLE it is a serialization failure.
 bool hold_found(Table* t) {
     ItemPointerData tid = t->found->tts_tid;
     bool isnull = false;
@@ -680,17 +738,15 @@ TM_Result reserve_found(Cursor* c, TimestampTz lease_until, bool wait) {
     return r;
 }
 
-// Writes the claimed version of the candidate next_candidate() just returned to the
-// heap (see claim() in delivery_direct.hpp), and removes its ready row, as the fence
-// trigger does for a statement's claim. False when another transaction holds it or
-// changed it after the snapshot: then the ready row is that transaction's to remove.
+// Writes the claimed version of the candidate next_candidate() returned to the heap and
+// removes its ready row, as the fence trigger does. False when another transaction holds
+// it or changed it after the snapshot (the ready row is then that transaction's).
 bool reserve(Cursor* c, TimestampTz lease_until) {
     return guard([c, lease_until] {
         Table* t = c->table;
-        // The common case: a row no transaction has touched since it was written is
-        // updated at once, without a lock of its own (one WAL record less). A row another
-        // claimer has touched (its xmax is set: read without the buffer lock, a hint only)
-        // goes straight to the lock, which skips it cheaply while that claimer holds it.
+        // A row no transaction has touched since it was written is updated at once,
+        // without a lock of its own; a row another claimer has touched goes to the lock,
+        // which skips it while that claimer holds it.
         bool reserved = false;
         if (untouched(t)) {
             TM_Result r = reserve_found(c, lease_until, false);
@@ -855,22 +911,28 @@ bool can_insert(Table* t, const NewDelivery* items, int n) {
         if (items[i].run_id != nullptr) return false;
     if (!can_claim(t)) return false;  // a side table's trigger: the statement
     return guard([t, n] {
-        if (pg_class_aclcheck(RelationGetRelid(t->rel), GetUserId(), ACL_INSERT) != ACLCHECK_OK) return false;
         if (!default_is(t, kStatus, delivery::status_name(delivery::Status::kPending))) return false;
         // The defaults of the columns an enqueue leaves out, as the INSERT would take
         // them (a column a user added, too); the identity column's is the id given.
+        // A default's expression checks a domain itself (CoerceToDomain); the columns
+        // given and those left NULL are checked by insert(), as the executor checks them.
         if (t->defaults == nullptr) {
             TupleDesc desc = RelationGetDescr(t->rel);
             const Column given[] = {kTenant, kId, kTarget, kDedupKey, kPayload, kBinding,
                                     kRunAfter, kPriority, kMaxAttempts, kRunId};
             t->defaults = static_cast<ExprState**>(palloc0(sizeof(ExprState*) * desc->natts));
+            t->insert_domains = static_cast<AttrNumber*>(palloc0(sizeof(AttrNumber) * (desc->natts + 1)));
+            t->insert_domain_state = static_cast<void**>(palloc0(sizeof(void*) * desc->natts));
+            int ndomains = 0;
             for (int a = 0; a < desc->natts; a++) {
                 if (TupleDescAttr(desc, a)->attisdropped) continue;
                 bool is_given = false;
                 for (Column c : given) is_given = is_given || t->col[c] == a + 1;
-                if (is_given) continue;
-                Node* expr = build_column_default(t->rel, a + 1);
-                if (expr != nullptr) t->defaults[a] = ExecPrepareExpr(reinterpret_cast<Expr*>(expr), t->estate);
+                Node* expr = is_given ? nullptr : build_column_default(t->rel, a + 1);
+                if (expr != nullptr)
+                    t->defaults[a] = ExecPrepareExpr(reinterpret_cast<Expr*>(expr), t->estate);
+                else if (is_domain(t->rel, a + 1))
+                    t->insert_domains[ndomains++] = static_cast<AttrNumber>(a + 1);
             }
         }
         if (t->many == nullptr) t->many = side_rows::make_slots(t->rel, n, &t->nmany);
@@ -881,11 +943,9 @@ bool can_insert(Table* t, const NewDelivery* items, int n) {
     });
 }
 
-// Each row built from its item and the columns' defaults and checked against the table's
-// constraints; up to side_rows::kManyRows of them, or side_rows::kManyBytes, at a time
-// written to the heap by one heap_multi_insert (one WAL record and one buffer lock a
-// page, as COPY writes them), then to the indexes, then their ready rows added the same
-// way.
+// Each row built from its item and the columns' defaults and checked; a round of them
+// written to the heap by one heap_multi_insert (as COPY writes them), then to the
+// indexes, then their ready rows the same way.
 void insert(Table* t, const pg_uuid_t* tenant, const NewDelivery* items, int n, const std::int64_t* ids) {
     const int many = t->nmany;  // rows a heap_multi_insert
     side_rows::Writer* ready = side_rows::open(t->rel, side_rows::Table::kReady);
@@ -917,6 +977,10 @@ void insert(Table* t, const pg_uuid_t* tenant, const NewDelivery* items, int n, 
             put(slot, t->col[kMaxAttempts], Int32GetDatum(d.max_attempts));
             put(slot, t->col[kRunId], static_cast<Datum>(0), true);
             ExecStoreVirtualTuple(slot);
+            for (int i = 0; t->insert_domains[i] != 0; i++) {
+                AttrNumber a = t->insert_domains[i];
+                check_domain(t, a, slot->tts_values[a - 1], slot->tts_isnull[a - 1], &t->insert_domain_state[i]);
+            }
             if (t->rel->rd_att->constr != nullptr) ExecConstraints(t->rri, slot, t->estate);
             // The row formed in the slot's memory (the defaults' values live in the
             // per-tuple memory, reset for the next row), and its size counted.

@@ -98,7 +98,8 @@ inline bool summarizing(Relation index) {
 
 // ExecInsertIndexTuples() for an update or a new row (not a speculative insert), its
 // unique indexes checked as a plain INSERT or UPDATE checks them (a duplicate raises
-// 23505), its recheck list freed; only_summarizing: a heap-only tuple's entries in the
+// 23505), its exclusion constraints checked; the recheck list it returns (a deferrable
+// constraint's, which a table the direct path writes has not) freed; only_summarizing: a heap-only tuple's entries in the
 // summarizing indexes alone (PostgreSQL 16 added the argument).
 inline void insert_index_tuples(ResultRelInfo* rri, TupleTableSlot* slot, EState* estate, bool update,
                                 bool only_summarizing = false) {

@@ -13,14 +13,17 @@ void on_relcache(Datum, Oid relid) {
     for (int i = 0; i < g_count; i++) g_subscribers[i](relid);
 }
 
-// Syscache callback on schemas: every cache forgets everything.
-void on_schema(Datum, int, uint32) { on_relcache(0, InvalidOid); }
+// Syscache callback on schemas, roles and role memberships: every cache forgets
+// everything (a privilege held through a role, or a superuser's, may have changed).
+void on_catalog(Datum, int, uint32) { on_relcache(0, InvalidOid); }
 
 }  // namespace
 
 void init() {
     CacheRegisterRelcacheCallback(on_relcache, 0);
-    CacheRegisterSyscacheCallback(NAMESPACEOID, on_schema, 0);
+    CacheRegisterSyscacheCallback(NAMESPACEOID, on_catalog, 0);
+    CacheRegisterSyscacheCallback(AUTHOID, on_catalog, 0);
+    CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, on_catalog, 0);
 }
 
 void subscribe(Forget forget) {

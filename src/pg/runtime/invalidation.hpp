@@ -1,9 +1,10 @@
-// pg_baton's invalidation callbacks: one relcache callback and one syscache callback on
-// schemas, which pass each invalidation on to every per-backend cache that subscribed
-// (from _PG_init, src/module.cpp): the relations and column numbers of pg/runtime/relations,
-// the extension's owner, the in-use mark of pg/access/restore_load, pg/citus/citus'
-// answer to "is this install distributed", who may write in pg/access/authz_cache, and
-// the others.
+// pg_baton's invalidation callbacks: one relcache callback, and one syscache callback on
+// schemas, roles and role memberships, which pass each invalidation on to every
+// per-backend cache that subscribed (from _PG_init, src/module.cpp): the relations and
+// column numbers of pg/runtime/relations, the extension's owner, the in-use mark of
+// pg/access/restore_load, pg/citus/citus' answer to "is this install distributed", who
+// may write in pg/access/authz_cache, what pg/deliveries/delivery_direct decided about
+// baton.deliveries and the privileges it found, and the others.
 //
 // One callback of each, not one per cache: Postgres 15 has room for ten relcache
 // callbacks in a backend, for every preloaded library together, and a full table is a
@@ -18,9 +19,9 @@
 namespace baton::pg::invalidation {
 
 // What a cache forgets: what depends on relid, after a relcache invalidation of relid;
-// everything, when relid is InvalidOid (a cache reset, or a change of a schema: a
-// renamed or dropped schema may change what "baton" names, and REASSIGN OWNED changes
-// the schema's owner with the extension's).
+// everything, when relid is InvalidOid (a cache reset; a change of a schema: a renamed
+// or dropped schema may change what "baton" names, and REASSIGN OWNED changes the
+// schema's owner with the extension's; a change of a role or a membership).
 using Forget = void (*)(Oid relid);
 
 // Registers the two callbacks, once per backend (from _PG_init: every backend of a

@@ -18,7 +18,7 @@ struct Found {
     Oid relid;      // InvalidOid: resolve the table's name again
     Oid index_oid;  // InvalidOid: look the index up again (after the lock)
 };
-constexpr int kSlots = 8;
+constexpr int kSlots = 16;
 Found g_found[kSlots];
 int g_used = 0;
 
