@@ -45,20 +45,6 @@ bool citus_loaded() {
     return loaded == 1;
 }
 
-// True when every trigger on the table is pg_baton's own (fence, fence_truncate, in
-// schema baton) or internal (the foreign key's): no trigger the direct path would skip.
-bool only_own_triggers(Relation rel, Oid baton_nsp) {
-    TriggerDesc* triggers = rel->trigdesc;
-    if (triggers == nullptr) return true;
-    for (int i = 0; i < triggers->numtriggers; i++) {
-        const Trigger* tg = &triggers->triggers[i];
-        if (tg->tgisinternal) continue;
-        bool named = std::strcmp(tg->tgname, "fence") == 0 || std::strcmp(tg->tgname, "fence_truncate") == 0;
-        if (!named || get_func_namespace(tg->tgfoid) != baton_nsp) return false;
-    }
-    return true;
-}
-
 // Tells each index whether the direct writes leave its key unchanged, as an UPDATE of
 // the written columns would (the executor's index_unchanged_by_update(), which needs a
 // range table entry this path has not): unchanged when none of its columns is one that
@@ -438,13 +424,13 @@ Datum copied(Table* t, TupleTableSlot* slot, Column c, bool* isnull) {
 
 // Opens baton.ready and its primary key for a claim or an insert, locked in that order
 // (relations.hpp), as an INSERT would; leaves them closed (t->ready nullptr) while
-// baton.ready or baton.leases has triggers (pg_repack's while it copies the table),
-// which the direct writes to them would pass by.
+// baton.ready or baton.leases has triggers other than pg_baton's own (pg_repack's while
+// it copies the table), which the direct writes to them would pass by.
 void open_ready(Table* t) {
     if (side_rows::has_triggers(side_rows::Table::kLeases)) return;
     Oid ready_pkey = InvalidOid;
     Relation ready = relations::open_with_index("ready", "ready_pkey", RowExclusiveLock, &ready_pkey);
-    if (ready->trigdesc != nullptr) {
+    if (!relations::only_own_triggers(ready)) {
         table_close(ready, NoLock);
         return;
     }
@@ -473,10 +459,8 @@ Table* open(Use use) {
         // (open_indexes()).
         Oid pkey = InvalidOid;
         Relation rel = relations::open_with_index("deliveries", "deliveries_pkey", RowExclusiveLock, &pkey);
-        Oid nsp = RelationGetNamespace(rel);  // schema baton's
         if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity || rel->rd_rules != nullptr ||
-            compat::has_generated_columns(rel) ||
-            !only_own_triggers(rel, nsp)) {
+            compat::has_generated_columns(rel) || !relations::only_own_triggers(rel)) {
             table_close(rel, NoLock);
             return nullptr;
         }

@@ -165,4 +165,20 @@ const AttrNumber* attnums(Relation rel, const char* const* names, int n) {
     return c->num;
 }
 
+// Each trigger that is not internal must be named as pg_baton's and call a function of
+// the table's schema: a name alone could be a user's trigger on a table that lacks
+// pg_baton's (no two triggers of a table share a name).
+bool only_own_triggers(Relation rel) {
+    TriggerDesc* triggers = rel->trigdesc;
+    if (triggers == nullptr) return true;
+    Oid nsp = RelationGetNamespace(rel);
+    for (int i = 0; i < triggers->numtriggers; i++) {
+        const Trigger* tg = &triggers->triggers[i];
+        if (tg->tgisinternal) continue;
+        bool named = std::strcmp(tg->tgname, "fence") == 0 || std::strcmp(tg->tgname, "fence_truncate") == 0;
+        if (!named || get_func_namespace(tg->tgfoid) != nsp) return false;
+    }
+    return true;
+}
+
 }  // namespace baton::pg::relations
