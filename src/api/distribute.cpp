@@ -230,7 +230,8 @@ void separate_id_ranges(pg::Spi& spi) {
 // update to 0.12.0 of a distributed install leaves them to this call
 // (pg_baton--0.11.0--0.12.0.sql), which runs it after side_rows::fill(), whose rows of
 // every tenant, fenced ones too, go into the shards on the workers (where the trigger
-// would refuse them). Citus creates each on every shard and on the workers' tables.
+// would refuse them). Citus creates each on the workers' tables, and the row trigger on
+// every shard (a TRUNCATE fires the logical table's).
 void fence_side_tables(pg::Spi& spi) {
     struct Trigger {
         const char* table;

@@ -14,7 +14,9 @@
 #      baton.distribute(): every node at the default version; the rows unchanged; the
 #      indexes and constraints of every shard those of a single-node install of the
 #      default version (and their column types and collations: 0.10.0's dedup_key,
-#      0.11.0's workflows.decide); the leases the claimed deliveries hold in baton.leases, the pending ones in baton.ready; cancel_delivery and redrive distributed by their tenant (on
+#      0.11.0's workflows.decide); the leases the claimed deliveries hold in baton.leases, the pending ones in baton.ready (a fenced tenant's too);
+#      the fence trigger of leases and ready on every placement (0.12.0), refusing a
+#      direct write of the fenced tenant's side rows; cancel_delivery and redrive distributed by their tenant (on
 #      every node's metadata) and delegated; the row rules of the new version on a shard
 #      by direct SQL ('cancelled' accepted, 'bogus' refused); the same role reads
 #      delivery_stats with the column 0.7.0 appended.
@@ -105,6 +107,14 @@ done
 check "tenants on both workers" "2" "$(q -c "SELECT count(DISTINCT nodeport) FROM pg_dist_shard_placement WHERE shardid IN (SELECT get_shard_id_for_distribution_column('baton.tenants', tenant) FROM baton.tenants)")"
 check "deliveries in four statuses" "claimed 12 failed 12 finished 12 pending 12" \
     "$(q -c "SELECT string_agg(status || ' ' || n, ' ' ORDER BY status) FROM (SELECT status, count(*) n FROM baton.deliveries GROUP BY status) s")"
+# A fenced tenant (neither A nor B), with a claimed and a pending delivery: distribute()
+# writes its side rows after the update (0.9.0), then gives the side tables their fence
+# triggers (0.12.0), which refuse a direct write of its rows.
+for i in $(seq 2 12); do
+    F=00000000-0000-0000-0000-$(printf %012d "$i")
+    [[ $F != "$B" ]] && break
+done
+q -c "SELECT baton.set_tenant_state('$F', 'fenced')" >/dev/null
 BEFORE=$(rows)
 # A workflow whose decide function 0.6.0 stores by its oid (regprocedure).
 q -c "CREATE SCHEMA up_app" \
@@ -133,6 +143,18 @@ check "distribute() wrote the lease of each of the 12 claimed deliveries into ba
     "$(q -c "SELECT count(*) FROM baton.leases l JOIN baton.deliveries d ON d.tenant = l.tenant AND d.id = l.id AND d.generation = l.generation AND d.lease_until = l.lease_until WHERE d.status = 'claimed'")"
 check "... and a ready row for each of the 12 pending ones into baton.ready" "12" \
     "$(q -c "SELECT count(*) FROM baton.ready r JOIN baton.deliveries d ON d.tenant = r.tenant AND d.id = r.id AND d.target = r.target AND -d.priority = r.rank AND d.run_after = r.run_after WHERE d.status = 'pending'")"
+# 0.12.0: the fence trigger of leases and ready on every placement of every node, after
+# the side rows of the fenced tenant were written (fence_truncate stays on the logical
+# tables, where Citus fires a TRUNCATE's triggers).
+check "every placement of leases and ready has the trigger fence (0.12.0)" "8 placements, 0 lack it" \
+    "$(for p in $NODES; do q -p "$p" -c "SELECT count(*) || ' ' || count(*) FILTER (WHERE
+            NOT EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = o.r AND g.tgfoid = 'baton.fence_row'::regproc))
+        FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid), LATERAL (SELECT to_regclass(shard_name(s.logicalrelid, s.shardid)) r) o
+        WHERE s.logicalrelid IN ('baton.leases'::regclass, 'baton.ready'::regclass)
+          AND p.groupid = (SELECT groupid FROM pg_dist_local_group)"; done | awk '{ n += $1; bad += $2 } END { print n " placements, " bad " lack it" }')"
+check "through the coordinator, a direct write of the fenced tenant's side rows is refused (DU002), an active one's passes, a TRUNCATE is refused (DU007)" \
+    "DU002 DU002 ok DU007" \
+    "$(code -c "UPDATE baton.ready SET run_after = run_after WHERE tenant = '$F'") $(code -c "DELETE FROM baton.leases WHERE tenant = '$F'") $(code -c "BEGIN" -c "UPDATE baton.ready SET run_after = run_after WHERE tenant = '$A'" -c "ROLLBACK") $(code -c "TRUNCATE baton.leases")"
 check "... the same role reads delivery_stats with 0.7.0's column cancelled appended" "12 12 12 12 0 12" \
     "$(q -U up_admin -c "SELECT concat_ws(' ', sum(pending), sum(claimed), sum(finished), sum(failed), sum(cancelled)) FROM baton.delivery_stats" 2>&1) $(q -c "SELECT count(*) FROM pg_attribute WHERE attrelid = 'baton.delivery_stats'::regclass AND attnum > 0")"
 q -c "CREATE DATABASE single" >/dev/null 2>&1
