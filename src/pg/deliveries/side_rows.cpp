@@ -245,8 +245,8 @@ void put(Writer* w, const Datum* values, const bool* nulls, const Datum* key, co
 
 // Runs `sql` over the writer's relation (its name spliced in for %s, schema-qualified)
 // with the parameters `values` of `types`, through SPI: for a table with triggers not
-// pg_baton's, which a heap write would pass by (pg_repack's, which logs the writes made while it copies
-// the table; a user's).
+// pg_baton's, which a heap write would pass by (pg_repack's, which logs the writes made
+// while it copies the table; a user's).
 void run_statement(Writer* w, const char* sql, int n, const Oid* types, const Datum* values) {
     const char* name = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(w->rel)),
                                                   RelationGetRelationName(w->rel));

@@ -32,9 +32,10 @@
 // made while it copies the table) is written by SQL statements, so that its triggers see
 // them; its fence trigger then lets the rows the fence trigger of deliveries writes (a
 // restore's among them) through at once (src/api/triggers.cpp), and finds the call's
-// tenant checked already for the others (the fence keeps its reads for the transaction). On Citus the delivery written is a row of a
-// shard (deliveries_102008) on the node that holds it, and the side rows go to the
-// shards colocated with it, on the same node, in the same transaction.
+// tenant checked already for the others (the fence keeps its reads for the
+// transaction). On Citus the delivery written is a row of a shard (deliveries_102008) on
+// the node that holds it, and the side rows go to the shards colocated with it, on the
+// same node, in the same transaction.
 #pragma once
 
 #include <cstdint>
