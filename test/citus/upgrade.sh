@@ -196,6 +196,18 @@ check "on the shard ($shard), by direct SQL: a cancelled row is accepted" "ok" \
 check "... a bogus status still refused (23514)" "23514" \
     "$(code -p "$port" -c "INSERT INTO $shard (tenant, id, target, dedup_key, status) VALUES ('$A', 900002, 'w', 'direct-bogus', 'bogus')")"
 
+# The shards' fence triggers are pg_baton's own (fence_102008): the trigger on a deliveries
+# shard still writes the side rows by heap access, which fires no trigger, not by
+# statements. fence_row's calls on A's node (track_functions = all, each node's counters
+# read after they are flushed) grow by one per enqueue, not two.
+for p in $NODES; do q -p "$p" -c "ALTER SYSTEM SET track_functions = 'all'" -c "SELECT pg_reload_conf()" >/dev/null; done
+fence_calls() { sleep 11; q -p "$(node_of "$A")" -c "SELECT coalesce((SELECT calls FROM pg_stat_user_functions WHERE funcname = 'fence_row'), 0)"; }
+calls_before=$(fence_calls)
+q -c "SELECT baton.enqueue('$A', 'side', 'side-' || g) FROM generate_series(1, 10) g" >/dev/null
+check "10 enqueues fire the fence trigger 10 times on the tenant's node (the ready rows by heap access)" "10" \
+    "$(( $(fence_calls) - calls_before ))"
+for p in $NODES; do q -p "$p" -c "ALTER SYSTEM RESET track_functions" -c "SELECT pg_reload_conf()" >/dev/null; done
+
 # --- 3. an update that adds an index and a constraint --------------------------------------
 cat >"$PROBE_SCRIPT" <<'SQL'
 -- Written by test/citus/upgrade.sh for one run: an update that changes a tenant table.
@@ -211,11 +223,11 @@ check "every shard has its table's indexes and constraints" "46 shards, 0 differ
 check "the new constraint refuses a row on its shard (23514)" "23514" \
     "$(code -p "$port" -c "INSERT INTO $shard (tenant, id, target, dedup_key, priority) VALUES ('$A', 900003, 'w', 'direct-low', -2000000)")"
 check "distribute() again changes nothing" "ok 46 shards, 0 differ" "$(code -c "SELECT baton.distribute()") $(shards_like "$SHELLS")"
-check "the rows are still there" "49" "$(q -c "SELECT count(*) FROM baton.deliveries")"
+check "the rows are still there" "59" "$(q -c "SELECT count(*) FROM baton.deliveries")"
 
 # --- 4. removal ---------------------------------------------------------------------------
 check "DROP EXTENSION alone is refused: the shards' triggers depend on pg_baton (2BP01)" "2BP01" "$(code -c "DROP EXTENSION pg_baton")"
-check "... and changes nothing" "$PROBE $PROBE $PROBE 49" "$(versions) $(q -c "SELECT count(*) FROM baton.deliveries")"
+check "... and changes nothing" "$PROBE $PROBE $PROBE 59" "$(versions) $(q -c "SELECT count(*) FROM baton.deliveries")"
 cat >"$BASE/remove.sql" <<'SQL'
 BEGIN;
 SELECT pg_catalog.citus_drop_all_shards(p.logicalrelid, 'baton', c.relname, false)

@@ -165,6 +165,28 @@ const AttrNumber* attnums(Relation rel, const char* const* names, int n) {
     return c->num;
 }
 
+namespace {
+
+// True for the name of one of pg_baton's triggers, fence or fence_truncate, or of Citus'
+// copy of one on a shard: the name, "_" and the shard id (fence_102008).
+bool own_trigger_name(const char* name) {
+    const char* const owns[] = {"fence_truncate", "fence"};
+    for (const char* own : owns) {
+        std::size_t n = std::strlen(own);
+        if (std::strncmp(name, own, n) != 0) continue;
+        const char* rest = name + n;
+        if (*rest == '\0') return true;
+        if (*rest != '_' || rest[1] == '\0') continue;
+        bool shard_id = true;
+        for (const char* c = rest + 1; *c != '\0'; c++)
+            if (*c < '0' || *c > '9') shard_id = false;
+        if (shard_id) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
 // Each trigger that is not internal must be named as pg_baton's and call a function of
 // the table's schema: a name alone could be a user's trigger on a table that lacks
 // pg_baton's (no two triggers of a table share a name).
@@ -175,8 +197,7 @@ bool only_own_triggers(Relation rel) {
     for (int i = 0; i < triggers->numtriggers; i++) {
         const Trigger* tg = &triggers->triggers[i];
         if (tg->tgisinternal) continue;
-        bool named = std::strcmp(tg->tgname, "fence") == 0 || std::strcmp(tg->tgname, "fence_truncate") == 0;
-        if (!named || get_func_namespace(tg->tgfoid) != nsp) return false;
+        if (!own_trigger_name(tg->tgname) || get_func_namespace(tg->tgfoid) != nsp) return false;
     }
     return true;
 }

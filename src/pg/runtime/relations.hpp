@@ -49,8 +49,9 @@ constexpr int kMaxColumns = 24;
 const AttrNumber* attnums(Relation rel, const char* const* names, int n);
 
 // True when every trigger on the open relation `rel` (a table of schema baton, or on
-// Citus one of its shards) is pg_baton's own (named fence or fence_truncate, its
-// function in the table's schema) or internal (a foreign key's): none that a write by
+// Citus one of its shards) is pg_baton's own (named fence or fence_truncate, on a shard
+// with its shard id appended, its function in the table's schema) or internal (a
+// foreign key's): none that a write by
 // heap access, which fires no trigger, would pass by. A user's trigger or pg_repack's
 // (which logs the writes made while it copies a table) makes it false. Postgres calls
 // only.
