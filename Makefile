@@ -9,7 +9,8 @@ DATA        = pg_baton--0.1.0.sql pg_baton--0.2.0.sql pg_baton--0.3.0.sql \
               pg_baton--0.3.0--0.4.0.sql pg_baton--0.4.0--0.5.0.sql \
               pg_baton--0.5.0--0.6.0.sql pg_baton--0.6.0--0.7.0.sql \
               pg_baton--0.7.0--0.8.0.sql pg_baton--0.8.0--0.9.0.sql \
-              pg_baton--0.9.0--0.10.0.sql pg_baton--0.10.0--0.11.0.sql
+              pg_baton--0.9.0--0.10.0.sql pg_baton--0.10.0--0.11.0.sql \
+              pg_baton--0.11.0--0.12.0.sql
 
 # The sources, found beside this Makefile (through VPATH when it is run from elsewhere).
 ROOT_DIR := $(patsubst %/,%,$(dir $(abspath $(firstword $(MAKEFILE_LIST)))))
@@ -41,6 +42,9 @@ REGRESS     += messages cancel
 REGRESS     += schedules
 # Write functions refused in read-only transactions (25006), reads answering.
 REGRESS     += read_only
+# A direct write to a tenant that is not active, refused on every table of schema baton
+# (found in the catalog).
+REGRESS     += fence_tables
 # baton.health (0.8.0; recreates the extension).
 REGRESS     += health
 # enqueue_batch's set-based insert against a call per item (ten thousand ids).

@@ -224,17 +224,49 @@ void separate_id_ranges(pg::Spi& spi) {
         "pg_baton could not give the workers their id ranges", "Check that pg_baton is installed on every worker.");
 }
 
+// The fence triggers of the side tables of deliveries (0.12.0), where they lack them: an
+// update to 0.12.0 of a distributed install leaves them to this call
+// (pg_baton--0.11.0--0.12.0.sql), which runs it after side_rows::fill(), whose rows of
+// every tenant, fenced ones too, go into the shards on the workers (where the trigger
+// would refuse them). Citus creates each on the workers' tables, and the row trigger on
+// every shard (a TRUNCATE fires the logical table's).
+void fence_side_tables(pg::Spi& spi) {
+    struct Trigger {
+        const char* table;
+        const char* name;
+        const char* definition;
+    };
+    const Trigger triggers[] = {
+        {"leases", "fence", "BEFORE INSERT OR UPDATE OR DELETE ON baton.leases FOR EACH ROW "
+                            "EXECUTE FUNCTION baton.fence_row('leases')"},
+        {"ready", "fence", "BEFORE INSERT OR UPDATE OR DELETE ON baton.ready FOR EACH ROW "
+                           "EXECUTE FUNCTION baton.fence_row('ready')"},
+        {"leases", "fence_truncate", "BEFORE TRUNCATE ON baton.leases FOR EACH STATEMENT "
+                                     "EXECUTE FUNCTION baton.refuse_truncate()"},
+        {"ready", "fence_truncate", "BEFORE TRUNCATE ON baton.ready FOR EACH STATEMENT "
+                                    "EXECUTE FUNCTION baton.refuse_truncate()"}};
+    for (const Trigger& t : triggers) {
+        std::string table = std::string("pg_catalog.to_regclass('baton.") + t.table + "')";
+        spi.exec(("SELECT 1 WHERE " + table + " IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger g "
+                  "WHERE g.tgrelid OPERATOR(pg_catalog.=) " + table + " AND g.tgname OPERATOR(pg_catalog.=) '" +
+                  t.name + "')")
+                     .c_str());
+        if (SPI_processed == 1) spi.exec((std::string("CREATE TRIGGER ") + t.name + " " + t.definition).c_str());
+    }
+}
+
 // baton.distribute(): distributes pg_baton on a Citus coordinator with workers. The
 // tenant tables by "tenant", colocated; workflows as a reference table; every function
 // that takes the tenant first by that argument, colocated with the tables. Idempotent:
 // what Citus has already is left as it is. After ALTER EXTENSION pg_baton UPDATE it
 // finishes the update: the shards get the indexes and constraints the update added to
 // their tables (complete_shards), the side tables what the deliveries hold
-// (side_rows::fill, for an update that created them) and the new tenant functions are
-// distributed. Each worker's id sequences get a range of their own (separate_id_ranges).
-// The views granted to roles read through functions that run as the owner
-// (serve_views_by_functions). Triggers on distributed tables need
-// citus.enable_unsafe_triggers, which is set for this call only.
+// (side_rows::fill, for an update that created them), then the side tables their fence
+// triggers (fence_side_tables), and the new tenant functions are distributed. Each
+// worker's id sequences get a range of their own (separate_id_ranges). The views granted
+// to roles read through functions that run as the owner (serve_views_by_functions).
+// Triggers on distributed tables need citus.enable_unsafe_triggers, which is set for
+// this call only.
 Datum distribute(FunctionCallInfo fcinfo, Oid caller) {
     pg::require_read_write("baton.distribute");
     pg::Spi spi;
@@ -246,6 +278,7 @@ Datum distribute(FunctionCallInfo fcinfo, Oid caller) {
     for (const char* table : kGlobalTables) distribute_table(spi, table, false);
     complete_shards(spi);
     pg::guard([] { pg::side_rows::fill(); });
+    fence_side_tables(spi);
     distribute_functions(spi);
     serve_views_by_functions(spi);
     separate_id_ranges(spi);

@@ -207,6 +207,9 @@ bool row_claimed(HeapTuple tuple, TupleDesc desc, const DeliveryColumns& c) {
            delivery::Status::kClaimed;
 }
 
+// True for the side tables of deliveries (their logical names, logical_table()).
+bool side_table(const char* table) { return std::strcmp(table, "leases") == 0 || std::strcmp(table, "ready") == 0; }
+
 // Adds to baton.leases the lease a delivery row takes (pg/deliveries/side_rows.hpp): a row written
 // claimed, with a lease_until, that it did not hold before (a new row, or a generation or
 // lease_until other than the version before).
@@ -261,16 +264,20 @@ const char* logical_table(const TriggerData* td) {
     return tg->tgnargs > 0 ? tg->tgargs[0] : RelationGetRelationName(td->tg_relation);
 }
 
-// BEFORE INSERT/UPDATE/DELETE FOR EACH ROW on every tenant-owned table: the row's tenant
-// (old and new, for an update) must be writable, but for the rows a restore loads. On
-// deliveries, the row must also keep the row rules, the write is told to the claim
-// hints, and the side tables are kept in step (a lease it takes added to baton.leases,
-// its place in claim order to baton.ready); on target_bindings, the write is told to
-// pg/access/authz_cache.
+// BEFORE INSERT/UPDATE/DELETE FOR EACH ROW on every tenant-owned table, the side tables
+// of deliveries (leases, ready) included: the row's tenant (old and new, for an update)
+// must be writable, but for the rows a restore loads and, on a side table, the rows
+// pg_baton writes with a delivery row (side_rows::writing(): the delivery's row passed
+// the fence, or is a restore's). On deliveries, the row must also
+// keep the row rules, the write is told to the claim hints, and the side tables are
+// kept in step (a lease it takes added to baton.leases, its place in claim order to
+// baton.ready); on target_bindings, the write is told to pg/access/authz_cache.
 Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     TriggerData* td = trigger_data(fcinfo);
     Relation rel = td->tg_relation;
     TriggerEvent ev = td->tg_event;
+    HeapTuple written = TRIGGER_FIRED_BY_UPDATE(ev) ? td->tg_newtuple : td->tg_trigtuple;
+    if (pg::side_rows::writing() && side_table(logical_table(td))) return PointerGetDatum(written);
     if (TRIGGER_FIRED_BY_INSERT(ev)) {
         // A restore loads every tenant's rows, whatever its state (pg/access/restore_load.hpp).
         if (!pg::restore_load::active(rel)) pg::fence::require_row_writable(row_tenant(td->tg_trigtuple, rel));
@@ -286,14 +293,14 @@ Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     if (std::strcmp(logical_table(td), "target_bindings") == 0) pg::authz_cache::changed(rel);
     const DeliveryColumns c = delivery_columns(td->tg_relation, logical_table(td));
     if (c.is_deliveries) {
-        if (!TRIGGER_FIRED_BY_DELETE(ev))
-            check_delivery_row(TRIGGER_FIRED_BY_UPDATE(ev) ? td->tg_newtuple : td->tg_trigtuple, rel, c);
+        if (!TRIGGER_FIRED_BY_DELETE(ev)) check_delivery_row(written, rel, c);
         Move m = claim_order_move(td, c);
         if (m.moved && pg::claim_hints::enabled()) note_hints(m);
+        pg::side_rows::Writing side_rows;
         if (m.moved) note_ready(rel, m);
         if (!TRIGGER_FIRED_BY_DELETE(ev)) note_lease(td, c);
     }
-    return PointerGetDatum(TRIGGER_FIRED_BY_UPDATE(ev) ? td->tg_newtuple : td->tg_trigtuple);
+    return PointerGetDatum(written);
 }
 
 // BEFORE TRUNCATE on tenant-owned tables: a truncate writes to every tenant at once

@@ -20,7 +20,9 @@
 #      reads delivery_stats through the coordinator; the
 #      indexes and constraints of every shard those of a single-node install of the
 #      default version (and their column types and collations: 0.10.0's dedup_key,
-#      0.11.0's workflows.decide); the leases the claimed deliveries hold in baton.leases, the pending ones in baton.ready; cancel_delivery and redrive distributed by their tenant (on
+#      0.11.0's workflows.decide); the leases the claimed deliveries hold in baton.leases, the pending ones in baton.ready (a fenced tenant's too);
+#      the fence trigger of leases and ready on every placement (0.12.0), refusing a
+#      direct write of the fenced tenant's side rows; cancel_delivery and redrive distributed by their tenant (on
 #      every node's metadata) and delegated; the row rules of the new version on a shard
 #      by direct SQL ('cancelled' accepted, 'bogus' refused); the same role reads
 #      delivery_stats with the column 0.7.0 appended.
@@ -142,7 +144,26 @@ check "the lease of each of the 12 claimed deliveries is in baton.leases (0.9.0)
     "$(q -c "SELECT count(*) FROM baton.leases l JOIN baton.deliveries d ON d.tenant = l.tenant AND d.id = l.id AND d.generation = l.generation AND d.lease_until = l.lease_until WHERE d.status = 'claimed'")"
 check "... and a ready row for each of the 12 pending ones into baton.ready" "12" \
     "$(q -c "SELECT count(*) FROM baton.ready r JOIN baton.deliveries d ON d.tenant = r.tenant AND d.id = r.id AND d.target = r.target AND -d.priority = r.rank AND d.run_after = r.run_after WHERE d.status = 'pending'")"
-check "... a role granted by grant_admin reads delivery_stats, with 0.7.0's column cancelled" "12 12 12 12 0 12" \
+# 0.12.0: the fence trigger of leases and ready on every placement of every node
+# (fence_truncate stays on the logical tables, where Citus fires a TRUNCATE's triggers).
+# A tenant F (neither A nor B, with a claimed and a pending delivery) fenced for the
+# checks, then active again.
+for i in $(seq 2 12); do
+    F=00000000-0000-0000-0000-$(printf %012d "$i")
+    [[ $F != "$B" ]] && break
+done
+q -c "SELECT baton.set_tenant_state('$F', 'fenced')" >/dev/null
+check "every placement of leases and ready has the trigger fence (0.12.0)" "8 placements, 0 lack it" \
+    "$(for p in $NODES; do q -p "$p" -c "SELECT count(*) || ' ' || count(*) FILTER (WHERE
+            NOT EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = o.r AND g.tgfoid = 'baton.fence_row'::regproc))
+        FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid), LATERAL (SELECT to_regclass(shard_name(s.logicalrelid, s.shardid)) r) o
+        WHERE s.logicalrelid IN ('baton.leases'::regclass, 'baton.ready'::regclass)
+          AND p.groupid = (SELECT groupid FROM pg_dist_local_group)"; done | awk '{ n += $1; bad += $2 } END { print n " placements, " bad " lack it" }')"
+check "through the coordinator, a direct write of the fenced tenant's side rows is refused (DU002), an active one's passes, a TRUNCATE is refused (DU007)" \
+    "DU002 DU002 ok DU007" \
+    "$(code -c "UPDATE baton.ready SET run_after = run_after WHERE tenant = '$F'") $(code -c "DELETE FROM baton.leases WHERE tenant = '$F'") $(code -c "BEGIN" -c "UPDATE baton.ready SET run_after = run_after WHERE tenant = '$A'" -c "ROLLBACK") $(code -c "TRUNCATE baton.leases")"
+q -c "SELECT baton.set_tenant_state('$F', 'active')" >/dev/null
+check "... the same role reads delivery_stats with 0.7.0's column cancelled appended" "12 12 12 12 0 12" \
     "$(q -U up_admin -c "SELECT concat_ws(' ', sum(pending), sum(claimed), sum(finished), sum(failed), sum(cancelled)) FROM baton.delivery_stats" 2>&1) $(q -c "SELECT count(*) FROM pg_attribute WHERE attrelid = 'baton.delivery_stats'::regclass AND attnum > 0")"
 q -c "CREATE DATABASE single" >/dev/null 2>&1
 q -d single -c "CREATE EXTENSION pg_baton" >/dev/null
@@ -183,6 +204,18 @@ check "on the shard ($shard), by direct SQL: a cancelled row is accepted" "ok" \
 check "... a bogus status still refused (23514)" "23514" \
     "$(code -p "$port" -c "INSERT INTO $shard (tenant, id, target, dedup_key, status) VALUES ('$A', 900002, 'w', 'direct-bogus', 'bogus')")"
 
+# The shards' fence triggers are pg_baton's own (fence_102008): the trigger on a deliveries
+# shard still writes the side rows by heap access, which fires no trigger, not by
+# statements. fence_row's calls on A's node (track_functions = all, each node's counters
+# read after they are flushed) grow by one per enqueue, not two.
+for p in $NODES; do q -p "$p" -c "ALTER SYSTEM SET track_functions = 'all'" -c "SELECT pg_reload_conf()" >/dev/null; done
+fence_calls() { sleep 11; q -p "$(node_of "$A")" -c "SELECT coalesce((SELECT calls FROM pg_stat_user_functions WHERE funcname = 'fence_row'), 0)"; }
+calls_before=$(fence_calls)
+q -c "SELECT baton.enqueue('$A', 'side', 'side-' || g) FROM generate_series(1, 10) g" >/dev/null
+check "10 enqueues fire the fence trigger 10 times on the tenant's node (the ready rows by heap access)" "10" \
+    "$(( $(fence_calls) - calls_before ))"
+for p in $NODES; do q -p "$p" -c "ALTER SYSTEM RESET track_functions" -c "SELECT pg_reload_conf()" >/dev/null; done
+
 # --- 3. an update that adds an index and a constraint --------------------------------------
 cat >"$PROBE_SCRIPT" <<'SQL'
 -- Written by test/citus/upgrade.sh for one run: an update that changes a tenant table.
@@ -198,11 +231,11 @@ check "every shard has its table's indexes and constraints" "46 shards, 0 differ
 check "the new constraint refuses a row on its shard (23514)" "23514" \
     "$(code -p "$port" -c "INSERT INTO $shard (tenant, id, target, dedup_key, priority) VALUES ('$A', 900003, 'w', 'direct-low', -2000000)")"
 check "distribute() again changes nothing" "ok 46 shards, 0 differ" "$(code -c "SELECT baton.distribute()") $(shards_like "$SHELLS")"
-check "the rows are still there" "49" "$(q -c "SELECT count(*) FROM baton.deliveries")"
+check "the rows are still there" "59" "$(q -c "SELECT count(*) FROM baton.deliveries")"
 
 # --- 4. removal ---------------------------------------------------------------------------
 check "DROP EXTENSION alone is refused: the shards' triggers depend on pg_baton (2BP01)" "2BP01" "$(code -c "DROP EXTENSION pg_baton")"
-check "... and changes nothing" "$PROBE $PROBE $PROBE 49" "$(versions) $(q -c "SELECT count(*) FROM baton.deliveries")"
+check "... and changes nothing" "$PROBE $PROBE $PROBE 59" "$(versions) $(q -c "SELECT count(*) FROM baton.deliveries")"
 cat >"$BASE/remove.sql" <<'SQL'
 BEGIN;
 SELECT pg_catalog.citus_drop_all_shards(p.logicalrelid, 'baton', c.relname, false)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Upgrades: pg_baton 0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 -> 0.11.0 with ALTER EXTENSION pg_baton UPDATE, against the
+# Upgrades: pg_baton 0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 -> 0.11.0 -> 0.12.0 with ALTER EXTENSION pg_baton UPDATE, against the
 # running test cluster (PGHOST/PGPORT/PGUSER exported, PG_CONFIG exported, the extension
 # installed). The library serves the schema of its own version only: on an older one it
 # refuses every call and every write its triggers see (55000, docs/versions.md), so rows
@@ -12,8 +12,8 @@
 #      triggers off, test/tooling/lib.sh's tooling_copy_rows), one decide function then
 #      dropped; digested table by table; ALTER EXTENSION UPDATE; the digests must not
 #      change; the functions of every version must work on the rows.
-#   B  a fresh CREATE EXTENSION pg_baton (the default version, 0.11.0: the 0.3.0 script
-#      and the updates to 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0, 0.9.0, 0.10.0 and 0.11.0, as Postgres installs a version that has no
+#   B  a fresh CREATE EXTENSION pg_baton (the default version, 0.12.0: the 0.3.0 script
+#      and the updates to 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0 and 0.12.0, as Postgres installs a version that has no
 #      script of its own).
 #   C  CREATE EXTENSION pg_baton VERSION '0.1.0', left at 0.1.0.
 #   D  CREATE EXTENSION pg_baton VERSION '0.1.0': the grant_* helpers refused there;
@@ -173,12 +173,12 @@ SQL
 digests $A >"$WORK/before"
 check "A holds deliveries in every status" "statuses claimed,failed,finished,pending" "$(grep '^statuses' "$WORK/before")"
 check "A holds deliveries, runs, stages, markers" "counts 11 6 5 3" "$(grep '^counts' "$WORK/before")"
-check "0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 -> 0.11.0 is an update path" "0.1.0--0.11.0" \
-    "$(q -d $A -c "SELECT source || '--' || target FROM pg_extension_update_paths('pg_baton') WHERE path = '0.1.0--0.2.0--0.3.0--0.4.0--0.5.0--0.6.0--0.7.0--0.8.0--0.9.0--0.10.0--0.11.0'")"
+check "0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 -> 0.11.0 -> 0.12.0 is an update path" "0.1.0--0.12.0" \
+    "$(q -d $A -c "SELECT source || '--' || target FROM pg_extension_update_paths('pg_baton') WHERE path = '0.1.0--0.2.0--0.3.0--0.4.0--0.5.0--0.6.0--0.7.0--0.8.0--0.9.0--0.10.0--0.11.0--0.12.0'")"
 
 # --- the update --------------------------------------------------------------------
 if q -d $A -c "ALTER EXTENSION pg_baton UPDATE"; then ok "ALTER EXTENSION pg_baton UPDATE"; else not_ok "ALTER EXTENSION pg_baton UPDATE"; fi
-check "A is at 0.11.0" "0.11.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+check "A is at 0.12.0" "0.12.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 digests $A >"$WORK/after"
 if diff "$WORK/before" "$WORK/after"; then ok "no row changed in the update (digests of every table)"; else not_ok "rows changed in the update"; fi
 # 0.9.0: the lease of every claimed delivery has its row in baton.leases, every
@@ -324,9 +324,20 @@ for r in producer worker admin; do q -d $D -c "SELECT baton.grant_$r('baton_up_$
 check "grant_producer, grant_worker and grant_admin run after the update give them" \
     "true true true true true true true true true" "$(granted)"
 
-# --- B: fresh 0.11.0, C: 0.1.0 --------------------------------------------------------
+# 0.12.0: the side tables behind the fence. T2 is fenced and T3 quiescing since before
+# the update, each with a pending delivery (its row in baton.ready); T1's are active.
+check "a direct UPDATE of baton.ready is refused for a fenced and a quiescing tenant (DU002), passes for an active one" \
+    "DU002 DU002 none" \
+    "$(for t in $T2 $T3 $T1; do sqlstate_of $A "UPDATE baton.ready SET run_after = run_after WHERE tenant = '$t'"; done | paste -sd' ')"
+# T1 (its claimed deliveries hold rows of baton.leases) fenced for the check, then active again.
+check "a direct DELETE from baton.leases is refused for a fenced tenant (DU002)" "DU002" \
+    "$(q -d $A -c "SELECT baton.set_tenant_state('$T1', 'fenced')" >/dev/null; sqlstate_of $A "DELETE FROM baton.leases WHERE tenant = '$T1'"; q -d $A -c "SELECT baton.set_tenant_state('$T1', 'active')" >/dev/null)"
+check "TRUNCATE of baton.leases and baton.ready is refused (DU007)" "DU007 DU007" \
+    "$(for t in leases ready; do sqlstate_of $A "TRUNCATE baton.$t"; done | paste -sd' ')"
+
+# --- B: fresh 0.12.0, C: 0.1.0 --------------------------------------------------------
 q -d $B -c "CREATE EXTENSION pg_baton"
-check "B installs 0.11.0 by default" "0.11.0" "$(q -d $B -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+check "B installs 0.12.0 by default" "0.12.0" "$(q -d $B -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 q -d $C -c "CREATE EXTENSION pg_baton VERSION '0.1.0'"
 
 # schema DB: the extension's objects as pg_dump prints them, without oids, xids and
@@ -349,15 +360,15 @@ else
     not_ok "the dump lists the extension's member objects (only $members)"
 fi
 if diff -u "$WORK/b.sql" "$WORK/a.sql" >"$WORK/ab.diff"; then
-    ok "upgraded schema (A) = fresh 0.11.0 schema (B)"
+    ok "upgraded schema (A) = fresh 0.12.0 schema (B)"
 else
-    not_ok "upgraded schema (A) differs from a fresh 0.11.0 install (B):"
+    not_ok "upgraded schema (A) differs from a fresh 0.12.0 install (B):"
     head -n 80 "$WORK/ab.diff"
 fi
 if diff -q "$WORK/b.sql" "$WORK/c.sql" >/dev/null; then
-    not_ok "a 0.1.0 schema (C) differs from 0.11.0 (B): the comparison sees nothing"
+    not_ok "a 0.1.0 schema (C) differs from 0.12.0 (B): the comparison sees nothing"
 else
-    ok "a 0.1.0 schema (C) differs from 0.11.0 (B): the comparison can fail"
+    ok "a 0.1.0 schema (C) differs from 0.12.0 (B): the comparison can fail"
 fi
 for obj in 'FUNCTION baton.purge' 'VIEW baton.run_stats' 'INDEX deliveries_created' 'INDEX runs_finished' \
     'FUNCTION baton.health_checks' 'VIEW baton.health' \

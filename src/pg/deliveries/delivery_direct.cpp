@@ -481,13 +481,15 @@ Datum copied(Table* t, TupleTableSlot* slot, Column c, bool* isnull) {
     return *isnull ? static_cast<Datum>(0) : datumCopy(d, att->attbyval, att->attlen);
 }
 
-// Opens baton.ready and its primary key for a claim or an insert; leaves them closed
-// (t->ready nullptr) while baton.ready or baton.leases has triggers (can_claim()).
+// Opens baton.ready and its primary key for a claim or an insert, locked in that order
+// (relations.hpp), as an INSERT would; leaves them closed (t->ready nullptr) while
+// baton.ready or baton.leases has triggers other than pg_baton's own (pg_repack's while
+// it copies the table), which the direct writes to them would pass by.
 void open_ready(Table* t) {
     if (side_rows::has_triggers(side_rows::Table::kLeases)) return;
     Oid ready_pkey = InvalidOid;
     Relation ready = relations::open_with_index("ready", "ready_pkey", RowExclusiveLock, &ready_pkey);
-    if (ready->trigdesc != nullptr) {
+    if (!relations::only_own_triggers(ready)) {
         table_close(ready, NoLock);
         return;
     }

@@ -90,7 +90,7 @@ struct Writer {
     ResultRelInfo* rri;
     TupleTableSlot* slot;
     Relation key;
-    bool by_statement;  // the table has triggers (pg_repack's, a user's): write by SQL
+    bool by_statement;  // the table has triggers not pg_baton's (pg_repack's, a user's): write by SQL
     IndexScanDesc probe;
     TupleTableSlot* found;
     SnapshotData dirty;
@@ -126,14 +126,14 @@ Writer* open(Relation deliveries, Table table) {
     for (int i = 0; i < w->rri->ri_NumIndices; i++)
         if (RelationGetRelid(w->rri->ri_IndexRelationDescs[i]) == pkey) w->key = w->rri->ri_IndexRelationDescs[i];
     if (w->key == nullptr) elog(ERROR, "pg_baton cannot find the primary key of baton.%s", s.table);
-    w->by_statement = w->rel->trigdesc != nullptr;
+    w->by_statement = !relations::only_own_triggers(w->rel);
     return w;
 }
 
-// The table's relation cache entry has triggers.
+// The table's relation cache entry has triggers other than pg_baton's own.
 bool has_triggers(Table table) {
     Relation rel = relations::open(table == Table::kLeases ? "leases" : "ready", AccessShareLock);
-    bool triggers = rel->trigdesc != nullptr;
+    bool triggers = !relations::only_own_triggers(rel);
     table_close(rel, NoLock);
     return triggers;
 }
@@ -237,9 +237,9 @@ void put(Writer* w, const Datum* values, const bool* nulls, const Datum* key, co
 }
 
 // Runs `sql` over the writer's relation (its name spliced in for %s, schema-qualified)
-// with the parameters `values` of `types`, through SPI: for a table with triggers, which
-// a heap write would pass by (pg_repack's, which logs the writes made while it copies
-// the table; a user's).
+// with the parameters `values` of `types`, through SPI: for a table with triggers not
+// pg_baton's, which a heap write would pass by (pg_repack's, which logs the writes made
+// while it copies the table; a user's).
 void run_statement(Writer* w, const char* sql, int n, const Oid* types, const Datum* values) {
     const char* name = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(w->rel)),
                                                   RelationGetRelationName(w->rel));
@@ -350,7 +350,17 @@ void remove_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::i
 }
 
 
-// Two INSERT ... SELECT statements, each skipping the rows already there.
+namespace {
+// How many writes of side rows that go with delivery rows are under way (writing()).
+int g_writing = 0;
+}  // namespace
+
+bool writing() { return g_writing > 0; }
+Writing::Writing() { g_writing++; }
+Writing::~Writing() { g_writing--; }
+
+// Two INSERT ... SELECT statements, each skipping the rows already there, under
+// writing() (kept by PG_FINALLY: an error here is a Postgres one).
 void fill() {
     const char* const statements[2] = {
         "INSERT INTO baton.leases (tenant, id, generation, lease_until) "
@@ -366,10 +376,20 @@ void fill() {
         "AND r.target OPERATOR(pg_catalog.=) d.target "
         "AND r.rank OPERATOR(pg_catalog.=) (OPERATOR(pg_catalog.-) d.priority::pg_catalog.int8) "
         "AND r.id OPERATOR(pg_catalog.=) d.id)"};
-    for (const char* sql : statements) {
-        int rc = SPI_execute(sql, false, 0);
-        if (rc != SPI_OK_INSERT) elog(ERROR, "pg_baton could not fill its side tables: %s", SPI_result_code_string(rc));
+    g_writing++;
+    PG_TRY();
+    {
+        for (const char* sql : statements) {
+            int rc = SPI_execute(sql, false, 0);
+            if (rc != SPI_OK_INSERT)
+                elog(ERROR, "pg_baton could not fill its side tables: %s", SPI_result_code_string(rc));
+        }
     }
+    PG_FINALLY();
+    {
+        g_writing--;
+    }
+    PG_END_TRY();
 }
 
 // Drops the cached shard pairs that name relid.

@@ -25,11 +25,17 @@
 // row (reap sweeps it once expired).
 //
 // The fence trigger keeps both for every write that passes it; the direct claim, which
-// passes no trigger, keeps them itself. The writes are heap writes, but for a side table
-// with triggers of its own (pg_repack's, which logs the writes made while it copies the
-// table), which are written by SQL statements, so that its triggers see them. On Citus the delivery written is a row of a
-// shard (deliveries_102008) on the node that holds it, and the side rows go to the
-// shards colocated with it, on the same node, in the same transaction.
+// passes no trigger, keeps them itself. The writes are heap writes, which fire no
+// trigger: the side tables' own fence triggers guard the writes of other writers (direct
+// SQL), and the side rows written here go with a delivery row that has passed the fence.
+// A side table with triggers other than pg_baton's (pg_repack's, which logs the writes
+// made while it copies the table) is written by SQL statements, so that its triggers see
+// them; its fence trigger then lets the rows the fence trigger of deliveries writes (a
+// restore's among them) through at once (src/api/triggers.cpp), and finds the call's
+// tenant checked already for the others (the fence keeps its reads for the
+// transaction). On Citus the delivery written is a row of a shard (deliveries_102008) on
+// the node that holds it, and the side rows go to the shards colocated with it, on the
+// same node, in the same transaction.
 #pragma once
 
 #include <cstdint>
@@ -44,9 +50,10 @@ enum class Table { kLeases, kReady };
 // writes.
 struct Writer;
 
-// True when `table` has triggers (pg_repack's while it copies the table, a user's): its
-// writes then go through SQL statements, which fire them, and the direct claim, which
-// writes baton.ready by heap access, is not used. Postgres calls only.
+// True when `table` has triggers other than pg_baton's own fence (pg_repack's while it
+// copies the table, a user's; pg/runtime/relations::only_own_triggers): its writes then go
+// through SQL statements, which fire them, and the direct claim, which writes baton.ready
+// by heap access, is not used. Postgres calls only.
 bool has_triggers(Table table);
 
 // Opens `table` for writes that go with `deliveries` (baton.deliveries, or on Citus one
@@ -98,8 +105,25 @@ void drop_slots(TupleTableSlot** slots, int nslots);
 // and the ready rows of the pending ones: what the update that creates the side tables
 // writes, on one node from its script (baton.fill_side_tables()) and on Citus from
 // distribute(), once the tables are distributed (a distributed INSERT ... SELECT, each
-// shard group on its node). Idempotent. Postgres calls only, inside an SPI connection.
+// shard group on its node). Idempotent. Its rows pass the side tables' fence triggers
+// (writing()) where they fire in this backend. Postgres calls only, inside an SPI
+// connection.
 void fill();
+
+// True while pg_baton writes side rows that go with delivery rows: the fence trigger on
+// deliveries (its writes to a side table with triggers other than pg_baton's are
+// statements), or fill(). The side tables' own fence trigger lets those rows through at
+// once: the delivery row has passed the fence, or is a restore's (src/api/triggers.cpp).
+bool writing();
+// Holds writing() true for its lifetime, in the fence trigger on deliveries (its
+// destructor runs on an error too: guard() throws it as a C++ exception).
+class Writing {
+  public:
+    Writing();
+    ~Writing();
+    Writing(const Writing&) = delete;
+    Writing& operator=(const Writing&) = delete;
+};
 
 // Forgets the shards found for relation relid (InvalidOid: all): from pg/runtime/invalidation's
 // relcache callback, as a shard moved by Citus is a new relation.

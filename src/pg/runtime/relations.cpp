@@ -165,4 +165,41 @@ const AttrNumber* attnums(Relation rel, const char* const* names, int n) {
     return c->num;
 }
 
+namespace {
+
+// True for the name of one of pg_baton's triggers, fence or fence_truncate, or of Citus'
+// copy of one on a shard: the name, "_" and the shard id (fence_102008).
+bool own_trigger_name(const char* name) {
+    const char* const owns[] = {"fence_truncate", "fence"};
+    for (const char* own : owns) {
+        std::size_t n = std::strlen(own);
+        if (std::strncmp(name, own, n) != 0) continue;
+        const char* rest = name + n;
+        if (*rest == '\0') return true;
+        if (*rest != '_' || rest[1] == '\0') continue;
+        bool shard_id = true;
+        for (const char* c = rest + 1; *c != '\0'; c++)
+            if (*c < '0' || *c > '9') shard_id = false;
+        if (shard_id) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+// Each trigger that is not internal must be named as pg_baton's and call a function of
+// the table's schema: a name alone could be a user's trigger on a table that lacks
+// pg_baton's (no two triggers of a table share a name).
+bool only_own_triggers(Relation rel) {
+    TriggerDesc* triggers = rel->trigdesc;
+    if (triggers == nullptr) return true;
+    Oid nsp = RelationGetNamespace(rel);
+    for (int i = 0; i < triggers->numtriggers; i++) {
+        const Trigger* tg = &triggers->triggers[i];
+        if (tg->tgisinternal) continue;
+        if (!own_trigger_name(tg->tgname) || get_func_namespace(tg->tgfoid) != nsp) return false;
+    }
+    return true;
+}
+
 }  // namespace baton::pg::relations

@@ -48,6 +48,15 @@ constexpr int kMaxColumns = 24;
 // attnums() call of the same list (copy it out to keep it). Postgres calls only.
 const AttrNumber* attnums(Relation rel, const char* const* names, int n);
 
+// True when every trigger on the open relation `rel` (a table of schema baton, or on
+// Citus one of its shards) is pg_baton's own (named fence or fence_truncate, on a shard
+// with its shard id appended, its function in the table's schema) or internal (a
+// foreign key's): none that a write by
+// heap access, which fires no trigger, would pass by. A user's trigger or pg_repack's
+// (which logs the writes made while it copies a table) makes it false. Postgres calls
+// only.
+bool only_own_triggers(Relation rel);
+
 // Forgets what was found for relation relid (InvalidOid: everything; a renamed or dropped
 // schema may change what "baton" names): from pg/runtime/invalidation's callbacks.
 void forget(Oid relid);
