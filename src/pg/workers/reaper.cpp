@@ -36,8 +36,12 @@ void on_sigterm(SIGNAL_ARGS) {
 // Whether this database's pg_baton is in use (baton.in_use has its row). One that is not
 // (a restore in progress, or a database no application has written to since) is left
 // alone: a reap is a write and would end the restore's way past the fence
-// (restore_load.hpp). Inside SPI.
+// (restore_load.hpp). A schema baton without the table is not pg_baton's own (its owner,
+// who owns the schema, may put another in its place): the job is called there all the
+// same, as the owner, with no more rights than the owner has. Inside SPI.
 bool in_use() {
+    Oid nsp = get_namespace_oid("baton", true);
+    if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid("in_use", nsp))) return true;
     int rc = SPI_execute("SELECT 1 FROM baton.in_use", true, 1);
     if (rc != SPI_OK_SELECT) elog(ERROR, "pg_baton reaper: reading baton.in_use failed: %s", SPI_result_code_string(rc));
     return SPI_processed > 0;
