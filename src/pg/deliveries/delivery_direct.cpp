@@ -418,19 +418,10 @@ ClaimedAt g_claimed_at[kClaimedAt];
 
 ClaimedAt& claimed_at_slot(std::int64_t id) { return g_claimed_at[static_cast<std::uint64_t>(id) & (kClaimedAt - 1)]; }
 
-// The relation's file number, as RelationData names it in this Postgres version.
-Oid relation_file(Relation rel) {
-#if PG_VERSION_NUM >= 160000
-    return rel->rd_locator.relNumber;
-#else
-    return rel->rd_node.relNode;
-#endif
-}
-
 // Remembers where the claim wrote the claimed version of (tenant, id).
 void remember_claimed(Table* t, const pg_uuid_t* tenant, std::int64_t id, ItemPointer tid) {
     ClaimedAt& slot = claimed_at_slot(id);
-    slot = {RelationGetRelid(t->rel), relation_file(t->rel), id, *tenant, *tid};
+    slot = {RelationGetRelid(t->rel), compat::relation_file(t->rel), id, *tenant, *tid};
 }
 
 // Reads into `found` the version of (tenant, id) this backend's claim wrote, when the
@@ -438,7 +429,7 @@ void remember_claimed(Table* t, const pg_uuid_t* tenant, std::int64_t id, ItemPo
 // takes the predicate lock on the key's page.
 bool fetch_claimed(Table* t, const pg_uuid_t* tenant, std::int64_t id) {
     const ClaimedAt& slot = claimed_at_slot(id);
-    if (slot.id != id || slot.relid != RelationGetRelid(t->rel) || slot.relfile != relation_file(t->rel) ||
+    if (slot.id != id || slot.relid != RelationGetRelid(t->rel) || slot.relfile != compat::relation_file(t->rel) ||
         std::memcmp(&slot.tenant, tenant, sizeof *tenant) != 0 || IsolationIsSerializable())
         return false;
     ItemPointerData tid = slot.tid;

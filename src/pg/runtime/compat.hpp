@@ -175,6 +175,15 @@ inline IndexScanDesc index_scan(Relation heap, Relation index, Snapshot snapshot
 #endif
 }
 
+// The relation's file number (rd_locator from 16 on, rd_node before).
+inline Oid relation_file(Relation rel) {
+#if PG_VERSION_NUM >= 160000
+    return rel->rd_locator.relNumber;
+#else
+    return rel->rd_node.relNode;
+#endif
+}
+
 // The table's primary key, a deferrable one left out (PostgreSQL 18 made that a choice).
 inline Oid primary_key(Relation rel) {
 #if PG_VERSION_NUM >= 180000
