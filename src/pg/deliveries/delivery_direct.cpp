@@ -11,6 +11,7 @@
 #include "pg/deliveries/delivery_direct.hpp"
 #include "pg/deliveries/side_rows.hpp"
 #include "pg/runtime/relations.hpp"
+#include "pg/runtime/spi.hpp"
 #include "pg/runtime/settings.hpp"
 
 namespace baton::pg::delivery_direct {

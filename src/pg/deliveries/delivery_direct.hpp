@@ -29,7 +29,7 @@
 
 #include <cstdint>
 
-#include "pg/deliveries/delivery_store.hpp"
+#include "pg/deliveries/delivery_rows.hpp"
 
 namespace baton::pg::delivery_direct {
 

@@ -16,6 +16,7 @@
 
 #include "core/claim_hint.hpp"
 #include "core/delivery.hpp"
+#include "pg/deliveries/delivery_rows.hpp"
 #include "pg/runtime/arrays.hpp"
 #include "pg/runtime/spi.hpp"
 
@@ -25,56 +26,6 @@ namespace delivery_direct {
 struct Table;
 enum class Use;
 }
-
-// A delivery to enqueue, as plain Postgres values (from arguments or a batch item).
-struct NewDelivery {
-    text* target;
-    text* dedup_key;
-    Jsonb* payload;
-    Jsonb* binding;
-    bool has_run_after;
-    TimestampTz run_after;
-    std::int32_t priority;
-    std::int32_t max_attempts;
-    pg_uuid_t* run_id;  // nullptr: no run
-};
-
-// What one insert attempt of an enqueue met.
-struct Added {
-    enum Outcome { kInserted, kExisting, kNeither } outcome;  // kNeither: the key's row vanished
-    std::int64_t id;
-    bool same;  // kExisting: it carries the same payload and binding
-};
-
-// A delivery as a call found it, after its write when it wrote one.
-struct FoundDelivery {
-    bool found;               // false: no such delivery (visible to the call)
-    delivery::Row row;
-    const char* target;       // NUL-terminated; valid while the store is open
-    Oid role;                 // bound to the target; InvalidOid when unbound
-    TimestampTz lease_until;  // renew: the lease as the row holds it
-};
-
-// The part of a target's pending rows a claim scans, in claim order (baton.ready's
-// primary key): all of a target, the
-// rest of a priority level from a position, or the levels below a priority.
-enum class ClaimRange { kAll, kLevel, kBelow };
-
-// One claim call: its arguments and where its rows go.
-struct ClaimCall {
-    pg_uuid_t* tenant;
-    text* target;
-    Interval* lease;
-    Jsonb* expected;       // nullptr: no filter
-    TimestampTz now;       // the clock run_after is compared with (claim_hints::begin)
-    ReturnSetInfo* rsinfo;  // the claimed rows are appended here, in claim order
-};
-
-// What one range of a claim took: how many rows, and the position of the last (kEnd for none).
-struct Claimed {
-    std::int64_t n;
-    claim_hint::Position last;
-};
 
 // One call's access to baton.deliveries. Lives in the entry point's frame; close() ends
 // the direct access (its writes become visible to later commands). After an error the

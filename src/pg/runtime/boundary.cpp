@@ -1,5 +1,6 @@
 // The boundary between Postgres and C++ (see boundary.hpp).
 #include "core/report.hpp"
+#include "core/version.hpp"
 #include "pg/runtime/boundary.hpp"
 #include "pg/runtime/hooks.hpp"
 #include "pg/runtime/owner.hpp"
@@ -33,7 +34,10 @@ Datum run(FunctionCallInfo fcinfo, Body body, bool as_owner) {
     void* entered = nullptr;
     bool in_hooks = false;
     try {
-        schema_version::require_current();
+        if (!schema_version::current()) {
+            const char* installed = guard([] { return schema_version::older_installed(); });
+            if (installed != nullptr) version::require_not_older(installed, schema_version::library());
+        }
         if (as_owner) {
             Oid owner = guard([] { return owner::of_extension(); });
             SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);

@@ -2,7 +2,6 @@
 #include "core/version.hpp"
 // (core headers before Postgres headers)
 #include "pg/runtime/schema_version.hpp"
-#include "pg/runtime/boundary.hpp"
 
 #ifndef BATON_VERSION
 #error "BATON_VERSION, pg_baton.control's default_version, is defined by the build (Makefile, CMakeLists.txt)"
@@ -45,11 +44,7 @@ const char* older_installed() {
     return nullptr;
 }
 
-void require_current() {
-    if (g_current) return;
-    const char* installed = guard([] { return older_installed(); });
-    if (installed != nullptr) version::require_not_older(installed, BATON_VERSION);
-}
+bool current() { return g_current; }
 
 void forget(Oid) { g_current = false; }
 

@@ -5,8 +5,10 @@
 // version (pg_baton.control's default_version when it was built): on an older schema
 // every call is refused, until the update (docs/versions.md).
 //
-// Every SQL-callable function and trigger passes require_current() first (pg/runtime/boundary's
-// run()), and the background reaper asks older_installed() before each batch.
+// Every SQL-callable function and trigger is refused first when older_installed() says so
+// (pg/runtime/boundary's run(), 55000 naming both versions, with the hint ALTER
+// EXTENSION pg_baton UPDATE), and the background reaper asks older_installed() before
+// each batch.
 #pragma once
 
 #include "pg/runtime/postgres.hpp"
@@ -16,18 +18,15 @@ namespace baton::pg::schema_version {
 // The version the library was built for.
 const char* library();
 
-// Returns when this database's pg_baton is at the library's version or later, when it
-// is not installed (the caller says so itself), or while its own CREATE EXTENSION or
-// ALTER EXTENSION UPDATE runs (the scripts call pg_baton's functions, and their writes
-// pass its triggers, on the schema they are building); throws 55000 naming both
-// versions, with the hint ALTER EXTENSION pg_baton UPDATE, when it is older. The answer
-// "current" is kept per backend until forget(), so that a call costs a flag test;
-// nothing else is kept.
-void require_current();
+// True once older_installed() found this database's pg_baton at the library's version
+// or later, until forget(): a call then costs a flag test. Nothing else is kept.
+bool current();
 
-// The installed version when it is older than the library's (palloc'd), nullptr
-// otherwise (as require_current() decides). Postgres calls only (wrap in guard() from
-// C++ that holds destructors): for the reaper, which skips such a database.
+// The installed version when it is older than the library's (palloc'd); nullptr when it
+// is at the library's version or later, when it is not installed (the caller says so
+// itself), or while its own CREATE EXTENSION or ALTER EXTENSION UPDATE runs (the scripts
+// call pg_baton's functions, and their writes pass its triggers, on the schema they are
+// building). Postgres calls only (wrap in guard() from C++ that holds destructors).
 const char* older_installed();
 
 // Forgets the answer "current", whatever relid: from pg/runtime/invalidation's callbacks, on every relcache
