@@ -7,30 +7,15 @@
 -- No row changes.
 \echo Use "ALTER EXTENSION pg_baton UPDATE TO '0.12.0'" to load this file. \quit
 
--- On a distributed install (baton.deliveries a Citus table) the triggers are left to
+-- The triggers, by a function of the library (no logic in this script), dropped again.
+-- On a distributed install (baton.deliveries a Citus table) it leaves them to
 -- baton.distribute(), which creates them once it has written what the deliveries hold
 -- into the side tables (an update from before 0.9.0: rows of fenced tenants too), and
 -- Citus gives them to every shard (docs/scale-out.md, "Upgrades").
-DO $$
-DECLARE
-    distributed boolean := false;
-BEGIN
-    IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
-        EXECUTE 'SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition p '
-                'WHERE p.logicalrelid OPERATOR(pg_catalog.=) ''baton.deliveries''::pg_catalog.regclass)'
-           INTO distributed;
-    END IF;
-    IF NOT distributed THEN
-        CREATE TRIGGER fence BEFORE INSERT OR UPDATE OR DELETE ON baton.leases
-            FOR EACH ROW EXECUTE FUNCTION baton.fence_row('leases');
-        CREATE TRIGGER fence BEFORE INSERT OR UPDATE OR DELETE ON baton.ready
-            FOR EACH ROW EXECUTE FUNCTION baton.fence_row('ready');
-        CREATE TRIGGER fence_truncate BEFORE TRUNCATE ON baton.leases
-            FOR EACH STATEMENT EXECUTE FUNCTION baton.refuse_truncate();
-        CREATE TRIGGER fence_truncate BEFORE TRUNCATE ON baton.ready
-            FOR EACH STATEMENT EXECUTE FUNCTION baton.refuse_truncate();
-    END IF;
-END $$;
+CREATE FUNCTION baton.fence_side_tables_for_update() RETURNS void
+    LANGUAGE C AS 'MODULE_PATHNAME', 'baton_fence_side_tables_for_update';
+SELECT baton.fence_side_tables_for_update();
+DROP FUNCTION baton.fence_side_tables_for_update();
 
 COMMENT ON TABLE baton.leases IS
     'The expiry of the leases pg_baton handed out, for reap: written with every delivery row that takes a lease, deleted by reap once expired. Not dumped: a restore writes it from the deliveries it loads. The tenant must be writable (DU002).';

@@ -9,6 +9,7 @@
 #include "pg/runtime/owner.hpp"
 #include "pg/access/read_only.hpp"
 #include "pg/runtime/spi.hpp"
+#include "api/update.hpp"
 #include "api/views.hpp"
 
 namespace baton::api {
@@ -222,37 +223,6 @@ void separate_id_ranges(pg::Spi& spi) {
         "AND g.groupid OPERATOR(pg_catalog.>) 0 "
         "AND COALESCE(q.last_value, 0) OPERATOR(pg_catalog.<) (g.groupid::pg_catalog.int8 OPERATOR(pg_catalog.<<) 48)",
         "pg_baton could not give the workers their id ranges", "Check that pg_baton is installed on every worker.");
-}
-
-// The fence triggers of the side tables of deliveries (0.12.0), where they lack them: an
-// update to 0.12.0 of a distributed install leaves them to this call
-// (pg_baton--0.11.0--0.12.0.sql), which runs it after side_rows::fill(), whose rows of
-// every tenant, fenced ones too, go into the shards on the workers (where the trigger
-// would refuse them). Citus creates each on the workers' tables, and the row trigger on
-// every shard (a TRUNCATE fires the logical table's).
-void fence_side_tables(pg::Spi& spi) {
-    struct Trigger {
-        const char* table;
-        const char* name;
-        const char* definition;
-    };
-    const Trigger triggers[] = {
-        {"leases", "fence", "BEFORE INSERT OR UPDATE OR DELETE ON baton.leases FOR EACH ROW "
-                            "EXECUTE FUNCTION baton.fence_row('leases')"},
-        {"ready", "fence", "BEFORE INSERT OR UPDATE OR DELETE ON baton.ready FOR EACH ROW "
-                           "EXECUTE FUNCTION baton.fence_row('ready')"},
-        {"leases", "fence_truncate", "BEFORE TRUNCATE ON baton.leases FOR EACH STATEMENT "
-                                     "EXECUTE FUNCTION baton.refuse_truncate()"},
-        {"ready", "fence_truncate", "BEFORE TRUNCATE ON baton.ready FOR EACH STATEMENT "
-                                    "EXECUTE FUNCTION baton.refuse_truncate()"}};
-    for (const Trigger& t : triggers) {
-        std::string table = std::string("pg_catalog.to_regclass('baton.") + t.table + "')";
-        spi.exec(("SELECT 1 WHERE " + table + " IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger g "
-                  "WHERE g.tgrelid OPERATOR(pg_catalog.=) " + table + " AND g.tgname OPERATOR(pg_catalog.=) '" +
-                  t.name + "')")
-                     .c_str());
-        if (SPI_processed == 1) spi.exec((std::string("CREATE TRIGGER ") + t.name + " " + t.definition).c_str());
-    }
 }
 
 // baton.distribute(): distributes pg_baton on a Citus coordinator with workers. The

@@ -1,5 +1,8 @@
-// What pg_baton's update scripts call for the data an update moves (their SQL declares
+// What pg_baton's update scripts call for what an update writes (their SQL declares
 // and calls the function, then drops it: no logic in the scripts themselves).
+#include <string>
+
+#include "api/update.hpp"
 #include "pg/citus/citus.hpp"
 #include "pg/deliveries/side_rows.hpp"
 #include "pg/runtime/spi.hpp"
@@ -21,8 +24,45 @@ Datum fill_side_tables(FunctionCallInfo, Oid) {
     PG_RETURN_VOID();
 }
 
+// baton.fence_side_tables_for_update(), during the update to 0.12.0: the side tables'
+// fence triggers (fence_side_tables()). On a distributed install it does nothing there:
+// baton.distribute(), which the update procedure runs next, creates them once it has
+// filled the distributed side tables.
+Datum fence_side_tables_for_update(FunctionCallInfo, Oid) {
+    if (pg::citus::distributed()) PG_RETURN_VOID();
+    pg::Spi spi;
+    fence_side_tables(spi);
+    PG_RETURN_VOID();
+}
+
 }  // namespace
+
+void fence_side_tables(pg::Spi& spi) {
+    struct Trigger {
+        const char* table;
+        const char* name;
+        const char* definition;
+    };
+    const Trigger triggers[] = {
+        {"leases", "fence", "BEFORE INSERT OR UPDATE OR DELETE ON baton.leases FOR EACH ROW "
+                            "EXECUTE FUNCTION baton.fence_row('leases')"},
+        {"ready", "fence", "BEFORE INSERT OR UPDATE OR DELETE ON baton.ready FOR EACH ROW "
+                           "EXECUTE FUNCTION baton.fence_row('ready')"},
+        {"leases", "fence_truncate", "BEFORE TRUNCATE ON baton.leases FOR EACH STATEMENT "
+                                     "EXECUTE FUNCTION baton.refuse_truncate()"},
+        {"ready", "fence_truncate", "BEFORE TRUNCATE ON baton.ready FOR EACH STATEMENT "
+                                    "EXECUTE FUNCTION baton.refuse_truncate()"}};
+    for (const Trigger& t : triggers) {
+        std::string table = std::string("pg_catalog.to_regclass('baton.") + t.table + "')";
+        spi.exec(("SELECT 1 WHERE " + table + " IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger g "
+                  "WHERE g.tgrelid OPERATOR(pg_catalog.=) " + table + " AND g.tgname OPERATOR(pg_catalog.=) '" +
+                  t.name + "')")
+                     .c_str());
+        if (SPI_processed == 1) spi.exec((std::string("CREATE TRIGGER ") + t.name + " " + t.definition).c_str());
+    }
+}
 
 }  // namespace baton::api
 
 BATON_FUNCTION(baton_fill_side_tables, baton::api::fill_side_tables)
+BATON_FUNCTION(baton_fence_side_tables_for_update, baton::api::fence_side_tables_for_update)
