@@ -25,11 +25,20 @@ Datum fill_side_tables(FunctionCallInfo, Oid) {
 }
 
 // baton.fence_side_tables_for_update(), during the update to 0.12.0: the side tables'
-// fence triggers (fence_side_tables()). On a distributed install it does nothing there:
-// baton.distribute(), which the update procedure runs next, creates them once it has
-// filled the distributed side tables.
-Datum fence_side_tables_for_update(FunctionCallInfo, Oid) {
+// fence triggers (fence_side_tables()), created as the role that runs the script (the
+// tables' owner, the bootstrap superuser for a trusted extension), not as the
+// extension's owner every call runs as, who may not add triggers to them; the boundary
+// restores the user when the call ends, on every way out. On a distributed install it
+// does nothing there: baton.distribute(), which the update procedure runs next, creates
+// them once it has filled the distributed side tables.
+Datum fence_side_tables_for_update(FunctionCallInfo, Oid caller) {
     if (pg::citus::distributed()) PG_RETURN_VOID();
+    pg::guard([caller] {
+        Oid current = InvalidOid;
+        int context = 0;
+        GetUserIdAndSecContext(&current, &context);
+        SetUserIdAndSecContext(caller, context);
+    });
     pg::Spi spi;
     fence_side_tables(spi);
     PG_RETURN_VOID();
