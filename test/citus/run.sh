@@ -483,10 +483,12 @@ check "... oldest_pending on B's worker names a delivery" "warn true" \
     "$(q -p "$WB" -c "SET baton.health_pending_warn = 0" -c "SELECT status || ' ' || (detail LIKE 'delivery % of tenant % to target %') FROM baton.health WHERE name = 'oldest_pending'" 2>&1)"
 check "... stuck_runs, markers_in_doubt and schedules_behind on a worker" "ok ok ok" \
     "$(q -p "$WA" -c "SELECT string_agg(status, ' ' ORDER BY name) FROM baton.health WHERE name IN ('stuck_runs', 'markers_in_doubt', 'schedules_behind')" 2>&1)"
-# Dead rows on A's shard of deliveries (settled rows, which no index of the checks reads).
+# Dead rows on A's shard of deliveries (settled rows, which no index of the checks reads),
+# kept from autovacuum until the checks below have read them.
+SHARD_A=$(q -c "SELECT shard_name('baton.deliveries', get_shard_id_for_distribution_column('baton.deliveries', '$A'))")
+q -p "$WA" -c "ALTER TABLE $SHARD_A SET (autovacuum_enabled = off)" >/dev/null
 q -c "INSERT INTO baton.deliveries (tenant, target, dedup_key, status, settled_at) SELECT '$A', 'dead', 'd' || i, 'finished', now() FROM generate_series(1, 1500) i" \
     -c "DELETE FROM baton.deliveries WHERE tenant = '$A' AND target = 'dead'" >/dev/null
-SHARD_A=$(q -c "SELECT shard_name('baton.deliveries', get_shard_id_for_distribution_column('baton.deliveries', '$A'))")
 # dead_rows PORT: its status and detail with the health_dead_rows_min 1000.
 dead_rows() { q -p "$1" -c "SET baton.health_dead_rows_min = 1000" -c "SELECT status || ' ' || detail FROM baton.health WHERE name = 'dead_rows'" 2>&1; }
 out=""
@@ -502,6 +504,7 @@ check "... nor the coordinator's, which reads its own tables only (no shard of a
     "$(dead_rows "$C" | awk '{print $1, ($0 ~ /deliveries_/ ? "t" : "f")}')"
 check "the nodes' rows gathered through the coordinator (docs/scale-out.md, Health): A's worker's names the shard" "3 1" \
     "$(q -c "SELECT count(*), count(*) FILTER (WHERE result LIKE '%dead_rows warn: table $SHARD_A:%') FROM run_command_on_all_nodes(\$\$SELECT pg_catalog.string_agg(name || ' ' || status || ': ' || detail, '; ') FROM baton.health WHERE name IN ('xmin_horizon', 'dead_rows', 'reaper')\$\$)" | tr '|' ' ')"
+q -p "$WA" -c "ALTER TABLE $SHARD_A RESET (autovacuum_enabled)" >/dev/null
 q -c "SELECT baton.reap()" >/dev/null
 
 # --- the views granted to roles, through the coordinator --------------------------------
@@ -537,6 +540,8 @@ check "baton.health: the same role reads the owner's checks through the coordina
 check "the same role's direct SQL on the tables is refused (42501), through the coordinator and on a worker" \
     "42501 42501 42501 42501" \
     "$(code -U views_admin -c "SELECT * FROM baton.deliveries") $(code -U views_admin -c "SELECT * FROM baton.runs") $(code -U views_admin -c "SELECT * FROM baton.schedule_rows") $(code -U views_admin -p "$W1" -c "SELECT * FROM baton.deliveries")"
+check "the views' queries distribute() kept (baton.<view>_query) are the owner's alone" "42501 42501 42501" \
+    "$(for v in delivery_stats run_stats schedules; do code -U views_admin -c "SELECT * FROM baton.${v}_query"; done | paste -sd' ')"
 before=$(view_rows schedules | cut -d' ' -f1)
 check "a second distribute() keeps the views' bodies and their readers" "ok $before" \
     "$(code -c "SELECT baton.distribute()") $(view_rows schedules | cut -d' ' -f2)"
