@@ -179,7 +179,8 @@ PlannedStmt* plan(Query* parse, const char* query_string, int cursor_options, Pa
         List* calls = NIL;
         bool hide = !delegable_as_written(parse);
         if (hide) {
-            (void)all_calls(reinterpret_cast<Node*>(parse), &calls);
+            // The whole statement is walked on a distributed install only.
+            if (distributed_unguarded()) (void)all_calls(reinterpret_cast<Node*>(parse), &calls);
         } else {
             top_level_calls(parse, &calls);
             ListCell* cell;
