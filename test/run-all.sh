@@ -352,6 +352,7 @@ server_suites() {
     run_suite "unpreloaded$x" test/unpreloaded/run.sh
     run_suite "clients$x" test/clients/run.sh
     run_suite "reaper$x" test/reaper/run.sh
+    run_suite "sweep$x" test/sweep/run.sh
     run_suite "upgrade$x" test/upgrade/run.sh
     run_suite "tooling$x" test/tooling/run.sh
     run_suite "differential$x" test/differential/run.sh

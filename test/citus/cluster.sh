@@ -21,12 +21,13 @@
 #       database; adding it to the cluster is the caller's (citus_add_node).
 #   citus_cluster_stop BASE
 #       stops the three servers by their data directories and removes BASE.
-#   citus_suite_start NAME PORT
+#   citus_suite_start NAME PORT [postgresql.conf lines...]
 #       for a suite of test/citus/: such a cluster on the first three consecutive free
-#       ports from PORT on, data under a fresh BASE (set, with p0, the coordinator's
-#       port), stopped and removed on exit (citus_suite_stop; a suite with more to undo
-#       sets its own EXIT trap calling it). When no port is free or the cluster does not
-#       start, it says so as NAME and exits with "0 passed, 1 failed".
+#       ports from PORT on, the lines given added on every node, data under a fresh
+#       BASE (set, with p0, the coordinator's port), stopped and removed on exit
+#       (citus_suite_stop; a suite with more to undo sets its own EXIT trap calling it).
+#       When no port is free or the cluster does not start, it says so as NAME and
+#       exits with "0 passed, 1 failed".
 #   check NAME EXPECTED ACTUAL, q [psql args], code [psql args]
 #       a suite's checks: "ok" or "FAIL" per check, counted in PASS and FAIL; psql
 #       quiet, unaligned, tuples only; the SQLSTATE of the first error of the
@@ -119,10 +120,11 @@ citus_free_ports() {
 citus_suite_start() {
     local name=$1
     p0=$(citus_free_ports "$2" 3) || { echo "$name: no free port"; echo "0 passed, 1 failed"; exit 1; }
+    shift 2
     BASE=$(mktemp -d "/tmp/pg_baton-$name.XXXXXX")
     chmod 0755 "$BASE"
     trap citus_suite_stop EXIT
-    if ! citus_cluster_start "$BASE/c" "$p0" >"$BASE/start.log" 2>&1; then
+    if ! citus_cluster_start "$BASE/c" "$p0" "$@" >"$BASE/start.log" 2>&1; then
         cat "$BASE/start.log"
         echo "$name: the cluster did not start"
         echo "0 passed, 1 failed"

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# The background reaper on the workers of a distributed install: a three-node Citus
-# cluster (test/citus/cluster.sh), pg_baton created and distributed, the workers
-# restarted with baton.reaper_databases = 'postgres' (a postmaster setting) and a short
-# baton.reaper_interval; leases of tenants on both workers are let expire, and the
-# workers' reapers must give them back without any call through the coordinator;
-# schedules of tenants on both workers fire, each slot once, by its tenant's node; and
-# baton.health's reaper row on a worker counts that node's expired leases only.
+# The background reaper on every node of a distributed install: a three-node Citus
+# cluster (test/citus/cluster.sh) whose nodes run the launcher with its default
+# baton.reaper_databases = '*' and a short baton.reaper_interval. CREATE EXTENSION
+# pg_baton through the coordinator (which Citus commits on the workers by two-phase
+# commit) starts a reaper on the coordinator and on each worker, no node restarted;
+# then, with the coordinator restarted without its reaper (whose reap covers every
+# node), leases of tenants on both workers are let expire, and the workers' reapers
+# must give them back without any call through the coordinator; schedules of tenants on
+# both workers fire, each slot once, by its tenant's node; baton.health's reaper row on
+# a worker counts that node's expired leases only; and a fourth node added by
+# citus_add_node, which creates pg_baton there, gets its reaper without a restart.
 #
 #   bash test/citus/reaper.sh       (PG_CONFIG as for run.sh; BATON_CITUS_PORT the first
 #                                    port tried, default 56700)
@@ -19,19 +23,48 @@ ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
 source "$ROOT/test/citus/cluster.sh"
 citus_require citus-reaper
 
-citus_suite_start citus-reaper "${BATON_CITUS_PORT:-56700}"
-q -c "CREATE EXTENSION pg_baton" -c "SELECT baton.distribute()" >/dev/null
-# The workers' reapers: a postmaster setting, so each worker restarts.
+# The launcher's default (cluster.sh turns it off) and a short interval, on every node.
+reaper_conf=("baton.reaper_databases = '*'" "baton.reaper_interval = '200ms'")
+citus_suite_start citus-reaper "${BATON_CITUS_PORT:-56700}" "${reaper_conf[@]}"
+# reapers PORT...: the count of pg_baton reapers in database postgres on each node.
+reapers() {
+    local port
+    for port in "$@"; do
+        q -p "$port" -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND datname = 'postgres'"
+    done | paste -sd' '
+}
+# wait_reapers EXPECTED PORT...: until reapers PORT... prints EXPECTED (10 s at most).
+wait_reapers() {
+    local expected=$1 i
+    shift
+    for ((i = 0; i < 50; i++)); do
+        [[ $(reapers "$@") == "$expected" ]] && return 0
+        sleep 0.2
+    done
+}
+sleep 1
+check "before CREATE EXTENSION pg_baton: no reaper on any node" "0 0 0" "$(reapers "$p0" $((p0 + 1)) $((p0 + 2)))"
+# Citus' remote commands, logged for this statement: its CREATE EXTENSION on the
+# workers is prepared there (PREPARE TRANSACTION) and committed by COMMIT PREPARED.
+q -c "SET citus.log_remote_commands = on" -c "CREATE EXTENSION pg_baton" >"$BASE/create.out" 2>&1
+check "CREATE EXTENSION through the coordinator reaches both workers by two-phase commit" "2 2" \
+    "$(grep -c 'issuing PREPARE TRANSACTION' "$BASE/create.out") $(grep -c 'issuing COMMIT PREPARED' "$BASE/create.out")"
+wait_reapers "1 1 1" "$p0" $((p0 + 1)) $((p0 + 2))
+check "CREATE EXTENSION through the coordinator: a reaper on the coordinator and on each worker, no restart" "1 1 1" \
+    "$(reapers "$p0" $((p0 + 1)) $((p0 + 2)))"
+q -c "SELECT baton.distribute()" >/dev/null
+# The coordinator's reap covers every node: it is left out (a postmaster setting, so the
+# coordinator alone restarts) for the checks that the workers' reapers do their part.
 as_postgres=()
 [[ $(id -u) -eq 0 ]] && as_postgres=(su postgres -c)
-for i in 1 2; do
-    q -p $((p0 + i)) -c "ALTER SYSTEM SET baton.reaper_databases = 'postgres'" -c "ALTER SYSTEM SET baton.reaper_interval = '200ms'"
-    if ((${#as_postgres[@]})); then
-        "${as_postgres[@]}" "$BINDIR/pg_ctl -D $BASE/c/n$i/data restart -w -m fast -l $BASE/c/n$i/log" >/dev/null
-    else
-        pg_ctl -D "$BASE/c/n$i/data" restart -w -m fast -l "$BASE/c/n$i/log" >/dev/null
-    fi
-done
+q -c "ALTER SYSTEM SET baton.reaper_databases = ''" >/dev/null
+if ((${#as_postgres[@]})); then
+    "${as_postgres[@]}" "$BINDIR/pg_ctl -D $BASE/c/n0/data restart -w -m fast -l $BASE/c/n0/log" >/dev/null
+else
+    pg_ctl -D "$BASE/c/n0/data" restart -w -m fast -l "$BASE/c/n0/log" >/dev/null
+fi
+check "the coordinator restarted without its reaper, the workers' reapers still there" "0 1 1" \
+    "$(reapers "$p0" $((p0 + 1)) $((p0 + 2)))"
 for i in $(seq 1 8); do
     t=00000000-0000-0000-0000-$(printf %012d "$i")
     q -c "SELECT baton.create_tenant('$t')" -c "SELECT baton.enqueue('$t', 'rx', 'a')" \
@@ -100,5 +133,27 @@ for port in "$wt" "$wo"; do
     PGOPTIONS="-c default_transaction_read_only=off" q -p "$port" -c "ALTER SYSTEM RESET default_transaction_read_only" \
         -c "SELECT pg_reload_conf()" >/dev/null
 done
+# A node added later: citus_add_node creates pg_baton there, and its reaper starts
+# without a restart; baton.health's reaper row there is ok once it ran.
+p3=$(cluster_free_port $((p0 + 3)))
+if citus_node_start "$BASE/c" 3 "$p3" "${reaper_conf[@]}" >"$BASE/n3.log" 2>&1; then
+    sleep 1
+    check "a fourth node, before citus_add_node: no reaper" "0" "$(reapers "$p3")"
+    q -c "SELECT citus_add_node('$BASE/c/sock', $p3)" >/dev/null
+    check "... citus_add_node created pg_baton there" "1" \
+        "$(q -p "$p3" -c "SELECT count(*) FROM pg_extension WHERE extname = 'pg_baton'")"
+    wait_reapers "1" "$p3"
+    check "... and its reaper started, no restart" "1" "$(reapers "$p3")"
+    sleep 0.5
+    check "... baton.health's reaper row there: ok" "ok" "$(q -p "$p3" -c "SELECT status FROM baton.health WHERE name = 'reaper'")"
+else
+    check "a fourth node starts" "ok" "$(tail -n 3 "$BASE/n3.log")"
+fi
+for i in 0 1 2 3; do
+    [[ -f $BASE/c/n$i/log ]] || continue
+    check "node $i: no backend died (server log)" "0" \
+        "$(grep -c 'terminated by signal\|server process .* was terminated' "$BASE/c/n$i/log")"
+done
+
 echo "$PASS passed, $FAIL failed"
 ((FAIL == 0))

@@ -43,7 +43,10 @@
 #     keeps them.
 #   - no statement reaches the planner crashes of Citus 13.2 and 14.0: retry and
 #     resolve_marker on every path (crash_shapes.sql), a write touching a pg_baton table
-#     with a rule (refused), and no backend of any node died.
+#     with a rule (refused); every function of schema baton in every shape of
+#     test/sweep/calls.sql (sweep.sh: alone, in FROM, subqueries, CTE, LATERAL, UNION,
+#     prepared, PL/pgSQL; alone and in transactions; on the coordinator and on a worker)
+#     answers or refuses; and no backend of any node died.
 set -uo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -566,6 +569,12 @@ check "... saying which table and what to do" "ERROR:  table \"baton.deliveries\
     "$(q -c "UPDATE baton.deliveries SET priority = priority WHERE tenant = '$A'" 2>&1 | grep -E '^(ERROR|HINT)' | paste -sd'|')"
 q -c "DROP RULE log_updates ON baton.deliveries" -c "DROP TABLE public.rule_log" >/dev/null
 check "without the rule the same write runs" "ok" "$(code -c "UPDATE baton.deliveries SET priority = priority WHERE tenant = '$A'")"
+
+# --- every function in every shape, on the coordinator and on a worker (sweep.sh) --------
+# shellcheck source=test/citus/sweep.sh
+source "$ROOT/test/citus/sweep.sh"
+mkdir -p "$BASE/sweep"
+citus_sweep "$BASE/sweep" "$C" "$W1" "$W2"
 
 for i in 0 1 2; do
     check "node $i: no backend died (server log)" "0" \

@@ -18,7 +18,10 @@
 # Then with the default baton.reaper_databases = '*': only databases with pg_baton get a
 # reaper (no connection to the others), one launcher, leases reaped; a database created
 # later is served within two intervals of its CREATE EXTENSION; DROP EXTENSION stops its
-# worker and CREATE EXTENSION brings it back (one rolled back starts none); ALTER
+# worker and CREATE EXTENSION brings it back (one rolled back starts none); a CREATE
+# EXTENSION by two-phase commit gets its reaper at COMMIT PREPARED (none while prepared,
+# none after ROLLBACK PREPARED, one also when the server restarted in between); a
+# database created from a template with pg_baton, and one pg_restore fills, are served; ALTER
 # DATABASE ... RENAME, CREATE DATABASE ... TEMPLATE and DROP DATABASE of a reaped
 # database succeed without FORCE, and a refused DROP DATABASE leaves the reaper alone; a
 # terminated reaper is started again; after kill -9 the reapers are back and reap; out of
@@ -333,6 +336,62 @@ fi
 q -d plaindb -c "BEGIN" -c "CREATE EXTENSION pg_baton" -c "ROLLBACK" >/dev/null
 sleep 1.5
 check "a CREATE EXTENSION rolled back starts no worker" "0" "$(reapers_in plaindb)"
+
+# pg_baton arriving by two-phase commit (as Citus creates it on its workers): no reaper
+# while the transaction is prepared, one within two intervals of its COMMIT PREPARED
+# from another session, none after a ROLLBACK PREPARED; and a prepared install the
+# server restarted with gets its reaper at its COMMIT PREPARED too.
+q -d postgres -c "CREATE DATABASE twopcdb"
+q -d twopcdb -c "BEGIN" -c "CREATE EXTENSION pg_baton" -c "PREPARE TRANSACTION 'baton_install'" >/dev/null
+sleep 1.5
+check "a CREATE EXTENSION prepared, not committed: no reaper" "0" "$(reapers_in twopcdb)"
+q -d twopcdb -c "COMMIT PREPARED 'baton_install'" >/dev/null
+t0=$(date +%s%N)
+if wait_for postgres "SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND datname = 'twopcdb'" 10; then
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    if ((ms <= 1000)); then ok "COMMIT PREPARED of a CREATE EXTENSION: its reaper within two intervals (${ms} ms)"; else not_ok "COMMIT PREPARED: its reaper after ${ms} ms (more than two intervals)"; fi
+else
+    not_ok "COMMIT PREPARED of a CREATE EXTENSION: its reaper starts"
+fi
+q -d postgres -c "CREATE DATABASE twopcdb2"
+q -d twopcdb2 -c "BEGIN" -c "CREATE EXTENSION pg_baton" -c "PREPARE TRANSACTION 'baton_install_2'" >/dev/null
+q -d twopcdb2 -c "ROLLBACK PREPARED 'baton_install_2'" >/dev/null
+sleep 1.5
+check "ROLLBACK PREPARED of a CREATE EXTENSION: no reaper" "0" "$(reapers_in twopcdb2)"
+q -d twopcdb2 -c "BEGIN" -c "CREATE EXTENSION pg_baton" -c "PREPARE TRANSACTION 'baton_install_3'" >/dev/null
+pgctl -w -t 60 -m fast restart -l "$LOG" >/dev/null || not_ok "restart with a prepared CREATE EXTENSION"
+wait_for postgres "SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND datname = 'twopcdb'" 20 || true
+sleep 1.5
+check "after a restart, a CREATE EXTENSION still prepared: no reaper" "0" "$(reapers_in twopcdb2)"
+q -d twopcdb2 -c "COMMIT PREPARED 'baton_install_3'" >/dev/null
+if wait_for postgres "SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND datname = 'twopcdb2'" 5; then
+    ok "... its COMMIT PREPARED after the restart starts its reaper"
+else
+    not_ok "... its COMMIT PREPARED after the restart starts its reaper"
+fi
+
+# A database created from a template that has pg_baton, and one restored by pg_restore
+# (pg_baton created by the restore's CREATE EXTENSION), get their reapers; the template
+# itself none.
+q -d postgres -c "CREATE DATABASE batontpl IS_TEMPLATE true"
+q -d batontpl -c "CREATE EXTENSION pg_baton" >/dev/null
+q -d postgres -c "CREATE DATABASE fromtpl TEMPLATE batontpl"
+if wait_for postgres "SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND datname = 'fromtpl'" 5; then
+    ok "a database created from a template with pg_baton gets its reaper"
+else
+    not_ok "a database created from a template with pg_baton gets its reaper"
+fi
+check "... the template none" "0" "$(reapers_in batontpl)"
+"$BINDIR/pg_dump" -Fc -d twopcdb -f "$DIR/twopcdb.dump" || not_ok "pg_dump of twopcdb"
+q -d postgres -c "CREATE DATABASE restoreddb"
+"$BINDIR/pg_restore" -d restoreddb --single-transaction "$DIR/twopcdb.dump" >/dev/null 2>"$DIR/restore.err" || not_ok "pg_restore: $(head -c 300 "$DIR/restore.err")"
+if wait_for postgres "SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND datname = 'restoreddb'" 5; then
+    ok "a database restored by pg_restore gets its reaper"
+else
+    not_ok "a database restored by pg_restore gets its reaper"
+fi
+q -d postgres -c "ALTER DATABASE batontpl IS_TEMPLATE false" -c "DROP DATABASE batontpl" -c "DROP DATABASE fromtpl" \
+    -c "DROP DATABASE restoreddb" -c "DROP DATABASE twopcdb" -c "DROP DATABASE twopcdb2" >/dev/null
 
 # Commands that need the database free of connections succeed while its reaper runs
 # (without FORCE): PostgreSQL waits up to 5 s for other sessions, so each must finish

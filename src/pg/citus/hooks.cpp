@@ -69,17 +69,52 @@ void hide_first_argument(FuncExpr* call) {
     linitial(call->args) = hidden;
 }
 
-// Calls visit with each expression of a SELECT's target list and each function call of
-// its FROM: the calls Citus may delegate.
-template <typename Visit>
-void each_top_level_call(Query* parse, Visit visit) {
+// Whether a SELECT is, as written, of the shapes Citus' function delegation is made for:
+// no WITH, no set operation, no subquery anywhere, no WHERE, and nothing in FROM but one
+// function call (`SELECT f(...)`, `SELECT ... FROM f(...)`). Citus looks for its shapes
+// in the query its planner has already rewritten (subqueries pulled up, CTEs inlined,
+// empty FROM items removed), and a statement that comes to look like one only there,
+// `SELECT count(*) FROM (SELECT * FROM f(...)) s`, is delegated from that rewritten
+// tree, which Citus cannot deparse (SIGSEGV in AcquireRewriteLocks).
+bool delegable_as_written(const Query* parse) {
+    if (parse->cteList != NIL || parse->setOperations != nullptr || parse->hasSubLinks) return false;
+    const FromExpr* jointree = parse->jointree;
+    if (jointree == nullptr || jointree->quals != nullptr) return false;
+    if (jointree->fromlist == NIL) return true;
+    if (list_length(jointree->fromlist) != 1 || !IsA(linitial(jointree->fromlist), RangeTblRef)) return false;
+    const RangeTblEntry* rte =
+        list_nth_node(RangeTblEntry, parse->rtable, linitial_node(RangeTblRef, jointree->fromlist)->rtindex - 1);
+    return rte->rtekind == RTE_FUNCTION && list_length(rte->functions) == 1;
+}
+
+// Adds each expression of a SELECT's target list and each function call of its FROM to
+// *calls when it is a call of pg_baton's with the tenant first: the calls Citus may
+// delegate in a statement delegable as written.
+void top_level_calls(Query* parse, List** calls) {
     ListCell* cell;
-    foreach (cell, parse->targetList) visit(reinterpret_cast<Node*>(lfirst_node(TargetEntry, cell)->expr));
+    foreach (cell, parse->targetList) {
+        if (FuncExpr* call = tenant_call(reinterpret_cast<Node*>(lfirst_node(TargetEntry, cell)->expr)))
+            *calls = lappend(*calls, call);
+    }
     foreach (cell, parse->rtable) {
         RangeTblEntry* rte = lfirst_node(RangeTblEntry, cell);
-        if (rte->rtekind == RTE_FUNCTION && list_length(rte->functions) == 1)
-            visit(linitial_node(RangeTblFunction, rte->functions)->funcexpr);
+        if (rte->rtekind != RTE_FUNCTION || list_length(rte->functions) != 1) continue;
+        if (FuncExpr* call = tenant_call(linitial_node(RangeTblFunction, rte->functions)->funcexpr))
+            *calls = lappend(*calls, call);
     }
+}
+
+// A tree walker: adds every call of pg_baton's with the tenant first, at every level of
+// the statement (subqueries, CTEs, sublinks, set operations, LATERAL), to the List**
+// context.
+bool all_calls(Node* node, void* context) {
+    if (node == nullptr) return false;
+    if (IsA(node, Query)) return compat::query_walk(reinterpret_cast<Query*>(node), all_calls, context, 0);
+    if (FuncExpr* call = tenant_call(node)) {
+        List** calls = static_cast<List**>(context);
+        *calls = lappend(*calls, call);
+    }
+    return compat::expression_walk(node, all_calls, context);
 }
 
 // Refuses (0A000) a write whose query reads or writes a table of schema baton that has
@@ -127,10 +162,11 @@ PlannedStmt* next_planner(Query* parse, const char* query_string, int cursor_opt
     return result;
 }
 
-// The planner hook: on a distributed install, a SELECT whose target list or FROM calls
-// pg_baton's functions with the tenant first gets those first arguments hidden from
-// Citus' delegation (see install_hooks()) when one of them is a NULL literal or when
-// the session has a pg_baton setting of its own; a write that touches a pg_baton table
+// The planner hook: on a distributed install, a SELECT that calls pg_baton's functions
+// with the tenant first gets those first arguments hidden from Citus' delegation (see
+// install_hooks()): every such call at every level when the SELECT is not delegable as
+// written, and the calls of its target list and FROM when one of them is a NULL literal
+// or when the session has a pg_baton setting of its own; a write that touches a pg_baton table
 // with rules is refused there (refuse_rules()); every statement then goes to the next
 // planner, and one planned at the top of the backend is told to citus_nested (a call
 // Citus delegated here). The cheap tests of the query's shape come before the catalog's.
@@ -140,17 +176,24 @@ PlannedStmt* plan(Query* parse, const char* query_string, int cursor_options, Pa
         distributed_unguarded())
         refuse_rules(parse);
     if (parse->commandType == CMD_SELECT) {
-        bool null_tenant = false;
-        bool tenant_calls = false;
-        each_top_level_call(parse, [&](Node* expr) {
-            if (tenant_call(expr) != nullptr) tenant_calls = true;
-            if (null_first_argument(expr)) null_tenant = true;
-        });
-        if (tenant_calls && (null_tenant || session_settings()) && distributed_unguarded()) {
-            each_top_level_call(parse, [](Node* expr) {
-                if (FuncExpr* call = tenant_call(expr)) hide_first_argument(call);
-            });
+        List* calls = NIL;
+        bool hide = !delegable_as_written(parse);
+        if (hide) {
+            // The whole statement is walked on a distributed install only.
+            if (distributed_unguarded()) (void)all_calls(reinterpret_cast<Node*>(parse), &calls);
+        } else {
+            top_level_calls(parse, &calls);
+            ListCell* cell;
+            foreach (cell, calls) {
+                if (null_first_argument(static_cast<Node*>(lfirst(cell)))) hide = true;
+            }
+            if (calls != NIL && !hide) hide = session_settings();
         }
+        if (calls != NIL && hide && distributed_unguarded()) {
+            ListCell* cell;
+            foreach (cell, calls) hide_first_argument(static_cast<FuncExpr*>(lfirst(cell)));
+        }
+        list_free(calls);
     }
     // A statement planned at the top of the backend may be a call Citus delegated here
     // (citus_nested: Citus allows its nested statements itself).

@@ -24,7 +24,13 @@ void install_runtime_hooks();
 // tenant of such calls the same way while the session has a pg_baton setting of its own
 // (SET baton.max_payload_bytes = ..., and the like): Citus does not pass it to the
 // worker a call is delegated to, so the call runs where it was made, with the session's
-// settings, its statements routed to the tenant's shards.
+// settings, its statements routed to the tenant's shards. And it hides the tenant of
+// every call of a SELECT that is not, as written, the call alone (`SELECT f(...)`,
+// `SELECT ... FROM f(...)`, without WHERE, WITH, a subquery or a set operation): Citus
+// looks for its delegable shapes after its planner has rewritten the statement, so a
+// call inside a subquery in FROM, an inlined CTE or a LATERAL item would be delegated
+// from that rewritten tree, which Citus crashes deparsing (SIGSEGV in
+// AcquireRewriteLocks); such a call runs where it was made instead.
 //
 // The utility hook: every statement of pg_baton's own install and update scripts runs
 // with citus.enable_ddl_propagation off (for that statement only). Citus runs CREATE and

@@ -34,6 +34,8 @@ struct Slot {
     uint32_t announced;         // committed CREATE EXTENSIONs seen there
     bool absent;                // its worker found no pg_baton ...
     uint32_t absent_announced;  // ... having started from this announcement count
+    TransactionId installing;   // a transaction not ended yet that installs pg_baton there
+                                // (prepared, awaiting COMMIT PREPARED): its end announces
     TimestampTz last_reaped;    // its worker's last batch (0: none yet)
 };
 
@@ -50,11 +52,13 @@ shmem_request_hook_type g_prev_request = nullptr;
 shmem_startup_hook_type g_prev_startup = nullptr;
 ProcessUtility_hook_type g_prev_utility = nullptr;
 
-// This backend's transaction: the databases it paused, and whether it installed pg_baton.
+// This backend's transaction: the databases it paused, whether it installed pg_baton,
+// and its xid when it installed pg_baton and is being prepared for two-phase commit.
 constexpr int kMaxPaused = 8;
 Oid g_paused[kMaxPaused];
 int g_npaused = 0;
 bool g_announce = false;
+TransactionId g_preparing = InvalidTransactionId;
 
 volatile sig_atomic_t g_terminate = false;
 
@@ -186,12 +190,21 @@ void utility_hook(PlannedStmt* pstmt, const char* query, bool read_only_tree, Pr
 }
 
 // Transaction callback: at the end of the transaction (commit, abort or prepare) lifts
-// its pauses, and after a commit that installed pg_baton announces the database; then
-// wakes the launcher.
+// its pauses; after a commit that installed pg_baton announces the database, and after
+// a PREPARE TRANSACTION that installed it records the prepared transaction's xid in the
+// database's slot (its COMMIT PREPARED comes later, maybe from another backend, and
+// calls no callback of this one: the launcher announces the database once that xid is
+// no longer in progress); then wakes the launcher.
 void on_xact(XactEvent event, void*) {
+    if (event == XACT_EVENT_PRE_PREPARE) {
+        if (g_announce) g_preparing = GetTopTransactionIdIfAny();
+        return;
+    }
     if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT && event != XACT_EVENT_PREPARE) return;
     bool announce = g_announce && event == XACT_EVENT_COMMIT;
-    if (g_shared == nullptr || (g_npaused == 0 && !announce)) {
+    TransactionId prepared = event == XACT_EVENT_PREPARE ? g_preparing : InvalidTransactionId;
+    g_preparing = InvalidTransactionId;
+    if (g_shared == nullptr || (g_npaused == 0 && !announce && !TransactionIdIsValid(prepared))) {
         g_npaused = 0;
         g_announce = false;
         return;
@@ -201,9 +214,10 @@ void on_xact(XactEvent event, void*) {
         Slot* s = find_slot(g_paused[i], false);
         if (s != nullptr) s->paused_until = 0;
     }
-    if (announce) {
+    if (announce || TransactionIdIsValid(prepared)) {
         Slot* s = find_slot(MyDatabaseId, true);
-        if (s != nullptr) s->announced++;
+        if (s != nullptr && announce) s->announced++;
+        if (s != nullptr && TransactionIdIsValid(prepared)) s->installing = prepared;
     }
     LWLockRelease(g_lock);
     g_npaused = 0;
@@ -274,11 +288,30 @@ void say_missing_names() {
     }
 }
 
+// Announces each database whose installing transaction (Slot::installing) has ended,
+// committed or rolled back: the worker started then finds out which. Inside a
+// transaction with a snapshot (TransactionIdIsInProgress compares with RecentXmin).
+void end_installs() {
+    for (int i = 0; i < g_shared->nslots; i++) {
+        Slot* s = &g_shared->slots[i];
+        LWLockAcquire(g_lock, LW_SHARED);
+        TransactionId xid = s->db != InvalidOid ? s->installing : InvalidTransactionId;
+        LWLockRelease(g_lock);
+        if (!TransactionIdIsValid(xid) || TransactionIdIsInProgress(xid)) continue;
+        LWLockAcquire(g_lock, LW_EXCLUSIVE);
+        if (s->installing == xid) {
+            s->installing = InvalidTransactionId;
+            s->announced++;
+        }
+        LWLockRelease(g_lock);
+    }
+}
+
 // Reads pg_database (a shared catalog: the launcher needs no database) and brings the
 // table of databases up to date: a database served and not known yet is to start; one
 // renamed keeps its state under its new name; one gone is forgotten. Templates, those
 // that refuse connections and those left invalid by an interrupted DROP DATABASE are not
-// served.
+// served. Then, in the same transaction, end_installs().
 void scan_databases() {
     HASH_SEQ_STATUS seq;
     Db* d;
@@ -310,6 +343,7 @@ void scan_databases() {
     }
     table_endscan(scan);
     table_close(rel, AccessShareLock);
+    end_installs();
     CommitTransactionCommand();
 
     say_missing_names();
@@ -455,8 +489,10 @@ void tick() {
             }
         }
         // A database that costs nothing any more leaves shared memory (a later
-        // announcement takes a fresh slot, whose count starts from 0 again).
-        if (s != nullptr && d->state == State::kAbsent && s->worker_pid == 0 && !paused) {
+        // announcement takes a fresh slot, whose count starts from 0 again); not while
+        // a transaction that installs pg_baton there is pending.
+        if (s != nullptr && d->state == State::kAbsent && s->worker_pid == 0 && !paused &&
+            !TransactionIdIsValid(s->installing)) {
             s->db = InvalidOid;
             d->announced = 0;
         }
@@ -553,13 +589,14 @@ void report_serving() {
     LWLockRelease(g_lock);
 }
 
-void report_absent(uint32_t announced) {
+void report_absent(uint32_t announced, TransactionId installing) {
     if (g_shared == nullptr) return;
     LWLockAcquire(g_lock, LW_EXCLUSIVE);
     Slot* s = find_slot(MyDatabaseId, false);
     if (s != nullptr) {
         s->absent = true;
         s->absent_announced = announced;
+        if (TransactionIdIsValid(installing)) s->installing = installing;
     }
     LWLockRelease(g_lock);
 }

@@ -7,7 +7,11 @@
 //     yet (at its own start, and for each database created later); a worker that finds
 //     no pg_baton says so in shared memory and exits, and its database costs nothing
 //     more until a CREATE EXTENSION there commits (this module's utility hook announces
-//     it, and the launcher starts the worker at once).
+//     it, and the launcher starts the worker at once). A CREATE EXTENSION prepared for
+//     two-phase commit (PREPARE TRANSACTION, as Citus does on its workers) leaves its
+//     xid in shared memory instead, and so does a worker that finds pg_baton being
+//     installed by a transaction not yet ended (a prepared one the server restarted
+//     with); the launcher announces the database once that transaction has ended.
 //   - a list of names: the databases named that exist; a worker whose database has no
 //     pg_baton stays and waits for it (as before the launcher).
 //
@@ -40,8 +44,10 @@ void report_serving();
 
 // Called by a reaper worker (baton.reaper_databases = '*') that found no pg_baton in its
 // database: the launcher forgets the database until an announcement newer than
-// `announced` (attach's) arrives.
-void report_absent(uint32_t announced);
+// `announced` (attach's) arrives. `installing`, when valid, is the transaction that is
+// installing pg_baton there and has not ended (reaper.cpp reads it from pg_extension):
+// its end is such an announcement.
+void report_absent(uint32_t announced, TransactionId installing);
 
 // Called by a reaper worker after each batch it ran (reaping or not): the time, for
 // baton.health's reaper row.

@@ -138,6 +138,28 @@ bool try_batch(const Job& job, int batch, int* count) {
     return ok;
 }
 
+// Whether a dirty snapshot sees pg_baton's row of pg_extension: committed (*installing
+// left invalid), or inserted by a transaction that has not ended (*installing its xid:
+// one in progress, or one prepared for two-phase commit and awaiting its COMMIT
+// PREPARED, perhaps since before a restart). In a transaction of its own.
+bool seen_installing(TransactionId* installing) {
+    *installing = InvalidTransactionId;
+    SetCurrentStatementStartTimestamp();
+    StartTransactionCommand();
+    SnapshotData dirty;
+    InitDirtySnapshot(dirty);
+    Relation rel = table_open(ExtensionRelationId, AccessShareLock);
+    ScanKeyData key;
+    ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ, CStringGetDatum("pg_baton"));
+    SysScanDesc scan = systable_beginscan(rel, ExtensionNameIndexId, true, &dirty, 1, &key);
+    bool seen = HeapTupleIsValid(systable_getnext(scan));
+    if (seen) *installing = dirty.xmin;
+    systable_endscan(scan);
+    table_close(rel, AccessShareLock);
+    CommitTransactionCommand();
+    return seen;
+}
+
 }  // namespace
 
 
@@ -147,8 +169,9 @@ bool try_batch(const Job& job, int batch, int* count) {
 // then reaps every interval until SIGTERM. With baton.reaper_databases = '*' it exits
 // when pg_baton is not installed there (at once, quietly, when it never was; after
 // saying so, when DROP EXTENSION removed it), and the launcher forgets the database
-// until a CREATE EXTENSION there commits. With a list of names it waits instead (and
-// says so once).
+// until a CREATE EXTENSION there commits, or until the transaction it saw installing
+// pg_baton (a prepared one) ends. With a list of names it waits instead (and says so
+// once).
 void baton_reaper_main(Datum arg) {
     using namespace baton::pg;
     using namespace baton::pg::reaper;
@@ -189,12 +212,15 @@ void baton_reaper_main(Datum arg) {
             int reaped = 0;
             if (!try_batch(kReap, batch, &reaped)) break;
             if (reaped == kNotInstalled && all) {
+                // Installed and committed since the batch looked: reaped at the next round.
+                TransactionId installing = InvalidTransactionId;
+                if (seen_installing(&installing) && !TransactionIdIsValid(installing)) break;
                 if (reaping)
                     ereport(LOG, (errmsg("pg_baton is no longer installed in database \"%s\"; its reaper exits",
                                          dbname)));
                 else
                     elog(DEBUG1, "pg_baton is not installed in database \"%s\"; no reaper there", dbname);
-                launcher::report_absent(announced);
+                launcher::report_absent(announced, installing);
                 proc_exit(0);
             }
             if (!reaping && reaped != kNotInstalled && all) {
