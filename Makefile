@@ -78,5 +78,5 @@ vpath %.sql $(ROOT_DIR)
 endif
 
 # PGXS tracks no header dependencies: rebuild every object when any header changes.
-$(OBJS): $(wildcard $(ROOT_DIR)/src/*/*.hpp)
+$(OBJS): $(wildcard $(ROOT_DIR)/src/*/*.hpp $(ROOT_DIR)/src/pg/*/*.hpp)
 src/pg/runtime/schema_version.o: $(ROOT_DIR)/pg_baton.control
