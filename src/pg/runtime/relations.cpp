@@ -10,23 +10,12 @@ namespace baton::pg::relations {
 namespace {
 
 // The (table, index) pair of names of open_with_index(), or (table, nullptr) of open()
-// and relid(): the callers' string literals, compared by their characters.
+// and relid(): the callers' string literals, keyed by their addresses (hashed as bytes,
+// no string read). A name at two addresses is two entries, each found and forgotten
+// alike.
 struct Names {
     const char* table;
     const char* index;
-};
-struct ByCharacters {
-    static uint32 hash(const Names& k) {
-        uint32 h = hash_bytes(reinterpret_cast<const unsigned char*>(k.table), static_cast<int>(std::strlen(k.table)));
-        if (k.index == nullptr) return h;
-        return hash_combine(h, hash_bytes(reinterpret_cast<const unsigned char*>(k.index),
-                                          static_cast<int>(std::strlen(k.index))));
-    }
-    static bool equal(const Names& a, const Names& b) { return same_name(a.table, b.table) && same_name(a.index, b.index); }
-    // True when two of the callers' names are the same (either may be nullptr).
-    static bool same_name(const char* a, const char* b) {
-        return a == b || (a != nullptr && b != nullptr && std::strcmp(a, b) == 0);
-    }
 };
 
 // What open_with_index(), open() or relid() found for one pair of names: the table's
@@ -52,7 +41,7 @@ bool columns_depend(const char* const* const&, const Columns& c, Oid relid) { re
 // everything. The keys are the callers' literals and static arrays, a few dozen at most:
 // the cap (which would empty the table) is never reached.
 constexpr long kEntries = 64;
-cache::Map<Names, Found, ByCharacters, found_depends> g_found{"pg_baton relations", kEntries,
+cache::Map<Names, Found, cache::Blobs, found_depends> g_found{"pg_baton relations", kEntries,
                                                               cache::Forgets::kDependents};
 cache::Map<const char* const*, Columns, cache::Blobs, columns_depend> g_columns{"pg_baton column numbers", kEntries,
                                                                                cache::Forgets::kDependents};
