@@ -45,6 +45,9 @@ REGRESS     += read_only
 # A direct write to a tenant that is not active, refused on every table of schema baton
 # (found in the catalog).
 REGRESS     += fence_tables
+# The per-backend caches past their caps (a thousand tenants; before health, which
+# recreates the extension).
+REGRESS     += caches
 # baton.health (0.8.0; recreates the extension).
 REGRESS     += health
 # enqueue_batch's set-based insert against a call per item (ten thousand ids).
@@ -78,5 +81,5 @@ vpath %.sql $(ROOT_DIR)
 endif
 
 # PGXS tracks no header dependencies: rebuild every object when any header changes.
-$(OBJS): $(wildcard $(ROOT_DIR)/src/*/*.hpp)
+$(OBJS): $(wildcard $(ROOT_DIR)/src/*/*.hpp $(ROOT_DIR)/src/pg/*/*.hpp)
 src/pg/runtime/schema_version.o: $(ROOT_DIR)/pg_baton.control

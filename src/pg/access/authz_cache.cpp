@@ -1,8 +1,10 @@
 // Who may write, kept across transactions (see authz_cache.hpp).
+#include <cstddef>
 #include <cstring>
 
 #include "pg/access/authz_cache.hpp"
 #include "pg/runtime/boundary.hpp"
+#include "pg/runtime/cache.hpp"
 #include "pg/citus/citus.hpp"
 #include "pg/runtime/settings.hpp"
 
@@ -10,43 +12,40 @@ namespace baton::pg::authz_cache {
 
 namespace {
 
-// A tenant found writable.
-struct TenantEntry {
-    std::uint64_t generation;  // 0: empty
-    pg_uuid_t tenant;
-};
-
-// A binding: the target's bytes (at most kTargetBytes; a longer target is not kept).
+// A binding's key: the tenant and the target's bytes (at most kTargetBytes; a longer
+// target is not kept), hashed and compared up to target_len.
 constexpr int kTargetBytes = 256;
-struct BindingEntry {
-    std::uint64_t generation;  // 0: empty
+struct BindingKey {
     pg_uuid_t tenant;
-    Oid role;
     int target_len;
     char target[kTargetBytes];
 };
+struct ByTarget {
+    static uint32 hash(const BindingKey& k) {
+        return hash_bytes(reinterpret_cast<const unsigned char*>(&k), offsetof(BindingKey, target) + k.target_len);
+    }
+    static bool equal(const BindingKey& a, const BindingKey& b) {
+        return a.target_len == b.target_len && std::memcmp(&a, &b, offsetof(BindingKey, target) + a.target_len) == 0;
+    }
+};
+struct Present {};
 
-constexpr int kEntries = 16;
-TenantEntry g_tenants[kEntries];
-BindingEntry g_bindings[kEntries];
-int g_next_tenant = 0;
-int g_next_binding = 0;
-// The current generation; entries of an older one are stale. Starts at 1 (0 is empty).
-std::uint64_t g_generation = 1;
+// The tenants found writable and the bindings found, each entry kept under the
+// generation of the ticket of its read: any invalidation moves the generation, and
+// entries of an older one are not used. At most kEntries of each: the next new one
+// empties the table (a backend keeps the tenants it met last, whatever their number).
+constexpr long kEntries = 1024;
+cache::Map<pg_uuid_t, Present> g_tenants{"pg_baton writable tenants", kEntries, cache::Forgets::kEverything};
+cache::Map<BindingKey, Oid, ByTarget> g_bindings{"pg_baton bound roles", kEntries, cache::Forgets::kEverything};
 // The transaction that changed a tenant's state or a binding (changed()).
 LocalTransactionId g_changed_lxid = InvalidLocalTransactionId;
 
-bool same_tenant(const pg_uuid_t& a, const pg_uuid_t* b) { return std::memcmp(&a, b, sizeof a) == 0; }
-
-// The slot for a key: its own entry if there is one (so that no older entry outlives
-// the new one), else the next one round robin.
-template <typename Entry, typename Match>
-Entry& slot(Entry (&entries)[kEntries], int& next, Match match) {
-    for (Entry& e : entries)
-        if (match(e)) return e;
-    Entry& e = entries[next];
-    next = (next + 1) % kEntries;
-    return e;
+BindingKey binding_key(const pg_uuid_t* tenant, const char* target, int target_len) {
+    BindingKey key;
+    key.tenant = *tenant;
+    key.target_len = target_len;
+    std::memcpy(key.target, target, target_len);
+    return key;
 }
 
 }  // namespace
@@ -57,45 +56,30 @@ Entry& slot(Entry (&entries)[kEntries], int& next, Match match) {
 Ticket begin() {
     guard([] { AcceptInvalidationMessages(); });
     bool usable = settings::authorization_cache && g_changed_lxid != BATON_MY_LXID && !citus::distributed();
-    return {usable, g_generation};
+    return {usable, g_tenants.generation(), g_bindings.generation()};
 }
 
 bool writable(const Ticket& t, const pg_uuid_t* tenant) {
-    if (!t.usable) return false;
-    for (const TenantEntry& e : g_tenants)
-        if (e.generation == t.generation && same_tenant(e.tenant, tenant)) return true;
-    return false;
+    return t.usable && g_tenants.find(*tenant, t.tenants) != nullptr;
 }
 
 void remember_writable(const Ticket& t, const pg_uuid_t* tenant) {
     if (!t.usable) return;
-    TenantEntry& e = slot(g_tenants, g_next_tenant, [tenant](const TenantEntry& x) { return same_tenant(x.tenant, tenant); });
-    e.tenant = *tenant;
-    e.generation = t.generation;
+    guard([&t, tenant] { (void)g_tenants.enter(*tenant, t.tenants); });
 }
 
 bool bound_role(const Ticket& t, const pg_uuid_t* tenant, const char* target, int target_len, Oid* role) {
-    if (!t.usable) return false;
-    for (const BindingEntry& e : g_bindings)
-        if (e.generation == t.generation && e.target_len == target_len && same_tenant(e.tenant, tenant) &&
-            std::memcmp(e.target, target, target_len) == 0) {
-            *role = e.role;
-            return true;
-        }
-    return false;
+    if (!t.usable || target_len > kTargetBytes) return false;
+    const Oid* kept = g_bindings.find(binding_key(tenant, target, target_len), t.bindings);
+    if (kept == nullptr) return false;
+    *role = *kept;
+    return true;
 }
 
 void remember_bound_role(const Ticket& t, const pg_uuid_t* tenant, const char* target, int target_len, Oid role) {
     if (!t.usable || target_len > kTargetBytes) return;
-    BindingEntry& e = slot(g_bindings, g_next_binding, [tenant, target, target_len](const BindingEntry& x) {
-        return x.target_len == target_len && same_tenant(x.tenant, tenant) &&
-               std::memcmp(x.target, target, target_len) == 0;
-    });
-    e.tenant = *tenant;
-    e.role = role;
-    e.target_len = target_len;
-    std::memcpy(e.target, target, target_len);
-    e.generation = t.generation;
+    BindingKey key = binding_key(tenant, target, target_len);
+    guard([&t, &key, role] { *g_bindings.enter(key, t.bindings) = role; });
 }
 
 // The invalidation is transactional: discarded if the writer aborts, sent at its commit.
@@ -104,7 +88,5 @@ void changed(Relation rel) {
     guard([relid] { CacheInvalidateRelcacheByRelid(relid); });
     g_changed_lxid = BATON_MY_LXID;
 }
-
-void forget(Oid) { g_generation++; }
 
 }  // namespace baton::pg::authz_cache

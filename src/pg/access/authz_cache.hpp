@@ -7,9 +7,9 @@
 // registers a relcache invalidation of the table written (changed()): Postgres sends it
 // at the writer's COMMIT, not before, and every backend, the writer's included, runs
 // pg_baton's relcache callback when it accepts it, which moves this cache's generation
-// (forget(): entries of an older generation are not used). A lookup accepts the pending
-// invalidations first (begin()), so a change committed before a call began is seen by
-// that call, inside an open transaction too.
+// (pg/runtime/cache: entries of an older generation are not used). A lookup accepts the
+// pending invalidations first (begin()), so a change committed before a call began is
+// seen by that call, inside an open transaction too.
 //
 // Why a fence is never missed: a state change holds the tenant's fence lock exclusively
 // from before its write to its end, and a transaction's invalidations are sent before
@@ -30,10 +30,12 @@
 
 namespace baton::pg::authz_cache {
 
-// One call's use of the cache: whether it may use it, and the generation it reads at.
+// One call's use of the cache: whether it may use it, and the generations of its two
+// tables it reads at.
 struct Ticket {
     bool usable;
-    std::uint64_t generation;
+    std::uint64_t tenants;
+    std::uint64_t bindings;
 };
 
 // Accepts pending invalidations and returns the ticket of a lookup.
@@ -53,9 +55,5 @@ void remember_bound_role(const Ticket& t, const pg_uuid_t* tenant, const char* t
 // written. Registers its relcache invalidation, sent at commit, and keeps this
 // transaction off the cache.
 void changed(Relation rel);
-
-// Forgets every entry, whatever relid (the relcache callback, for any relation: a reset, DROP
-// EXTENSION, a change sent by changed()).
-void forget(Oid relid);
 
 }  // namespace baton::pg::authz_cache

@@ -11,6 +11,7 @@
 #include "pg/access/authz_cache.hpp"
 #include "pg/citus/citus.hpp"
 #include "pg/citus/citus_hold.hpp"
+#include "pg/runtime/cache.hpp"
 #include "pg/runtime/locks.hpp"
 #include "pg/access/restore_load.hpp"
 #include "pg/runtime/relations.hpp"
@@ -22,18 +23,16 @@ namespace {
 
 // States read under a share lock this transaction still holds: the lock has been held
 // since the read that followed its acquisition, so no state change can have committed
-// since and the read stands. The epoch moves when this backend itself changes a
-// tenant's state, or a subtransaction aborts (its locks are released).
+// since and the read stands. An entry of another transaction is stale; all are
+// forgotten (forget_all()) when this backend itself changes a tenant's state, or a
+// subtransaction aborts (its locks are released). No invalidation touches them. At most
+// kCacheSize tenants: the next new one empties the table.
 struct CacheEntry {
-    pg_uuid_t tenant;
     LocalTransactionId lxid;
-    uint32 epoch;
     Check check;
 };
-constexpr int kCacheSize = 16;
-CacheEntry g_cache[kCacheSize];
-int g_cache_next = 0;
-uint32 g_epoch = 1;
+constexpr long kCacheSize = 1024;
+cache::Map<pg_uuid_t, CacheEntry> g_cache{"pg_baton fence reads", kCacheSize, cache::Forgets::kNothing};
 
 // The advisory lock tag of a tenant's fence: 64 bits folded from the uuid.
 LOCKTAG fence_tag(const pg_uuid_t* tenant) {
@@ -44,27 +43,13 @@ LOCKTAG fence_tag(const pg_uuid_t* tenant) {
 }
 
 const Check* cached(const pg_uuid_t* tenant) {
-    LocalTransactionId lxid = BATON_MY_LXID;
-    for (const CacheEntry& e : g_cache)
-        if (e.lxid == lxid && e.epoch == g_epoch && std::memcmp(&e.tenant, tenant, sizeof *tenant) == 0)
-            return &e.check;
-    return nullptr;
+    const CacheEntry* e = g_cache.find(*tenant);
+    return e != nullptr && e->lxid == BATON_MY_LXID ? &e->check : nullptr;
 }
 
+// Overwrites this tenant's entry if there is one, so no older read can outlive it.
 void remember(const pg_uuid_t* tenant, Check check) {
-    // Overwrite this tenant's entry if there is one, so no older read can outlive it.
-    CacheEntry* slot = nullptr;
-    for (CacheEntry& e : g_cache)
-        if (std::memcmp(&e.tenant, tenant, sizeof *tenant) == 0) slot = &e;
-    if (slot == nullptr) {
-        slot = &g_cache[g_cache_next];
-        g_cache_next = (g_cache_next + 1) % kCacheSize;
-    }
-    CacheEntry& e = *slot;
-    e.tenant = *tenant;
-    e.lxid = BATON_MY_LXID;
-    e.epoch = g_epoch;
-    e.check = check;
+    guard([tenant, check] { *g_cache.enter(*tenant) = {BATON_MY_LXID, check}; });
 }
 
 // The state of a tenant, as a SQL statement: on a Citus install baton.tenants is an
@@ -131,7 +116,7 @@ Check read_state(const pg_uuid_t* tenant, bool latest, bool* mine = nullptr) {
 // this lock) or sent its invalidation, which the ticket accepted. A read cached in this
 // transaction was made with the lock taken and is answered before LockAcquire: the lock
 // is held until the transaction ends, or until a subtransaction that took it aborts,
-// which moves the epoch (as this backend's own state change does). The fence trigger
+// which forgets every cached read (as this backend's own state change does). The fence trigger
 // asks on every row a statement writes, and the lock table's look-up of a lock already
 // held was most of its cost.
 Check share_lock_and_read(const pg_uuid_t* tenant, bool wait) {
@@ -154,7 +139,7 @@ Check share_lock_and_read(const pg_uuid_t* tenant, bool wait) {
 // A subtransaction that aborts may have changed a tenant's state (rolled back now) or
 // read one under a lock it has now released: forget every cached read.
 void forget_on_subabort(SubXactEvent event, SubTransactionId, SubTransactionId, void*) {
-    if (event == SUBXACT_EVENT_ABORT_SUB) g_epoch++;
+    if (event == SUBXACT_EVENT_ABORT_SUB) g_cache.forget_all();
 }
 
 }  // namespace
@@ -186,7 +171,7 @@ void lock_exclusive(const pg_uuid_t* tenant) {
     restore_load::mark_in_use();
     LOCKTAG tag = fence_tag(tenant);
     guard([&tag] { (void)LockAcquire(&tag, ExclusiveLock, false, false); });
-    g_epoch++;
+    g_cache.forget_all();
 }
 
 Check read(const pg_uuid_t* tenant) { return read_state(tenant, false); }

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "pg/runtime/boundary.hpp"
+#include "pg/runtime/cache.hpp"
 #include "pg/runtime/locks.hpp"
 #include "pg/runtime/owner.hpp"
 #include "pg/runtime/spi.hpp"
@@ -14,8 +15,8 @@ namespace {
 
 // baton.in_use's oid once this backend has seen or written its row: the database is in
 // use, for good (the row is never removed). Forgotten when the relation is invalidated
-// (a DROP EXTENSION; a new CREATE EXTENSION makes a new, empty table).
-Oid g_in_use_relid = InvalidOid;
+// (a DROP EXTENSION; a new CREATE EXTENSION makes a new, empty table) or on a reset.
+cache::Value<Oid> g_in_use_relid;
 
 
 KeptPlan g_in_use_row = {"SELECT 1 FROM baton.in_use", 0, {}, nullptr};
@@ -53,9 +54,9 @@ std::uint64_t run_as_owner(KeptPlan& plan, bool latest) {
 // Whether baton.in_use holds its row in the latest committed data (or this
 // transaction's own writes); remembered once seen.
 bool in_use(Oid relid) {
-    if (relid == g_in_use_relid) return true;
+    if (const Oid* kept = g_in_use_relid.get(); kept != nullptr && *kept == relid) return true;
     if (run_as_owner(g_in_use_row, true) == 0) return false;
-    g_in_use_relid = relid;
+    g_in_use_relid.set(relid, relid);
     return true;
 }
 
@@ -129,13 +130,8 @@ bool active(Relation rel) {
     return g_last_answer.active;
 }
 
-// Forgets the in-use mark when its table changes or goes (see restore_load.hpp).
-void forget(Oid relid) {
-    if (relid == InvalidOid || relid == g_in_use_relid) g_in_use_relid = InvalidOid;
-}
-
 void mark_in_use() {
-    if (OidIsValid(g_in_use_relid)) return;  // the common case: seen in use before
+    if (g_in_use_relid.get() != nullptr) return;  // the common case: seen in use before
     Oid relid = in_use_relid();
     if (!OidIsValid(relid) || in_use(relid)) return;
     // Another transaction is adding the row: leave it to that one rather than wait for its
@@ -144,7 +140,7 @@ void mark_in_use() {
     if (!try_lock_marking()) return;
     if (in_use(relid)) return;  // added, and committed, since the first look
     run_as_owner(g_add_in_use_row, false);
-    g_in_use_relid = relid;
+    g_in_use_relid.set(relid, relid);
 }
 
 }  // namespace baton::pg::restore_load

@@ -27,8 +27,4 @@ bool active(Relation rel);
 // fence for every write it lets through. A no-op after the first call in a backend.
 void mark_in_use();
 
-// The relcache invalidation of relid (InvalidOid: all), from pg/runtime/invalidation's callback:
-// forgets the mark when baton.in_use is dropped.
-void forget(Oid relid);
-
 }  // namespace baton::pg::restore_load

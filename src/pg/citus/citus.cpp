@@ -1,15 +1,14 @@
 // Whether pg_baton is distributed by Citus (see citus.hpp).
 #include "pg/citus/citus.hpp"
+#include "pg/runtime/cache.hpp"
 
 namespace baton::pg::citus {
 
 namespace {
 
-// -1: not known (look again); 0: not distributed; 1: distributed.
-int g_distributed = -1;
-// baton.deliveries' relation id when g_distributed was computed: its invalidation
-// forgets the answer.
-Oid g_deliveries = InvalidOid;
+// The answer, kept until an invalidation of baton.deliveries (the relation it was
+// computed for) or a reset.
+cache::Value<bool> g_distributed;
 
 // Whether pg_dist_partition has a row for relid. Postgres calls only (inside guard()).
 bool in_dist_partition(Oid relid) {
@@ -25,7 +24,7 @@ bool in_dist_partition(Oid relid) {
 // error longjmps out of it, so it is called from C++ through guard() (distributed())
 // and directly from the planner hook, a Postgres frame that holds no C++ object.
 bool distributed_unguarded() {
-    if (g_distributed >= 0) return g_distributed == 1;
+    if (const bool* kept = g_distributed.get()) return *kept;
     // The table first, so that its invalidation forgets a "no" as well as a "yes".
     // Without the table (pg_baton not installed, or being dropped or created) the "no"
     // is not kept: no invalidation names the table created later, so a kept "no" would
@@ -36,8 +35,7 @@ bool distributed_unguarded() {
     if (OidIsValid(nsp)) relid = get_relname_relid("deliveries", nsp);
     if (!OidIsValid(relid)) return false;
     bool answer = OidIsValid(get_extension_oid("citus", true)) && in_dist_partition(relid);
-    g_deliveries = relid;
-    g_distributed = answer ? 1 : 0;
+    g_distributed.set(answer, relid);
     return answer;
 }
 
@@ -58,14 +56,8 @@ bool installed() {
 // The cached answer without a call into Postgres; the first call after an
 // invalidation reads the catalog under guard().
 bool distributed() {
-    if (g_distributed >= 0) return g_distributed == 1;
+    if (const bool* kept = g_distributed.get()) return *kept;
     return guard([] { return distributed_unguarded(); });
-}
-
-// Forgets the answer when baton.deliveries changes (Citus invalidates a table's entry
-// when it distributes or undistributes it) or on a reset.
-void forget(Oid relid) {
-    if (relid == InvalidOid || relid == g_deliveries) g_distributed = -1;
 }
 
 }  // namespace baton::pg::citus

@@ -66,7 +66,4 @@ void scan_catalog(const char* table, const char* index, AttrNumber column, RegPr
 int set_until_restored(const char* name, const char* value);
 void restore(int level);
 
-// The relcache invalidation of relid (InvalidOid: all), from pg/runtime/invalidation's callback.
-void forget(Oid relid);
-
 }  // namespace baton::pg::citus

@@ -4,6 +4,7 @@
 #include "core/claim_hint.hpp"
 #include "core/limits.hpp"
 #include "pg/runtime/boundary.hpp"
+#include "pg/runtime/cache.hpp"
 #include "pg/deliveries/claim_hints.hpp"
 #include "pg/runtime/settings.hpp"
 
@@ -41,13 +42,10 @@ LWLock* g_lock = nullptr;
 shmem_request_hook_type g_prev_request = nullptr;
 shmem_startup_hook_type g_prev_startup = nullptr;
 
-// This backend's entries, found once: entries are never removed or moved.
-struct Cached {
-    Key key;
-    Entry* entry;
-};
-constexpr int kCacheSize = 64;
-Cached g_cache[kCacheSize];
+// This backend's entries, found once: entries are never removed or moved, so no
+// invalidation touches them. At most kCacheSize: the next new one empties the table.
+constexpr long kCacheSize = 1024;
+cache::Map<Key, Entry*> g_cache{"pg_baton claim hint entries", kCacheSize, cache::Forgets::kNothing};
 
 // What this transaction did to each entry it touched, for its end.
 struct Touch {
@@ -90,14 +88,14 @@ Key make_key(const pg_uuid_t* tenant, const char* target, int len) {
 }
 
 // The entry of (database, tenant, target), created if absent; null when the table is
-// full or another target shares the 64-bit hash (no hint for it then). Raises no error.
+// full or another target shares the 64-bit hash (no hint for it then). Raises no error
+// but out of memory, before any shared state changes.
 Entry* find(const pg_uuid_t* tenant, const char* target, int len) {
     if (g_table == nullptr || len > kMaxTargetBytes) return nullptr;
     Key key = make_key(tenant, target, len);
-    Cached& slot = g_cache[key.target_hash % kCacheSize];
     Entry* e = nullptr;
-    if (slot.entry != nullptr && std::memcmp(&slot.key, &key, sizeof key) == 0) {
-        e = slot.entry;
+    if (Entry* const* kept = g_cache.find(key)) {
+        e = *kept;
     } else {
         LWLockAcquire(g_lock, LW_SHARED);
         e = static_cast<Entry*>(hash_search(g_table, &key, HASH_FIND, nullptr));
@@ -117,7 +115,7 @@ Entry* find(const pg_uuid_t* tenant, const char* target, int len) {
             LWLockRelease(g_lock);
             if (e == nullptr) return nullptr;
         }
-        slot = {key, e};
+        guard([&key, e] { *g_cache.enter(key) = e; });
     }
     if (e->target_len != len || std::memcmp(e->target, target, len) != 0) return nullptr;
     return e;

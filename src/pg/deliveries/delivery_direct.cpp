@@ -10,6 +10,7 @@
 #include "pg/deliveries/claim_hints.hpp"
 #include "pg/deliveries/delivery_direct.hpp"
 #include "pg/deliveries/side_rows.hpp"
+#include "pg/runtime/cache.hpp"
 #include "pg/runtime/relations.hpp"
 #include "pg/runtime/spi.hpp"
 #include "pg/runtime/settings.hpp"
@@ -85,7 +86,7 @@ bool direct_shape(Relation rel, const AttrNumber* col) {
 }
 
 // What direct_shape() and the privilege check said, per backend, until a relcache
-// invalidation of the table or a change of roles (forget()).
+// invalidation of the table or a change of roles.
 struct Decided {
     Oid relid;        // InvalidOid: decide again
     bool direct;      // direct_shape()
@@ -93,7 +94,7 @@ struct Decided {
     Oid user;         // InvalidOid: look the privileges up again
     AclMode granted;  // the user's privileges on the table among kPrivileges
 };
-Decided g_decided;
+cache::Value<Decided> g_decided;
 constexpr AclMode kPrivileges = ACL_SELECT | ACL_INSERT | ACL_UPDATE;
 
 // Tells each index whether the direct writes leave its key unchanged, as the executor's
@@ -400,41 +401,41 @@ bool found_is(Table* t, const pg_uuid_t* tenant, std::int64_t id) {
            std::memcmp(DatumGetUUIDP(found_tenant), tenant, sizeof *tenant) == 0;
 }
 
-// Where this backend's direct claims wrote the claimed version of their last deliveries,
-// by id: a worker mostly finishes what it claimed, and reading that version by its tid
-// spares the finish a descent of the primary key. One slot per id modulo the size,
-// overwritten freely: a missing or stale slot only sends the finish to the primary key.
-// A slot names the relation and its file (a rewrite gives the table a new one), and its
-// tid is used only when it lies within the table and holds a version the call's snapshot
-// sees that is the delivery's own (tenant and id compared).
+// Where this backend's direct claims wrote the claimed version of their deliveries, by
+// id: a worker mostly finishes what it claimed, and reading that version by its tid
+// spares the finish a descent of the primary key. The settle that reads an entry drops
+// it; a missing entry only sends the finish to the primary key, and at kClaimedAt
+// entries (claims never finished here) the next new one empties the table. An entry
+// names the relation and its file (a rewrite gives the table a new one), and its tid is
+// used only when it lies within the table and holds a version the call's snapshot sees
+// that is the delivery's own (tenant and id compared): no invalidation touches it.
 struct ClaimedAt {
     Oid relid;
     Oid relfile;
-    std::int64_t id;
     pg_uuid_t tenant;
     ItemPointerData tid;
 };
-constexpr int kClaimedAt = 1024;  // a power of two, above the largest batch a worker finishes at once
-ClaimedAt g_claimed_at[kClaimedAt];
-
-ClaimedAt& claimed_at_slot(std::int64_t id) { return g_claimed_at[static_cast<std::uint64_t>(id) & (kClaimedAt - 1)]; }
+constexpr long kClaimedAt = 4096;  // above the largest batch a worker finishes at once
+cache::Map<std::int64_t, ClaimedAt> g_claimed_at{"pg_baton claimed tids", kClaimedAt, cache::Forgets::kNothing};
 
 // Remembers where the claim wrote the claimed version of (tenant, id).
 void remember_claimed(Table* t, const pg_uuid_t* tenant, std::int64_t id, ItemPointer tid) {
-    ClaimedAt& slot = claimed_at_slot(id);
-    slot = {RelationGetRelid(t->rel), compat::relation_file(t->rel), id, *tenant, *tid};
+    ClaimedAt at{RelationGetRelid(t->rel), compat::relation_file(t->rel), *tenant, *tid};
+    guard([id, &at] { *g_claimed_at.enter(id) = at; });
 }
 
 // Reads into `found` the version of (tenant, id) this backend's claim wrote, when the
 // call's snapshot sees it; else false. Not under SERIALIZABLE, whose index probe also
 // takes the predicate lock on the key's page.
 bool fetch_claimed(Table* t, const pg_uuid_t* tenant, std::int64_t id) {
-    const ClaimedAt& slot = claimed_at_slot(id);
-    if (slot.id != id || slot.relid != RelationGetRelid(t->rel) || slot.relfile != compat::relation_file(t->rel) ||
-        std::memcmp(&slot.tenant, tenant, sizeof *tenant) != 0 || IsolationIsSerializable())
+    const ClaimedAt* kept = g_claimed_at.find(id);
+    if (kept == nullptr) return false;
+    ClaimedAt at = *kept;
+    g_claimed_at.remove(id);
+    if (at.relid != RelationGetRelid(t->rel) || at.relfile != compat::relation_file(t->rel) ||
+        std::memcmp(&at.tenant, tenant, sizeof *tenant) != 0 || IsolationIsSerializable())
         return false;
-    ItemPointerData tid = slot.tid;
-    return within(t, &tid) && table_tuple_fetch_row_version(t->rel, &tid, t->snapshot, t->found) &&
+    return within(t, &at.tid) && table_tuple_fetch_row_version(t->rel, &at.tid, t->snapshot, t->found) &&
            found_is(t, tenant, id);
 }
 
@@ -514,14 +515,15 @@ Table* open(Use use) {
         // change of roles. Without a privilege the statement's executor decides (it also
         // knows the columns' privileges): 42501, or not.
         Oid relid = RelationGetRelid(rel);
-        if (g_decided.relid != relid)
-            g_decided = {relid, direct_shape(rel, cols), domain_columns(rel, cols), InvalidOid, 0};
-        if (g_decided.user != GetUserId()) {
-            g_decided.granted = pg_class_aclmask(relid, GetUserId(), kPrivileges, ACLMASK_ALL);
-            g_decided.user = GetUserId();
+        Decided* decided = g_decided.get();
+        if (decided == nullptr || decided->relid != relid)
+            decided = &g_decided.set({relid, direct_shape(rel, cols), domain_columns(rel, cols), InvalidOid, 0}, relid);
+        if (decided->user != GetUserId()) {
+            decided->granted = pg_class_aclmask(relid, GetUserId(), kPrivileges, ACLMASK_ALL);
+            decided->user = GetUserId();
         }
         AclMode needed = use == Use::kInsert ? ACL_INSERT : ACL_SELECT | ACL_UPDATE;
-        if (!g_decided.direct || (g_decided.granted & needed) != needed) {
+        if (!decided->direct || (decided->granted & needed) != needed) {
             table_close(rel, NoLock);
             return nullptr;
         }
@@ -532,7 +534,7 @@ Table* open(Use use) {
         t->rel = rel;
         TupleDesc desc = RelationGetDescr(rel);
         for (int c = 0; c < kColumns; c++) t->col[c] = cols[c];
-        t->domains = g_decided.domains;
+        t->domains = decided->domains;
         t->estate = CreateExecutorState();
         t->rri = makeNode(ResultRelInfo);
         // No range table entry: hint_unchanged_keys() tells which keys the writes keep.
@@ -554,11 +556,6 @@ Table* open(Use use) {
         t->estate->es_output_cid = t->cid;
         return t;
     });
-}
-
-// Forgets what open() decided (see the header).
-void forget(Oid relid) {
-    if (relid == InvalidOid || relid == g_decided.relid) g_decided.relid = InvalidOid;
 }
 
 // True when open() opened baton.ready for a claim (see the header).

@@ -45,9 +45,6 @@ enum class Use { kSettle, kClaim, kInsert };
 Table* open(Use use);
 // Closes it; its writes are visible to the commands that follow.
 void close(Table* table);
-// Forgets what open() decided about the table relid (InvalidOid: whatever it decided, the
-// privileges included): from pg/runtime/invalidation's callbacks.
-void forget(Oid relid);
 
 // Claims up to n rows of one range, in claim order, into call.rsinfo, telling the claim
 // hints of each row before it is written. Two steps: first each row's claimed version

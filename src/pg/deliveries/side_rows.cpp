@@ -1,6 +1,7 @@
 // The side tables of baton.deliveries (see side_rows.hpp).
 #include <cstring>
 
+#include "pg/runtime/cache.hpp"
 #include "pg/runtime/relations.hpp"
 #include "pg/deliveries/side_rows.hpp"
 
@@ -31,23 +32,24 @@ const Spec& spec(Table table) { return kSpecs[table == Table::kLeases ? 0 : 1]; 
 
 // The shards of the side tables found for shards of baton.deliveries, per backend: a
 // shard keeps its oid until Citus moves or splits it (a new relation, a relcache
-// invalidation: forget()).
-constexpr int kShards = 64;
-struct ShardPair {
+// invalidation forgets the pair that names it). At most kShards pairs: the next new one
+// empties the table.
+constexpr long kShards = 64;
+struct ShardKey {
     Oid deliveries;
     Table table;
-    Oid side;
 };
-ShardPair g_shards[kShards];
-int g_nshards = 0;
+bool shard_depends(const ShardKey& k, const Oid& side, Oid relid) { return k.deliveries == relid || side == relid; }
+cache::Map<ShardKey, Oid, cache::Blobs, shard_depends> g_shards{"pg_baton side shards", kShards,
+                                                                cache::Forgets::kDependents};
 
 // The shard of baton.<table> colocated with `shard`, a shard of baton.deliveries named
 // deliveries_<shard id>: the shard of that table with the same hash range, from Citus'
 // metadata, which every node of a distributed install holds.
 Oid colocated(Relation shard, Table table) {
     Oid relid = RelationGetRelid(shard);
-    for (int i = 0; i < g_nshards; i++)
-        if (g_shards[i].deliveries == relid && g_shards[i].table == table) return g_shards[i].side;
+    ShardKey key{relid, table};
+    if (const Oid* side = g_shards.find(key)) return *side;
     const char* name = RelationGetRelationName(shard);
     const char* underscore = std::strrchr(name, '_');
     int64 shardid = underscore != nullptr ? pg_strtoint64(underscore + 1) : 0;
@@ -74,8 +76,7 @@ Oid colocated(Relation shard, Table table) {
                                name),
                         errhint("Run SELECT baton.distribute() on the coordinator after ALTER EXTENSION pg_baton "
                                 "UPDATE.")));
-    if (g_nshards == kShards) g_nshards = 0;  // a full cache starts again
-    g_shards[g_nshards++] = {relid, table, side};
+    *g_shards.enter(key) = side;
     return side;
 }
 
@@ -390,16 +391,6 @@ void fill() {
         g_writing--;
     }
     PG_END_TRY();
-}
-
-// Drops the cached shard pairs that name relid.
-void forget(Oid relid) {
-    if (relid == InvalidOid) {
-        g_nshards = 0;
-        return;
-    }
-    for (int i = 0; i < g_nshards; i++)
-        if (g_shards[i].deliveries == relid || g_shards[i].side == relid) g_shards[i] = g_shards[--g_nshards], i--;
 }
 
 }  // namespace baton::pg::side_rows

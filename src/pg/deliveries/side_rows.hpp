@@ -125,8 +125,4 @@ class Writing {
     Writing& operator=(const Writing&) = delete;
 };
 
-// Forgets the shards found for relation relid (InvalidOid: all): from pg/runtime/invalidation's
-// relcache callback, as a shard moved by Citus is a new relation.
-void forget(Oid relid);
-
 }  // namespace baton::pg::side_rows

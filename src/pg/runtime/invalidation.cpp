@@ -5,12 +5,12 @@ namespace baton::pg::invalidation {
 
 namespace {
 
-Forget g_subscribers[kMaxSubscribers];
-int g_count = 0;
+// The registry: every subscribed cache, the last subscribed first.
+Subscriber* g_first = nullptr;
 
 // Relcache callback: relid changed (InvalidOid: a cache reset).
 void on_relcache(Datum, Oid relid) {
-    for (int i = 0; i < g_count; i++) g_subscribers[i](relid);
+    for (Subscriber* s = g_first; s != nullptr; s = s->next) s->forget(s, relid);
 }
 
 // Syscache callback on schemas, roles and role memberships: every cache forgets
@@ -26,9 +26,11 @@ void init() {
     CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, on_catalog, 0);
 }
 
-void subscribe(Forget forget) {
-    if (g_count == kMaxSubscribers) elog(ERROR, "pg_baton has too many caches to invalidate");
-    g_subscribers[g_count++] = forget;
+void subscribe(Subscriber* s) {
+    if (s->subscribed) return;
+    s->next = g_first;
+    s->subscribed = true;
+    g_first = s;
 }
 
 }  // namespace baton::pg::invalidation

@@ -1,10 +1,12 @@
 // The wake-up channels and the NOTIFY an enqueue sends (see notify.hpp).
+#include <cstddef>
 #include <cstring>
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "core/tenant.hpp"
 #include "pg/runtime/args.hpp"
+#include "pg/runtime/cache.hpp"
 #include "pg/runtime/notify.hpp"
 #include "pg/runtime/relations.hpp"
 #include "pg/runtime/settings.hpp"
@@ -19,19 +21,38 @@ constexpr int kDigestBytes = 16;  // of the HMAC's 32, as 32 hex digits in the n
 // A target is at most kTargetMaxChars characters of at most 4 bytes each.
 constexpr int kTargetMaxBytes = baton::limits::kTargetMaxChars * 4;
 
-// The secret, read once per backend (plain statics: no constructor runs). The key's
-// table oid is kept too: an invalidation of that table (TRUNCATE, DROP, the extension
-// re-created) forgets the secret.
-bool g_have_secret = false;
-Oid g_secret_relid = InvalidOid;
-unsigned char g_secret[kSecretBytes];
+// The secret, read once per backend and kept until an invalidation of baton.wakeup_key
+// (TRUNCATE, DROP, the extension re-created) or a reset.
+struct Secret {
+    unsigned char bytes[kSecretBytes];
+    Oid relid;  // baton.wakeup_key's
+};
+cache::Value<Secret> g_secret;
 
-// The last channel named, so that a batch of items for one target hashes once.
-bool g_have_last = false;
-pg_uuid_t g_last_tenant;
-int g_last_target_len = 0;
-char g_last_target[kTargetMaxBytes];
-char g_last_channel[kChannelBytes];
+// The channels named, so that a batch of items for a few targets hashes each once: by
+// (tenant, target), the target's bytes compared up to its length. Forgotten with the
+// secret they were computed with; at most kChannels, the next new one empties the table.
+struct ChannelKey {
+    pg_uuid_t tenant;
+    int target_len;
+    char target[kTargetMaxBytes];
+};
+struct ByTarget {
+    static uint32 hash(const ChannelKey& k) {
+        return hash_bytes(reinterpret_cast<const unsigned char*>(&k), offsetof(ChannelKey, target) + k.target_len);
+    }
+    static bool equal(const ChannelKey& a, const ChannelKey& b) {
+        return a.target_len == b.target_len && std::memcmp(&a, &b, offsetof(ChannelKey, target) + a.target_len) == 0;
+    }
+};
+struct Channel {
+    Oid secret_relid;  // baton.wakeup_key's oid when the secret was read
+    char name[kChannelBytes];
+};
+bool channel_depends(const ChannelKey&, const Channel& c, Oid relid) { return relid == c.secret_relid; }
+constexpr long kChannels = 64;
+cache::Map<ChannelKey, Channel, ByTarget, channel_depends> g_channels{"pg_baton wake-up channels", kChannels,
+                                                                      cache::Forgets::kDependents};
 
 KeptPlan g_read_secret = {"SELECT k.secret FROM baton.wakeup_key k", 0, {}, nullptr};
 
@@ -48,18 +69,21 @@ void read_secret() {
         throw Error(SqlState::kObjectNotInPrerequisiteState, "pg_baton's wake-up secret is missing",
                     "Table baton.wakeup_key holds one row with a secret of 32 bytes.",
                     "As a superuser: TRUNCATE baton.wakeup_key; INSERT INTO baton.wakeup_key DEFAULT VALUES;");
-    std::memcpy(g_secret, VARDATA_ANY(secret), kSecretBytes);
-    g_secret_relid = guard([] { return relations::relid("wakeup_key"); });
-    g_have_secret = true;
+    Secret read;
+    std::memcpy(read.bytes, VARDATA_ANY(secret), kSecretBytes);
+    read.relid = guard([] { return relations::relid("wakeup_key"); });
+    g_secret.set(read, read.relid);
+    g_channels.forget_all();
 }
 
 // HMAC-SHA-256(secret, tenant || target), its first 16 bytes as hex after "baton_".
-void compute(const pg_uuid_t* tenant, const char* target, int target_len, char (&out)[kChannelBytes]) {
+void compute(const Secret& secret, const pg_uuid_t* tenant, const char* target, int target_len,
+             char (&out)[kChannelBytes]) {
     unsigned char digest[PG_SHA256_DIGEST_LENGTH];
-    bool ok = guard([tenant, target, target_len, &digest] {
+    bool ok = guard([&secret, tenant, target, target_len, &digest] {
         pg_hmac_ctx* ctx = pg_hmac_create(PG_SHA256);
         if (ctx == nullptr) return false;
-        bool done = pg_hmac_init(ctx, g_secret, kSecretBytes) == 0 &&
+        bool done = pg_hmac_init(ctx, secret.bytes, kSecretBytes) == 0 &&
                     pg_hmac_update(ctx, tenant->data, UUID_LEN) == 0 &&
                     pg_hmac_update(ctx, reinterpret_cast<const uint8*>(target), target_len) == 0 &&
                     pg_hmac_final(ctx, digest, sizeof digest) == 0;
@@ -79,26 +103,29 @@ void compute(const pg_uuid_t* tenant, const char* target, int target_len, char (
 }  // namespace
 
 void channel(const pg_uuid_t* tenant, const text* target, char (&out)[kChannelBytes]) {
-    if (!g_have_secret) {
-        g_have_last = false;
-        read_secret();
-    }
+    if (g_secret.get() == nullptr) read_secret();
+    const Secret secret = *g_secret.get();
     const char* chars = VARDATA_ANY(target);
     int len = static_cast<int>(VARSIZE_ANY_EXHDR(target));
-    bool same = g_have_last && len == g_last_target_len && std::memcmp(&g_last_tenant, tenant, UUID_LEN) == 0 &&
-                std::memcmp(g_last_target, chars, len) == 0;
-    if (!same) {
-        compute(tenant, chars, len, g_last_channel);
-        if (len <= kTargetMaxBytes) {
-            std::memcpy(&g_last_tenant, tenant, UUID_LEN);
-            std::memcpy(g_last_target, chars, len);
-            g_last_target_len = len;
-            g_have_last = true;
-        } else {
-            g_have_last = false;
-        }
+    if (len > kTargetMaxBytes) {
+        compute(secret, tenant, chars, len, out);
+        return;
     }
-    std::memcpy(out, g_last_channel, kChannelBytes);
+    ChannelKey key;
+    std::memcpy(&key.tenant, tenant, UUID_LEN);
+    key.target_len = len;
+    std::memcpy(key.target, chars, len);
+    if (const Channel* kept = g_channels.find(key)) {
+        std::memcpy(out, kept->name, kChannelBytes);
+        return;
+    }
+    compute(secret, tenant, chars, len, out);
+    Oid relid = secret.relid;
+    guard([&key, relid, &out] {
+        Channel* c = g_channels.enter(key);
+        c->secret_relid = relid;
+        std::memcpy(c->name, out, kChannelBytes);
+    });
 }
 
 void enqueued(const pg_uuid_t* tenant, const text* target) {
@@ -106,13 +133,6 @@ void enqueued(const pg_uuid_t* tenant, const text* target) {
     char name[kChannelBytes];
     channel(tenant, target, name);
     guard([&name] { Async_Notify(name, nullptr); });
-}
-
-void forget(Oid relid) {
-    if (relid == InvalidOid || relid == g_secret_relid) {
-        g_have_secret = false;
-        g_have_last = false;
-    }
 }
 
 }  // namespace baton::pg::notify

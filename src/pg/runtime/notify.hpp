@@ -23,8 +23,4 @@ void channel(const pg_uuid_t* tenant, const text* target, char (&channel)[kChann
 // sends it at commit, once per transaction and channel.
 void enqueued(const pg_uuid_t* tenant, const text* target);
 
-// Forgets the secret on a relcache invalidation of relid (InvalidOid: all), so that a
-// re-created or truncated baton.wakeup_key is read again (from pg/runtime/invalidation).
-void forget(Oid relid);
-
 }  // namespace baton::pg::notify

@@ -1,11 +1,12 @@
 // The extension's owner, cached (see owner.hpp).
 #include "pg/runtime/owner.hpp"
+#include "pg/runtime/cache.hpp"
 
 namespace baton::pg::owner {
 
 namespace {
 
-Oid g_owner = InvalidOid;  // InvalidOid: not known (yet, or since an invalidation)
+cache::Value<Oid> g_owner;  // forgotten by any invalidation (see owner.hpp)
 
 // What read makes of pg_baton's pg_extension row (nullptr when it is not installed),
 // found by the catalog's name index (pg_extension has no syscache).
@@ -32,13 +33,13 @@ Oid lookup() {
 }  // namespace
 
 Oid of_extension(bool missing_ok) {
-    if (OidIsValid(g_owner)) return g_owner;
+    if (const Oid* kept = g_owner.get()) return *kept;
     Oid owner = lookup();
     if (!OidIsValid(owner) && missing_ok) return InvalidOid;
     if (!OidIsValid(owner))
         ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("extension \"pg_baton\" is not installed"),
                         errhint("Run CREATE EXTENSION pg_baton in this database.")));
-    g_owner = owner;
+    g_owner.set(owner);
     return owner;
 }
 
@@ -48,8 +49,5 @@ bool changed_in_this_transaction() {
     return read_row(
         [](HeapTuple tup) { return tup && TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup->t_data)); });
 }
-
-// Any invalidation forgets the owner (see owner.hpp).
-void forget(Oid) { g_owner = InvalidOid; }
 
 }  // namespace baton::pg::owner

@@ -24,8 +24,4 @@ Oid of_extension(bool missing_ok = false);
 // owner of pg_baton (wrote its pg_extension row). Postgres calls only: wrap in guard().
 bool changed_in_this_transaction();
 
-// Forgets the cached owner, whatever relid: from pg/runtime/invalidation's callbacks, on every relcache and
-// schema invalidation.
-void forget(Oid relid);
-
 }  // namespace baton::pg::owner

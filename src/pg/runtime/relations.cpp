@@ -2,71 +2,52 @@
 // numbers (see relations.hpp).
 #include <cstring>
 
+#include "pg/runtime/cache.hpp"
 #include "pg/runtime/relations.hpp"
 
 namespace baton::pg::relations {
 
 namespace {
 
-// What open_with_index() or open() found for one (table, index) pair of names (index
-// nullptr for open() and relid()): kept across calls and transactions, forgotten by the
-// invalidation callbacks below. The pairs are the string literals of the callers, so a
-// handful of slots is enough.
-struct Found {
+// The (table, index) pair of names of open_with_index(), or (table, nullptr) of open()
+// and relid(): the callers' string literals, keyed by their addresses (hashed as bytes,
+// no string read). A name at two addresses is two entries, each found and forgotten
+// alike.
+struct Names {
     const char* table;
     const char* index;
-    Oid relid;      // InvalidOid: resolve the table's name again
-    Oid index_oid;  // InvalidOid: look the index up again (after the lock)
 };
-constexpr int kSlots = 16;
-Found g_found[kSlots];
-int g_used = 0;
 
-// What attnums() found for one list of column names in one relation.
+// What open_with_index(), open() or relid() found for one pair of names: the table's
+// oid, and the index's (InvalidOid for open() and relid()).
+struct Found {
+    Oid relid;
+    Oid index_oid;
+};
+bool found_depends(const Names&, const Found& f, Oid relid) { return relid == f.relid || relid == f.index_oid; }
+
+// What attnums() found for one list of column names (the caller's static array, by its
+// address) in one relation.
 struct Columns {
-    const char* const* names;  // the caller's static array: the key
     int n;
-    Oid relid;  // InvalidOid: find the numbers again
+    Oid relid;
     AttrNumber num[kMaxColumns];
 };
-constexpr int kColumnLists = 8;
-Columns g_columns[kColumnLists];
-int g_columns_used = 0;
+bool columns_depend(const char* const* const&, const Columns& c, Oid relid) { return relid == c.relid; }
 
-}  // namespace
+// Kept across calls and transactions. A change to a table (its columns and its index
+// list included: REINDEX CONCURRENTLY invalidates the table when it swaps the index) or
+// to an index forgets what was found for it; a reset or a change of schema forgets
+// everything. The keys are the callers' literals and static arrays, a few dozen at most:
+// the cap (which would empty the table) is never reached.
+constexpr long kEntries = 64;
+cache::Map<Names, Found, cache::Blobs, found_depends> g_found{"pg_baton relations", kEntries,
+                                                              cache::Forgets::kDependents};
+cache::Map<const char* const*, Columns, cache::Blobs, columns_depend> g_columns{"pg_baton column numbers", kEntries,
+                                                                               cache::Forgets::kDependents};
 
-// A change to a table (its columns and its index list included: REINDEX CONCURRENTLY
-// invalidates the table when it swaps the index) or to an index forgets what was found
-// for it; InvalidOid (a cache reset, or a schema changed) forgets everything.
-void forget(Oid relid) {
-    for (int i = 0; i < g_used; i++) {
-        Found& f = g_found[i];
-        if (relid == InvalidOid || relid == f.relid || relid == f.index_oid) f.relid = f.index_oid = InvalidOid;
-    }
-    for (int i = 0; i < g_columns_used; i++)
-        if (relid == InvalidOid || relid == g_columns[i].relid) g_columns[i].relid = InvalidOid;
-}
-
-namespace {
-
-// True when two of the callers' names are the same (either may be nullptr).
-bool same_name(const char* a, const char* b) {
-    return a == b || (a != nullptr && b != nullptr && std::strcmp(a, b) == 0);
-}
-
-// The slot of (table, index), taken on first use.
-Found& slot(const char* table, const char* index) {
-    for (int i = 0; i < g_used; i++)
-        if (same_name(g_found[i].table, table) && same_name(g_found[i].index, index)) return g_found[i];
-    if (g_used == kSlots) elog(ERROR, "pg_baton: too many relations in pg/runtime/relations");
-    g_found[g_used] = {table, index, InvalidOid, InvalidOid};
-    return g_found[g_used++];
-}
-
-// The oid of baton.`table` from the slot, resolved by name when the slot has none
-// (InvalidOid when there is no such table; the slot then stays unresolved).
-Oid resolve(Found& f, const char* table) {
-    if (OidIsValid(f.relid)) return f.relid;
+// The oid of baton.`table` by its name, InvalidOid when there is no such table.
+Oid by_name(const char* table) {
     Oid nsp = get_namespace_oid("baton", true);
     return OidIsValid(nsp) ? get_relname_relid(table, nsp) : InvalidOid;
 }
@@ -105,19 +86,23 @@ AttrNumber attnum_of(TupleDesc desc, const char* name) {
 // Locks the table before it resolves the index: see relations.hpp for why the other
 // order fails after REINDEX CONCURRENTLY ("could not open relation with OID"). The
 // table's oid and the index's come from the cache when nothing has invalidated them; the
-// lock processes pending invalidations before the index's oid is read from it.
+// lock processes pending invalidations, so the cache is asked again after it before its
+// index's oid is used.
 Relation open_with_index(const char* table, const char* index, LOCKMODE lock, Oid* index_oid) {
-    Found& f = slot(table, index);
-    Oid relid = resolve(f, table);
+    Names key{table, index};
+    const Found* f = g_found.find(key);
+    Oid relid = f != nullptr ? f->relid : by_name(table);
     if (!OidIsValid(relid)) elog(ERROR, "pg_baton cannot find baton.%s", table);
     Relation rel = table_open(relid, lock);
-    if (f.relid != relid || !OidIsValid(f.index_oid)) {
+    f = g_found.find(key);
+    if (f == nullptr || f->relid != relid) {
         Oid found = index_named(rel, index);
         if (!OidIsValid(found)) elog(ERROR, "pg_baton cannot find index baton.%s", index);
-        f.relid = relid;
-        f.index_oid = found;
+        *g_found.enter(key) = {relid, found};
+        *index_oid = found;
+        return rel;
     }
-    *index_oid = f.index_oid;
+    *index_oid = f->index_oid;
     return rel;
 }
 
@@ -125,38 +110,33 @@ Relation open_with_index(const char* table, const char* index, LOCKMODE lock, Oi
 // the oid once the table is open: the lock has processed pending invalidations, so an
 // oid that survived them is the table's current one.
 Relation open(const char* table, LOCKMODE lock) {
-    Found& f = slot(table, nullptr);
-    Oid relid = resolve(f, table);
+    Names key{table, nullptr};
+    const Found* f = g_found.find(key);
+    Oid relid = f != nullptr ? f->relid : by_name(table);
     if (!OidIsValid(relid)) elog(ERROR, "pg_baton cannot find baton.%s", table);
     Relation rel = table_open(relid, lock);
-    f.relid = relid;
+    if (g_found.find(key) == nullptr) *g_found.enter(key) = {relid, InvalidOid};
     return rel;
 }
 
 // The cached oid, resolved by name when there is none, for callers that only compare
 // it with a relation they already hold open (a trigger's).
 Oid relid(const char* table) {
-    Found& f = slot(table, nullptr);
-    f.relid = resolve(f, table);
-    return f.relid;
+    Names key{table, nullptr};
+    if (const Found* f = g_found.find(key)) return f->relid;
+    Oid relid = by_name(table);
+    if (OidIsValid(relid)) *g_found.enter(key) = {relid, InvalidOid};
+    return relid;
 }
 
-// The numbers of the slot of `names`, found again when the slot was forgotten or was
+// The numbers of the entry of `names`, found again when the entry was forgotten or was
 // found for another relation.
 const AttrNumber* attnums(Relation rel, const char* const* names, int n) {
     if (n > kMaxColumns) elog(ERROR, "pg_baton: too many columns in one pg/runtime/relations list");
-    Columns* c = nullptr;
-    for (int i = 0; i < g_columns_used && c == nullptr; i++)
-        if (g_columns[i].names == names) c = &g_columns[i];
-    if (c == nullptr) {
-        if (g_columns_used == kColumnLists) elog(ERROR, "pg_baton: too many column lists in pg/runtime/relations");
-        c = &g_columns[g_columns_used++];
-        c->names = names;
-        c->n = n;
-        c->relid = InvalidOid;
-    }
     Oid relid = RelationGetRelid(rel);
-    if (c->relid != relid || c->n != n) {
+    Columns* c = g_columns.find(names);
+    if (c == nullptr || c->relid != relid || c->n != n) {
+        c = g_columns.enter(names);
         TupleDesc desc = RelationGetDescr(rel);
         for (int i = 0; i < n; i++) c->num[i] = attnum_of(desc, names[i]);
         c->n = n;

@@ -8,8 +8,8 @@
 // cannot be dropped. (VACUUM FULL, CLUSTER, REINDEX and pg_repack keep every oid and give
 // new relfilenodes, which the relation cache follows by itself.)
 //
-// Everything found here is kept in plain static arrays (no constructors) and forgotten
-// by relcache and schema invalidation callbacks: an ALTER TABLE, a DROP or a re-created
+// Everything found here is kept in pg/runtime/cache tables and forgotten by relcache
+// and schema invalidation callbacks: an ALTER TABLE, a DROP or a re-created
 // table sends a relcache invalidation of the table, which this backend processes when it
 // next locks the table (or, for its own changes, at the end of the command that made
 // them, and again if its transaction aborts).
@@ -44,8 +44,8 @@ constexpr int kMaxColumns = 24;
 // per backend for each (list, relation) and kept until a relcache invalidation of the
 // relation (a column added, dropped or renamed, the table dropped) or a cache reset; a
 // relation of another oid (the table re-created) is looked at afresh. `names` must be a
-// static array: the cache is keyed by its address. The answer may change at the next
-// attnums() call of the same list (copy it out to keep it). Postgres calls only.
+// static array: the cache is keyed by its address. The answer stands until the next
+// attnums() call (copy it out to keep it). Postgres calls only.
 const AttrNumber* attnums(Relation rel, const char* const* names, int n);
 
 // True when every trigger on the open relation `rel` (a table of schema baton, or on
@@ -56,9 +56,5 @@ const AttrNumber* attnums(Relation rel, const char* const* names, int n);
 // (which logs the writes made while it copies a table) makes it false. Postgres calls
 // only.
 bool only_own_triggers(Relation rel);
-
-// Forgets what was found for relation relid (InvalidOid: everything; a renamed or dropped
-// schema may change what "baton" names): from pg/runtime/invalidation's callbacks.
-void forget(Oid relid);
 
 }  // namespace baton::pg::relations

@@ -1,6 +1,7 @@
 // The installed schema's version against the library's (see schema_version.hpp).
 #include "core/version.hpp"
 // (core headers before Postgres headers)
+#include "pg/runtime/cache.hpp"
 #include "pg/runtime/schema_version.hpp"
 
 #ifndef BATON_VERSION
@@ -11,7 +12,9 @@ namespace baton::pg::schema_version {
 
 namespace {
 
-bool g_current = false;  // this database's pg_baton was found at the library's version or later
+// This database's pg_baton was found at the library's version or later; forgotten by any
+// invalidation (see schema_version.hpp).
+cache::Value<bool> g_current;
 
 }  // namespace
 
@@ -20,7 +23,7 @@ const char* library() { return BATON_VERSION; }
 // pg_baton's pg_extension row, found by the catalog's name index (pg_extension has no
 // syscache): its oid and extversion.
 const char* older_installed() {
-    if (g_current) return nullptr;
+    if (g_current.get() != nullptr) return nullptr;
     Relation rel = table_open(ExtensionRelationId, AccessShareLock);
     ScanKeyData key;
     ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ, CStringGetDatum("pg_baton"));
@@ -40,12 +43,10 @@ const char* older_installed() {
     // Its own script runs: the schema is being built, and nothing is kept.
     if (creating_extension && CurrentExtensionObject == extension) return nullptr;
     if (version::compare(installed, BATON_VERSION) < 0) return installed;
-    g_current = true;
+    g_current.set(true);
     return nullptr;
 }
 
-bool current() { return g_current; }
-
-void forget(Oid) { g_current = false; }
+bool current() { return g_current.get() != nullptr; }
 
 }  // namespace baton::pg::schema_version

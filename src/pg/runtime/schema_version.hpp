@@ -19,7 +19,9 @@ namespace baton::pg::schema_version {
 const char* library();
 
 // True once older_installed() found this database's pg_baton at the library's version
-// or later, until forget(): a call then costs a flag test. Nothing else is kept.
+// or later, until the next relcache or schema invalidation (DROP EXTENSION drops its
+// tables, whose invalidations reach every backend; a CREATE EXTENSION of an older
+// version follows it): a call then costs a flag test. Nothing else is kept.
 bool current();
 
 // The installed version when it is older than the library's (palloc'd); nullptr when it
@@ -28,10 +30,5 @@ bool current();
 // call pg_baton's functions, and their writes pass its triggers, on the schema they are
 // building). Postgres calls only (wrap in guard() from C++ that holds destructors).
 const char* older_installed();
-
-// Forgets the answer "current", whatever relid: from pg/runtime/invalidation's callbacks, on every relcache
-// and schema invalidation (DROP EXTENSION drops its tables, whose invalidations reach
-// every backend; a CREATE EXTENSION of an older version follows it).
-void forget(Oid relid);
 
 }  // namespace baton::pg::schema_version
