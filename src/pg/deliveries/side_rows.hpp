@@ -78,6 +78,9 @@ inline std::int64_t rank_of(std::int32_t priority) { return -static_cast<std::in
 void add_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int32_t priority, std::int64_t id,
                TimestampTz run_after, const ItemPointerData* row_tid);
 void remove_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int32_t priority, std::int64_t id);
+// remove_ready() of the ready row the caller has read at tid, under the snapshot of its
+// call (a claim), sparing the probe of the key.
+void remove_ready_at(Writer* w, const ItemPointerData* tid);
 
 // add_ready() for the n rows of deliveries that became pending together (enqueue_batch's
 // direct insert), their heap rows written a page at a time (heap_multi_insert). The
