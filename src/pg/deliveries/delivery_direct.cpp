@@ -115,6 +115,16 @@ void hint_unchanged_keys(ResultRelInfo* rri, const AttrNumber* col) {
     }
 }
 
+// True when write_indexes() covers every index of the table: none is an exclusion
+// constraint, which ExecInsertIndexTuples() checks after the insert. (A deferrable
+// constraint's table is left to the statements: own_trigger().)
+bool plain_indexes(const ResultRelInfo* rri) {
+    for (int i = 0; i < rri->ri_NumIndices; i++)
+        if (rri->ri_IndexRelationDescs[i] != nullptr && rri->ri_IndexRelationInfo[i]->ii_ExclusionOps != nullptr)
+            return false;
+    return true;
+}
+
 // 40001 for a delivery changed after a REPEATABLE READ or SERIALIZABLE snapshot, in the
 // words an UPDATE would use.
 [[noreturn]] void serialization_failure(std::int64_t id) {
@@ -149,6 +159,7 @@ struct Table {
     CommandId cid;
     bool has_lease_until;    // a claim's lease_until, computed once per call
     bool indexes_open;       // rri's indexes, opened by the first write that needs them (open_indexes())
+    bool own_index_loop;     // write_indexes() may skip the unique checks (plain_indexes())
     TimestampTz lease_until;
     ExprState** defaults;    // insert(): per column, the default of one an enqueue leaves out
     std::uint32_t domains;   // the columns of a domain type (domain_columns())
@@ -241,6 +252,7 @@ void open_indexes(Table* t) {
     if (t->indexes_open) return;
     ExecOpenIndices(t->rri, false);
     hint_unchanged_keys(t->rri, t->col);
+    t->own_index_loop = plain_indexes(t->rri);
     t->indexes_open = true;
 }
 
@@ -261,16 +273,47 @@ TM_Result write_heap(Table* t, ItemPointer tid, bool wait, TM_FailureData* tmfd,
     return compat::tuple_update(t->rel, tid, t->written, t->cid, t->snapshot, wait, tmfd, indexed);
 }
 
-// The index entries of the version written in `slot` (its tts_tid), as an UPDATE writes
-// them: ExecInsertIndexTuples(), which checks the unique indexes (a unique key the writes
-// leave unchanged finds only the row's own older version, which this transaction has
-// updated) and the exclusion constraints, and passes btree hint_unchanged_keys()' hint.
-// A heap-only tuple (kSummarizing) gets entries in the summarizing indexes alone, as the
-// executor gives it.
+// The index entries of the version written in `slot` (its tts_tid): what
+// ExecInsertIndexTuples() does for an update, except that a valid unique index with no
+// predicate whose key the writes leave unchanged (hint_unchanged_keys(): the primary key,
+// the dedup key) is not checked for uniqueness: the row's own older version holds that
+// key, so no other row can (an inserter of the key finds the older version and waits for
+// this transaction). A table with an exclusion constraint (plain_indexes()) takes
+// ExecInsertIndexTuples() itself. A heap-only tuple (kSummarizing) gets entries in the
+// summarizing indexes alone, as the executor gives it.
 void write_indexes(Table* t, TupleTableSlot* slot, compat::IndexUpdate which) {
     if (which == compat::IndexUpdate::kNone) return;
+    bool only_summarizing = which == compat::IndexUpdate::kSummarizing;
     open_indexes(t);
-    compat::insert_index_tuples(t->rri, slot, t->estate, true, which == compat::IndexUpdate::kSummarizing);
+    if (!t->own_index_loop) {
+        compat::insert_index_tuples(t->rri, slot, t->estate, true, only_summarizing);
+        ResetPerTupleExprContext(t->estate);
+        return;
+    }
+    ResultRelInfo* rri = t->rri;
+    ExprContext* econtext = GetPerTupleExprContext(t->estate);
+    econtext->ecxt_scantuple = slot;
+    Datum values[INDEX_MAX_KEYS];
+    bool isnull[INDEX_MAX_KEYS];
+    for (int i = 0; i < rri->ri_NumIndices; i++) {
+        Relation index = rri->ri_IndexRelationDescs[i];
+        IndexInfo* info = rri->ri_IndexRelationInfo[i];
+        if (index == nullptr || !info->ii_ReadyForInserts) continue;
+        if (only_summarizing && !compat::summarizing(index)) continue;
+        if (info->ii_Predicate != NIL) {
+            if (info->ii_PredicateState == nullptr)
+                info->ii_PredicateState = ExecPrepareQual(info->ii_Predicate, t->estate);
+            if (!ExecQual(info->ii_PredicateState, econtext)) continue;
+        }
+        FormIndexDatum(info, slot, t->estate, values, isnull);
+        // Checked: a partial index, which may take an entry the older version did not
+        // have (its predicate on a written column), and one still being built.
+        bool same_key_as_before =
+            info->ii_IndexUnchanged && info->ii_Predicate == NIL && index->rd_index->indisvalid;
+        IndexUniqueCheck check =
+            index->rd_index->indisunique && !same_key_as_before ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO;
+        index_insert(index, values, isnull, &slot->tts_tid, t->rel, check, info->ii_IndexUnchanged, info);
+    }
     ResetPerTupleExprContext(t->estate);
 }
 
