@@ -370,7 +370,7 @@ void remove_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::i
 void remove_ready_at(Writer* w, const ItemPointerData* tid) {
     if (w->by_statement) {
         const Oid types[1] = {TIDOID};
-        const Datum values[1] = {ItemPointerGetDatum(tid)};
+        const Datum values[1] = {PointerGetDatum(tid)};
         run_statement(w, "DELETE FROM %s WHERE ctid OPERATOR(pg_catalog.=) $1", 1, types, values);
         return;
     }

@@ -24,8 +24,9 @@
 // pending and skip it; the delivery's next move to pending replaces it) or a stale lease
 // row (reap sweeps it once expired).
 //
-// The fence trigger keeps both for every write that passes it; the direct claim, which
-// passes no trigger, keeps them itself. The writes are heap writes, which fire no
+// pg/deliveries/upkeep.hpp decides which side rows a write changes and calls these
+// functions, from the fence trigger for every write that passes it and from the direct
+// claim and insert, which pass no trigger. The writes are heap writes, which fire no
 // trigger: the side tables' own fence triggers guard the writes of other writers (direct
 // SQL), and the side rows written here go with a delivery row that has passed the fence.
 // A side table with triggers other than pg_baton's (pg_repack's, which logs the writes
