@@ -49,6 +49,9 @@
 # table updated HOT beside a table of ready rows and one of leases (hybrid_*.sql);
 # ceiling, on the cycle path only, is two single-row UPDATEs by key, each its own
 # transaction (ceiling_cycle.sql): what bench/run.sh's ceiling/2 stands for.
+# --fillfactor N: baton.deliveries' fillfactor before the load (bench/sql/baton_setup.sql);
+# 100 fills its pages, so that a claim's and a finish's updates are not heap-only and
+# write index entries; the share of heap-only updates of each run is printed.
 # Environment: BATON_BENCH_PORT (first port to try, default 55560).
 set -euo pipefail
 export LC_ALL=C
@@ -69,6 +72,7 @@ ONLY="enqueue,enqueue_batch,cycle,batch,step"
 CALLGRIND=1
 WAL=1
 KEEP=
+FILLFACTOR=
 SYSTEMS="baton plain"
 while (($# > 0)); do
     case $1 in
@@ -77,6 +81,7 @@ while (($# > 0)); do
         --no-callgrind) CALLGRIND=0 ;;
         --no-wal) WAL=0 ;;
         --keep) KEEP=${2:?--keep DIR}; shift ;;
+        --fillfactor) FILLFACTOR=${2:?--fillfactor N}; shift ;;
         --baton-only) SYSTEMS=baton ;;
         --systems) SYSTEMS=${2:?--systems LIST}; SYSTEMS=${SYSTEMS//,/ }; shift ;;
         -h | --help)
@@ -201,7 +206,8 @@ setup() { # PATH SYSTEM TXNS
             if [[ $2 == ceiling ]]; then
                 q -d costs -v rows="$rows" -f "$SQL/ceiling_setup.sql" >/dev/null 2>&1
             elif [[ $2 != plain ]]; then
-                q -d costs -v tenant="$TENANT" -v rows="$rows" -f "$SQL/$2_setup.sql" >/dev/null 2>&1
+                q -d costs -v tenant="$TENANT" -v rows="$rows" ${FILLFACTOR:+-v fillfactor="$FILLFACTOR"} \
+                    -f "$SQL/$2_setup.sql" >/dev/null 2>&1
             else
                 q -d costs -v rows="$rows" -f "$SQL/plain_setup.sql" >/dev/null 2>&1
             fi
@@ -276,7 +282,10 @@ done_items() { # PATH SYSTEM
 }
 
 IFS=, read -r -a PATHS <<<"$ONLY"
-declare -A WALB INSTR DETAIL
+declare -A WALB INSTR DETAIL HOT
+# updates HOT-UPDATES: baton.deliveries' counts of updates and of heap-only ones so far
+# (a backend's counts reach the statistics when it exits, as pgbench's does).
+updates() { q -d costs -c "SELECT n_tup_upd || ' ' || n_tup_hot_upd FROM pg_catalog.pg_stat_user_tables WHERE relid OPERATOR(pg_catalog.=) 'baton.deliveries'::pg_catalog.regclass"; }
 
 # --- WAL bytes per item ------------------------------------------------------------------
 if ((WAL)); then
@@ -287,9 +296,14 @@ if ((WAL)); then
             setup "$p" "$s" "$n"
             pgbench_run "$p" "$s" "$(warmup "$p")"
             before_items=$(done_items "$p" "$s")
+            [[ $s == baton ]] && read -r upd0 hot0 < <(updates)
             start=$(q -d costs -c "SELECT pg_catalog.pg_current_wal_insert_lsn()")
             pgbench_run "$p" "$s" "$n"
             end=$(q -d costs -c "SELECT pg_catalog.pg_current_wal_insert_lsn()")
+            if [[ $s == baton ]]; then
+                read -r upd1 hot1 < <(updates)
+                ((upd1 > upd0)) && HOT[$p.$s]="$((hot1 - hot0)) of $((upd1 - upd0)) updates of baton.deliveries heap-only"
+            fi
             made=$(($(done_items "$p" "$s") - before_items))
             expect=$((n * $(items "$p")))
             # A stage step makes one stage row (the successor) per transaction.
@@ -381,7 +395,8 @@ if ((WAL)); then
     echo "-- WAL bytes per item by resource manager (pg_waldump --stats: records and their full-page images)"
     for p in "${PATHS[@]}"; do
         for s in $SYSTEMS; do
-            supports "$p" "$s" && printf '%-40s %-8s %s\n' "$(label "$p")" "$s:" "${DETAIL[$p.$s]:--}"
+            supports "$p" "$s" && printf '%-40s %-8s %s%s\n' "$(label "$p")" "$s:" "${DETAIL[$p.$s]:--}" \
+                "${HOT[$p.$s]:+; ${HOT[$p.$s]}}"
         done
     done
     echo

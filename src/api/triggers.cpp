@@ -4,16 +4,16 @@
 #include <string>
 #include <string_view>
 
-#include "core/claim_hint.hpp"
 #include "core/delivery.hpp"
 #include "core/error.hpp"
 #include "core/tenant.hpp"
+#include "core/upkeep.hpp"
 #include "pg/runtime/args.hpp"
 #include "pg/access/authz_cache.hpp"
 #include "pg/runtime/boundary.hpp"
-#include "pg/deliveries/claim_hints.hpp"
 #include "pg/access/fence.hpp"
 #include "pg/deliveries/side_rows.hpp"
+#include "pg/deliveries/upkeep.hpp"
 #include "pg/runtime/relations.hpp"
 #include "pg/access/restore_load.hpp"
 
@@ -44,11 +44,11 @@ TriggerData* trigger_data(FunctionCallInfo fcinfo) {
     return reinterpret_cast<TriggerData*>(fcinfo->context);
 }
 
-// The columns of baton.deliveries its trigger reads (the row rules, the claim hints, the
-// leases); is_deliveries is false for the other tables.
+// The columns of baton.deliveries its trigger reads (the row rules, and the upkeep of the
+// side tables and claim hints); is_deliveries is false for the other tables.
 struct DeliveryColumns {
     bool is_deliveries;
-    int id, target, status, priority, run_after, max_attempts, generation, lease_until;
+    AttrNumber id, target, status, priority, run_after, max_attempts, generation, lease_until;
 };
 const char* const kDeliveryColumnNames[] = {"id",           "target",     "status",     "priority",
                                             "run_after",    "max_attempts", "generation", "lease_until"};
@@ -75,45 +75,6 @@ DeliveryColumns delivery_columns(Relation rel, const char* table) {
             if (n[i] <= 0) c.is_deliveries = false;
     });
     return c;
-}
-
-// A delivery row as the claim hints see it.
-struct HintRow {
-    bool pending;
-    const pg_uuid_t* tenant;
-    text* target;
-    claim_hint::Position at;
-    TimestampTz run_after;
-};
-
-// The row as the claim hints see it: pending or not, and where it sits in claim order.
-HintRow hint_row(HeapTuple tuple, Relation rel, const DeliveryColumns& c) {
-    TupleDesc desc = RelationGetDescr(rel);
-    HintRow r{};
-    bool isnull = false;
-    Datum status = heap_getattr(tuple, c.status, desc, &isnull);
-    if (isnull) return r;
-    text* s = DatumGetTextPP(status);
-    r.pending = delivery::parse_status(std::string_view(VARDATA_ANY(s), VARSIZE_ANY_EXHDR(s))) ==
-                delivery::Status::kPending;
-    if (!r.pending) return r;
-    r.tenant = row_tenant(tuple, rel);
-    bool n1 = false, n2 = false, n3 = false, n4 = false;
-    r.target = DatumGetTextPP(heap_getattr(tuple, c.target, desc, &n1));
-    r.at = {DatumGetInt32(heap_getattr(tuple, c.priority, desc, &n2)),
-            DatumGetInt64(heap_getattr(tuple, c.id, desc, &n3))};
-    r.run_after = DatumGetTimestampTz(heap_getattr(tuple, c.run_after, desc, &n4));
-    if (n1 || n2 || n3 || n4) r.pending = false;  // NOT NULL columns: the write will fail
-    return r;
-}
-
-// True when two pending rows sit at the same place in claim order (same tenant, target,
-// priority, id and due time): an update that moves nothing the hints care about.
-bool same_place(const HintRow& a, const HintRow& b) {
-    return std::memcmp(a.tenant, b.tenant, sizeof *a.tenant) == 0 && a.at.priority == b.at.priority &&
-           a.at.id == b.at.id && a.run_after == b.run_after &&
-           VARSIZE_ANY_EXHDR(a.target) == VARSIZE_ANY_EXHDR(b.target) &&
-           std::memcmp(VARDATA_ANY(a.target), VARDATA_ANY(b.target), VARSIZE_ANY_EXHDR(a.target)) == 0;
 }
 
 // The name of the trigger that holds the row rules of baton.deliveries, as \d shows it
@@ -164,95 +125,25 @@ void check_delivery_row(HeapTuple tuple, Relation rel, const DeliveryColumns& c)
     refuse_row(rel, delivery::parse_status(status_text) ? c.max_attempts : c.status, message, detail);
 }
 
-// A write to baton.deliveries as claim order sees it: the row before and after (pending
-// or not, and where), and whether it moved (became pending, stopped being pending, or
-// moved while pending: its target, priority or due time changed).
-struct Move {
-    HintRow before, after;
-    bool moved;
-};
-Move claim_order_move(TriggerData* td, const DeliveryColumns& c) {
-    Relation rel = td->tg_relation;
-    TriggerEvent ev = td->tg_event;
-    Move m{};
-    if (!TRIGGER_FIRED_BY_INSERT(ev)) m.before = hint_row(td->tg_trigtuple, rel, c);
-    if (TRIGGER_FIRED_BY_INSERT(ev)) m.after = hint_row(td->tg_trigtuple, rel, c);
-    if (TRIGGER_FIRED_BY_UPDATE(ev)) m.after = hint_row(td->tg_newtuple, rel, c);
-    m.moved = (m.before.pending || m.after.pending) &&
-              !(m.before.pending && m.after.pending && same_place(m.before, m.after));
-    return m;
-}
-
-// Tells the claim hints about a move: a row that becomes pending (or moves while
-// pending) lowers its target's hint; a pending row taken out (claimed, settled, deleted)
-// comes back if the transaction aborts.
-void note_hints(const Move& m) {
-    if (m.before.pending)
-        pg::claim_hints::row_taken(m.before.tenant, VARDATA_ANY(m.before.target),
-                                   static_cast<int>(VARSIZE_ANY_EXHDR(m.before.target)), m.before.at,
-                                   m.before.run_after);
-    if (m.after.pending)
-        pg::claim_hints::row_pending(m.after.tenant, VARDATA_ANY(m.after.target),
-                                     static_cast<int>(VARSIZE_ANY_EXHDR(m.after.target)), m.after.at,
-                                     m.after.run_after);
-}
-
-// True when the version of a delivery row has status claimed.
-bool row_claimed(HeapTuple tuple, TupleDesc desc, const DeliveryColumns& c) {
-    bool isnull = false;
-    Datum status = heap_getattr(tuple, c.status, desc, &isnull);
-    if (isnull) return false;
-    text* s = DatumGetTextPP(status);
-    return delivery::parse_status(std::string_view(VARDATA_ANY(s), VARSIZE_ANY_EXHDR(s))) ==
-           delivery::Status::kClaimed;
-}
-
 // True for the side tables of deliveries (their logical names, logical_table()).
 bool side_table(const char* table) { return std::strcmp(table, "leases") == 0 || std::strcmp(table, "ready") == 0; }
 
-// Adds to baton.leases the lease a delivery row takes (pg/deliveries/side_rows.hpp): a row written
-// claimed, with a lease_until, that it did not hold before (a new row, or a generation or
-// lease_until other than the version before).
-void note_lease(TriggerData* td, const DeliveryColumns& c) {
-    Relation rel = td->tg_relation;
-    TupleDesc desc = RelationGetDescr(rel);
-    bool update = TRIGGER_FIRED_BY_UPDATE(td->tg_event);
-    HeapTuple after = update ? td->tg_newtuple : td->tg_trigtuple;
-    if (!row_claimed(after, desc, c)) return;
-    bool n1 = false, n2 = false, n3 = false;
-    Datum lease_until = heap_getattr(after, c.lease_until, desc, &n1);
-    Datum generation = heap_getattr(after, c.generation, desc, &n2);
-    Datum id = heap_getattr(after, c.id, desc, &n3);
-    if (n1 || n2 || n3) return;
-    if (update && row_claimed(td->tg_trigtuple, desc, c)) {
-        bool b1 = false, b2 = false;
-        Datum before_lease = heap_getattr(td->tg_trigtuple, c.lease_until, desc, &b1);
-        Datum before_generation = heap_getattr(td->tg_trigtuple, c.generation, desc, &b2);
-        if (!b1 && !b2 && DatumGetTimestampTz(before_lease) == DatumGetTimestampTz(lease_until) &&
-            DatumGetInt64(before_generation) == DatumGetInt64(generation))
-            return;
-    }
-    const pg_uuid_t* tenant = row_tenant(after, rel);
-    pg::guard([rel, tenant, id, generation, lease_until] {
-        pg::side_rows::Writer* w = pg::side_rows::open(rel, pg::side_rows::Table::kLeases);
-        pg::side_rows::add_lease(w, tenant, DatumGetInt64(id), DatumGetInt64(generation),
-                                 DatumGetTimestampTz(lease_until));
-        pg::side_rows::close(w);
-    });
-}
-
-// Keeps baton.ready in step with a move (pg/deliveries/side_rows.hpp): a row that stops being
-// pending, or moves, loses its ready row; one that becomes pending, or moved, gets one.
-void note_ready(Relation rel, const Move& m) {
-    pg::guard([rel, &m] {
-        pg::side_rows::Writer* w = pg::side_rows::open(rel, pg::side_rows::Table::kReady);
-        if (m.before.pending)
-            pg::side_rows::remove_ready(w, m.before.tenant, m.before.target,
-                                        static_cast<std::int32_t>(m.before.at.priority), m.before.at.id);
-        if (m.after.pending)
-            pg::side_rows::add_ready(w, m.after.tenant, m.after.target, static_cast<std::int32_t>(m.after.at.priority),
-                                     m.after.at.id, m.after.run_after, nullptr);  // before the row is written
-        pg::side_rows::close(w);
+// Keeps baton.ready, baton.leases and the claim hints in step with a write to
+// baton.deliveries (pg/deliveries/upkeep.hpp): the row's versions before and after, as
+// the upkeep reads them (the tenant is the first column), given to upkeep::move(), which
+// the direct path calls too.
+void note_move(TriggerData* td, const DeliveryColumns& c) {
+    pg::guard([td, &c] {
+        const pg::upkeep::Columns cols{1, c.id, c.target, c.status, c.priority, c.run_after, c.generation,
+                                       c.lease_until};
+        TriggerEvent ev = td->tg_event;
+        pg::upkeep::Version before{}, after{};
+        bool has_before = !TRIGGER_FIRED_BY_INSERT(ev), has_after = !TRIGGER_FIRED_BY_DELETE(ev);
+        if (has_before) before = pg::upkeep::read(td->tg_trigslot, cols);
+        if (has_after) after = pg::upkeep::read(TRIGGER_FIRED_BY_UPDATE(ev) ? td->tg_newslot : td->tg_trigslot, cols);
+        pg::upkeep::Writers w = pg::upkeep::writers(td->tg_relation);
+        pg::upkeep::move(&w, has_before ? &before : nullptr, has_after ? &after : nullptr);
+        pg::upkeep::close(&w);
     });
 }
 
@@ -269,8 +160,8 @@ const char* logical_table(const TriggerData* td) {
 // must be writable, but for the rows a restore loads and, on a side table, the rows
 // pg_baton writes with a delivery row (side_rows::writing(): the delivery's row passed
 // the fence, or is a restore's). On deliveries, the row must also
-// keep the row rules, the write is told to the claim hints, and the side tables are
-// kept in step (a lease it takes added to baton.leases, its place in claim order to
+// keep the row rules, and the side tables and claim hints are kept in step with the write
+// (note_move(): a lease it takes added to baton.leases, its place in claim order to
 // baton.ready); on target_bindings, the write is told to pg/access/authz_cache.
 Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     TriggerData* td = trigger_data(fcinfo);
@@ -294,11 +185,8 @@ Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     const DeliveryColumns c = delivery_columns(td->tg_relation, logical_table(td));
     if (c.is_deliveries) {
         if (!TRIGGER_FIRED_BY_DELETE(ev)) check_delivery_row(written, rel, c);
-        Move m = claim_order_move(td, c);
-        if (m.moved && pg::claim_hints::enabled()) note_hints(m);
         pg::side_rows::Writing side_rows;
-        if (m.moved) note_ready(rel, m);
-        if (!TRIGGER_FIRED_BY_DELETE(ev)) note_lease(td, c);
+        note_move(td, c);
     }
     return PointerGetDatum(written);
 }

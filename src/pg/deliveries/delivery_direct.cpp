@@ -6,10 +6,11 @@
 
 #include "core/claim_hint.hpp"
 #include "core/delivery.hpp"
+#include "core/upkeep.hpp"
 #include "pg/citus/citus.hpp"
-#include "pg/deliveries/claim_hints.hpp"
 #include "pg/deliveries/delivery_direct.hpp"
 #include "pg/deliveries/side_rows.hpp"
+#include "pg/deliveries/upkeep.hpp"
 #include "pg/runtime/cache.hpp"
 #include "pg/runtime/relations.hpp"
 #include "pg/runtime/spi.hpp"
@@ -31,8 +32,8 @@ const char* const kColumnNames[kColumns] = {
 
 // The columns of baton.ready a claim reads, found as those above (row_tid may be missing:
 // a schema of 0.9.0's first builds).
-enum ReadyColumn { kReadyRank, kReadyId, kReadyRunAfter, kReadyRowTid, kReadyColumns };
-const char* const kReadyColumnNames[kReadyColumns] = {"rank", "id", "run_after", "row_tid"};
+enum ReadyColumn { kReadyId, kReadyRunAfter, kReadyRowTid, kReadyColumns };
+const char* const kReadyColumnNames[kReadyColumns] = {"id", "run_after", "row_tid"};
 
 // The columns of baton.target_bindings bound_role() reads, found as those above.
 enum BindingColumn { kBindingTenant, kBindingTarget, kBindingRole, kBindingColumns };
@@ -151,7 +152,7 @@ struct Table {
     AttrNumber ready_col[kReadyColumns];
     IndexScanDesc by_key;  // the primary key probe of settle() and of a claim, begun on first use
     IndexFetchTableData* by_tid;  // a claim's fetch of a ready row's row_tid, begun on first use
-    side_rows::Writer* leases;  // baton.leases, opened by the first claim
+    upkeep::Writers side;  // baton.ready and baton.leases, for a claim's upkeep
     AttrNumber col[kColumns];
     TupleTableSlot* found;    // the version read (a buffer slot)
     TupleTableSlot* written;  // the version written (virtual)
@@ -191,6 +192,12 @@ namespace {
 
 // A column of the version read.
 Datum found_value(Table* t, Column c, bool* isnull) { return slot_getattr(t->found, t->col[c], isnull); }
+
+// The columns a version is read from for its upkeep (pg/deliveries/upkeep.hpp).
+upkeep::Columns side_columns(const Table* t) {
+    const AttrNumber* c = t->col;
+    return {c[kTenant], c[kId], c[kTarget], c[kStatus], c[kPriority], c[kRunAfter], c[kGeneration], c[kLeaseUntil]};
+}
 
 // The status of the version read, as the core knows it; nullopt for NULL or a spelling
 // the core does not know.
@@ -540,6 +547,7 @@ Table* open(Use use) {
         // No range table entry: hint_unchanged_keys() tells which keys the writes keep.
         InitResultRelInfo(t->rri, rel, 0, nullptr, 0);
         t->pkey_oid = pkey;
+        t->side = upkeep::writers(rel);
         // Before the snapshot: a lock waited for behind a rewrite of baton.ready (pg_repack's
         // swap) must not leave the call reading the new files under an older snapshot.
         if (use != Use::kSettle) open_ready(t);
@@ -566,7 +574,7 @@ void close(Table* t) {
     guard([t] {
         if (t->by_key != nullptr) index_endscan(t->by_key);
         if (t->by_tid != nullptr) table_index_fetch_end(t->by_tid);
-        if (t->leases != nullptr) side_rows::close(t->leases);
+        upkeep::close(&t->side);
         if (t->ready != nullptr) {
             ExecDropSingleTupleTableSlot(t->ready_found);
             index_close(t->ready_pkey, NoLock);
@@ -586,13 +594,6 @@ void close(Table* t) {
 }
 
 namespace {
-
-// The next row of the range that is claimable at `now` (not yet taken).
-struct Candidate {
-    bool found;
-    claim_hint::Position at;
-    TimestampTz run_after;
-};
 
 // A level's scan reads the ids after the hint a window at a time: btree reads a leaf
 // page's matching entries all at once, to the end of the page, checking every key of
@@ -667,8 +668,8 @@ void end_claim(Cursor* c) {
 }
 
 // The next claimable row of the scan: the next ready row due at `now`, and its delivery,
-// read into `found` and asked delivery::claimable().
-Candidate next_candidate(Cursor* c, TimestampTz now) {
+// read into `found` and asked delivery::claimable(): false when the range has no more.
+bool next_candidate(Cursor* c, TimestampTz now) {
     return guard([c, now] {
         Table* t = c->table;
         for (;;) {
@@ -676,11 +677,10 @@ Candidate next_candidate(Cursor* c, TimestampTz now) {
                 if (next_window(c)) continue;
                 break;
             }
-            bool n1 = false, n2 = false, n3 = false;
+            bool n1 = false, n2 = false;
             TimestampTz run_after = DatumGetTimestampTz(slot_getattr(t->ready_found, t->ready_col[kReadyRunAfter], &n1));
             if (n1 || run_after > now || deleted_by_running(t)) continue;
             std::int64_t id = DatumGetInt64(slot_getattr(t->ready_found, t->ready_col[kReadyId], &n2));
-            std::int64_t priority = -DatumGetInt64(slot_getattr(t->ready_found, t->ready_col[kReadyRank], &n3));
             bool no_tid = true;
             Datum row_tid = t->ready_col[kReadyRowTid] == 0
                                 ? static_cast<Datum>(0)
@@ -689,9 +689,9 @@ Candidate next_candidate(Cursor* c, TimestampTz now) {
                          fetch_by_key(t, c->tenant, id);
             if (!found || !claimable(t, now)) continue;
             c->ready_tid = t->ready_found->tts_tid;
-            return Candidate{true, {priority, id}, run_after};
+            return true;
         }
-        return Candidate{false, claim_hint::kEnd, 0};
+        return false;
     });
 }
 
@@ -749,7 +749,11 @@ bool reserve(Cursor* c, TimestampTz lease_until) {
             if (reserve_found(c, lease_until, true) != TM_Ok)
                 elog(ERROR, "pg_baton could not update a delivery it holds locked");
         }
-        simple_heap_delete(t->ready, &c->ready_tid);
+        // The upkeep of the move, as the fence trigger does it: the claim hints, the ready
+        // row read (removed at its tid), the new lease.
+        upkeep::Version before = upkeep::read(t->found, side_columns(t));
+        upkeep::Version after = upkeep::read(t->written, side_columns(t));
+        upkeep::move(&t->side, &before, &after, &c->ready_tid);
         return true;
     });
 }
@@ -802,15 +806,6 @@ void build_settle(Table* t, Datum outcome, const Jsonb* result, bool keep_result
 }
 
 
-// Adds the lease of a row claimed to baton.leases, as the fence trigger does for a
-// statement's writes (pg/deliveries/side_rows.hpp).
-void add_lease(Table* t, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation) {
-    guard([t, tenant, id, generation] {
-        if (t->leases == nullptr) t->leases = side_rows::open(t->rel, side_rows::Table::kLeases);
-        side_rows::add_lease(t->leases, tenant, id, generation, t->lease_until);
-    });
-}
-
 }  // namespace
 
 // The settle under guard() (see the header).
@@ -859,13 +854,9 @@ Claimed claim(Table* t, const ClaimCall& call, ClaimRange range, claim_hint::Pos
         t->has_lease_until = true;
     }
     Cursor* cursor = begin_claim(t, call.tenant, call.target, range, from, static_cast<int>(n));
-    const char* target = VARDATA_ANY(call.target);
-    int target_len = static_cast<int>(VARSIZE_ANY_EXHDR(call.target));
     std::int64_t reserved = 0;
     while (reserved < n) {
-        Candidate candidate = next_candidate(cursor, call.now);
-        if (!candidate.found) break;
-        claim_hints::row_taken(call.tenant, target, target_len, candidate.at, candidate.run_after);
+        if (!next_candidate(cursor, call.now)) break;
         if (reserve(cursor, t->lease_until)) reserved++;
     }
     Claimed got{0, claim_hint::kEnd};
@@ -874,7 +865,6 @@ Claimed claim(Table* t, const ClaimCall& call, ClaimRange range, claim_hint::Pos
         bool nulls[8];
         complete(cursor, static_cast<int>(i), values, nulls, &got.last);
         remember_claimed(t, call.tenant, DatumGetInt64(values[0]), &cursor->reserved[i]);
-        add_lease(t, call.tenant, DatumGetInt64(values[0]), DatumGetInt64(values[1]));
         put_row(call.rsinfo, values, nulls);
         got.n++;
     }
@@ -939,7 +929,8 @@ bool can_insert(Table* t, const NewDelivery* items, int n) {
 // indexes, then their ready rows the same way.
 void insert(Table* t, const pg_uuid_t* tenant, const NewDelivery* items, int n, const std::int64_t* ids) {
     const int many = t->nmany;  // rows a heap_multi_insert
-    side_rows::Writer* ready = side_rows::open(t->rel, side_rows::Table::kReady);
+    // baton.ready opened here and closed before the end, inside the subtransaction.
+    upkeep::Writers side = upkeep::writers(t->rel);
     TupleDesc desc = RelationGetDescr(t->rel);
     ExprContext* econtext = GetPerTupleExprContext(t->estate);
     side_rows::ReadyRow* rows = static_cast<side_rows::ReadyRow*>(palloc(sizeof(side_rows::ReadyRow) * many));
@@ -984,10 +975,10 @@ void insert(Table* t, const pg_uuid_t* tenant, const NewDelivery* items, int n, 
             compat::insert_index_tuples(t->rri, t->many[j], t->estate, false);
             ResetPerTupleExprContext(t->estate);
         }
-        if (ready != nullptr) side_rows::add_ready_all(ready, tenant, rows, k);
+        upkeep::inserted(&side, tenant, rows, k);
     }
     pfree(rows);
-    if (ready != nullptr) side_rows::close(ready);
+    upkeep::close(&side);
     // The indexes were opened outside the subtransaction this runs in (can_insert()), and
     // their access methods' insert state was made inside it: ended here, before it ends.
     compat::end_index_inserts(t->rri);
@@ -995,17 +986,6 @@ void insert(Table* t, const pg_uuid_t* tenant, const NewDelivery* items, int n, 
 
 // After insert() raised (see the header).
 void insert_failed(Table* t) { compat::forget_index_inserts(t->rri); }
-
-// Each row's place in claim order, told to the claim hints (see the header).
-void inserted(const pg_uuid_t* tenant, const NewDelivery* items, int n, const std::int64_t* ids) {
-    if (!claim_hints::enabled()) return;
-    TimestampTz now = GetCurrentTransactionStartTimestamp();  // insert()'s run_after when none is given
-    for (int i = 0; i < n; i++) {
-        const NewDelivery& d = items[i];
-        claim_hints::row_pending(tenant, VARDATA_ANY(d.target), static_cast<int>(VARSIZE_ANY_EXHDR(d.target)),
-                                 {d.priority, ids[i]}, d.has_run_after ? d.run_after : now);
-    }
-}
 
 // A probe of target_bindings' primary key (see the header).
 Oid bound_role(const pg_uuid_t* tenant, const char* target, int target_len) {

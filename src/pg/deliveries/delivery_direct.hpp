@@ -1,21 +1,21 @@
 // The direct implementation of pg/deliveries/delivery_store.hpp: baton.deliveries through
 // heap and index access, without an executor, for claim, finish and finish_batch (the
 // calls every worker makes in a loop) and enqueue_batch's insert. A claim is one scan of
-// baton.ready's primary key and, per row, a read of the delivery, its update, the
-// removal of its ready row and the insert of its lease (pg/deliveries/side_rows.hpp); a
-// finish is a read of the row and its update.
+// baton.ready's primary key and, per row, a read of the delivery, its update, and its
+// upkeep: the removal of its ready row and the insert of its lease (pg/deliveries/
+// upkeep.hpp, as the fence trigger does it); a finish is a read of the row and its update.
 //
 // It does what the statements' executor does, or open() returns nullptr and the store
 // runs the statements: docs/architecture.md, "What the direct path does with each
 // executor duty", lists each duty. In short: NOT NULL and CHECK constraints by
 // ExecConstraints, index entries and their unique and exclusion checks as
-// ExecInsertIndexTuples() writes them (write_indexes() says what it skips and why), the
+// ExecInsertIndexTuples() writes them (write_indexes()), the
 // replica identity by CheckCmdReplicaIdentity; the statements for domain columns,
 // generated columns, rules, row security, a trigger other than pg_baton's own (a user's
 // foreign key, a deferrable constraint's recheck), missing privileges, Citus, and
 // baton.direct_access off. The fence trigger's work is done inline: the caller has
-// checked the tenant's fence, a claim tells the claim hints of each row and writes the
-// side tables.
+// checked the tenant's fence, and a claim and an insert call the trigger's upkeep of
+// the side tables and claim hints (pg/deliveries/upkeep.hpp).
 //
 // Isolation: under READ COMMITTED a finish of a row changed since the snapshot locks its
 // latest version and checks it again (an UPDATE's EvalPlanQual), a claim skips rows
@@ -46,10 +46,11 @@ Table* open(Use use);
 // Closes it; its writes are visible to the commands that follow.
 void close(Table* table);
 
-// Claims up to n rows of one range, in claim order, into call.rsinfo, telling the claim
-// hints of each row before it is written. Two steps: first each row's claimed version
-// goes to the heap (from then on no other transaction can take it; a row another holds,
-// or changed since the snapshot, is passed over), then the index entries of all of them.
+// Claims up to n rows of one range, in claim order, into call.rsinfo. Two steps: first
+// each row's claimed version goes to the heap (from then on no other transaction can
+// take it; a row another holds, or changed since the snapshot, is passed over), followed
+// at once by its upkeep (upkeep::move(): the claim hints told, its ready row removed at
+// the tid the scan read it at, its lease added); then the index entries of all of them.
 // Reserving every row first, as FOR UPDATE SKIP LOCKED locks its rows before the UPDATE
 // writes them, lets claimers that start at the same place pass over each other's rows
 // with one failed attempt each, without a row lock of its own (one WAL record less).
@@ -72,8 +73,8 @@ FoundDelivery settle(Table* table, const pg_uuid_t* tenant, std::int64_t id, std
 // and the fence trigger would write them: each row from its item and the columns'
 // defaults, checked by domain_check and ExecConstraints, into the heap a round at a time (up to
 // side_rows::kManyRows rows or kManyBytes, one heap_multi_insert), then into every index
-// (a key taken raises 23505), then the round's baton.ready rows; once the insert has
-// succeeded, inserted() tells the claim hints. The caller has checked the tenant's fence.
+// (a key taken raises 23505), then the round's upkeep (upkeep::inserted(): its baton.ready
+// rows, and the claim hints told). The caller has checked the tenant's fence.
 //
 // can_insert(): whether this path may take the items, before any write; it prepares the
 // defaults, slots and indexes insert() uses. Not when a side table has triggers, an item
@@ -85,7 +86,6 @@ void insert(Table* table, const pg_uuid_t* tenant, const NewDelivery* items, int
 // After insert() raised inside its subtransaction: forgets the indexes' insert state,
 // whose buffers the subtransaction's rollback released.
 void insert_failed(Table* table);
-void inserted(const pg_uuid_t* tenant, const NewDelivery* items, int n, const std::int64_t* ids);
 
 // The role bound to (tenant, target), InvalidOid when unbound: one probe of the
 // primary key of baton.target_bindings, under the latest snapshot (as the fence reads

@@ -494,7 +494,6 @@ bool DeliveryStore::add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, 
         if (e != nullptr) delivery_direct::insert_failed(table);
         if (e != nullptr && e->sqlerrcode != ERRCODE_UNIQUE_VIOLATION) throw PgError(e);
         if (e == nullptr) {
-            delivery_direct::inserted(tenant, chosen, m, chosen_ids);
             for (int i = 0; i < n; i++)
                 if (!insert[i]) ids[i] = 0;
             return true;

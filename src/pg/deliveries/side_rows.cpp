@@ -82,8 +82,9 @@ Oid colocated(Relation shard, Table table) {
 
 }  // namespace
 
-// The relation and what its writes need: its indexes, a slot, an executor state, and
-// the probe of its primary key (begun on first use).
+// The relation and what its writes need: its indexes, a slot and an executor state
+// (made by the first write that needs them, prepare()), and the probe of its primary key
+// (begun on first use).
 struct Writer {
     Table table;
     Relation rel;
@@ -115,6 +116,17 @@ Writer* open(Relation deliveries, Table table) {
         if (w->col[c] == 0)
             elog(ERROR, "pg_baton cannot find column baton.%s.%s", s.table, s.columns[c]);
     }
+    w->by_statement = !relations::only_own_triggers(w->rel);
+    return w;
+}
+
+namespace {
+
+// Opens the table's indexes and makes the executor state and the slot of its writes, on
+// the first write that needs them (a claim's removal of a ready row it has read needs
+// none).
+void prepare(Writer* w) {
+    if (w->estate != nullptr) return;
     w->estate = CreateExecutorState();
     w->rri = makeNode(ResultRelInfo);
     InitResultRelInfo(w->rri, w->rel, 0, nullptr, 0);
@@ -126,10 +138,10 @@ Writer* open(Relation deliveries, Table table) {
     Oid pkey = compat::primary_key(w->rel);
     for (int i = 0; i < w->rri->ri_NumIndices; i++)
         if (RelationGetRelid(w->rri->ri_IndexRelationDescs[i]) == pkey) w->key = w->rri->ri_IndexRelationDescs[i];
-    if (w->key == nullptr) elog(ERROR, "pg_baton cannot find the primary key of baton.%s", s.table);
-    w->by_statement = !relations::only_own_triggers(w->rel);
-    return w;
+    if (w->key == nullptr) elog(ERROR, "pg_baton cannot find the primary key of baton.%s", spec(w->table).table);
 }
+
+}  // namespace
 
 // The table's relation cache entry has triggers other than pg_baton's own.
 bool has_triggers(Table table) {
@@ -166,10 +178,12 @@ void close(Writer* w) {
         index_endscan(w->probe);
         ExecDropSingleTupleTableSlot(w->found);
     }
-    ExecDropSingleTupleTableSlot(w->slot);
     drop_slots(w->many, w->nmany);
-    ExecCloseIndices(w->rri);
-    FreeExecutorState(w->estate);
+    if (w->estate != nullptr) {
+        ExecDropSingleTupleTableSlot(w->slot);
+        ExecCloseIndices(w->rri);
+        FreeExecutorState(w->estate);
+    }
     table_close(w->rel, NoLock);
     pfree(w);
 }
@@ -180,6 +194,7 @@ namespace {
 // by procs[k]) other than the one at `except` (nullptr: any), seen by a dirty snapshot
 // (committed or not); the row is left in w->found. Begins the probe, or rescans it.
 bool find(Writer* w, const Datum* keys, const RegProcedure* procs, int n, ItemPointer except = nullptr) {
+    prepare(w);
     if (w->probe == nullptr) {
         InitDirtySnapshot(w->dirty);
         w->probe = compat::index_scan(w->rel, w->key, &w->dirty, n);
@@ -232,6 +247,7 @@ void index_and_replace(Writer* w, TupleTableSlot* slot, const Datum* key, const 
 // Writes `values` (see set_row()) as the one row with its key: a heap insert, then
 // index_and_replace().
 void put(Writer* w, const Datum* values, const bool* nulls, const Datum* key, const RegProcedure* procs, int n) {
+    prepare(w);
     set_row(w, w->slot, values, nulls);
     table_tuple_insert(w->rel, w->slot, GetCurrentCommandId(true), 0, nullptr);
     index_and_replace(w, w->slot, key, procs, n);
@@ -317,6 +333,7 @@ void add_ready_all(Writer* w, const pg_uuid_t* tenant, const ReadyRow* rows, int
             add_ready(w, tenant, rows[i].target, rows[i].priority, rows[i].id, rows[i].run_after, rows[i].row_tid);
         return;
     }
+    prepare(w);
     if (w->many == nullptr || (n > w->nmany && w->nmany < kManyRows)) {
         drop_slots(w->many, w->nmany);
         w->many = make_slots(w->rel, n, &w->nmany);
@@ -348,6 +365,17 @@ void remove_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::i
         return;
     }
     if (find(w, key, kReadyProcs, 4)) simple_heap_delete(w->rel, &w->found->tts_tid);
+}
+
+// The heap delete of the row at tid; by SQL, by its ctid, for a table with triggers.
+void remove_ready_at(Writer* w, const ItemPointerData* tid) {
+    if (w->by_statement) {
+        const Oid types[1] = {TIDOID};
+        const Datum values[1] = {PointerGetDatum(tid)};
+        run_statement(w, "DELETE FROM %s WHERE ctid OPERATOR(pg_catalog.=) $1", 1, types, values);
+        return;
+    }
+    simple_heap_delete(w->rel, const_cast<ItemPointer>(tid));
 }
 
 

@@ -24,8 +24,9 @@
 // pending and skip it; the delivery's next move to pending replaces it) or a stale lease
 // row (reap sweeps it once expired).
 //
-// The fence trigger keeps both for every write that passes it; the direct claim, which
-// passes no trigger, keeps them itself. The writes are heap writes, which fire no
+// pg/deliveries/upkeep.hpp decides which side rows a write changes and calls these
+// functions, from the fence trigger for every write that passes it and from the direct
+// claim and insert, which pass no trigger. The writes are heap writes, which fire no
 // trigger: the side tables' own fence triggers guard the writes of other writers (direct
 // SQL), and the side rows written here go with a delivery row that has passed the fence.
 // A side table with triggers other than pg_baton's (pg_repack's, which logs the writes
@@ -78,6 +79,9 @@ inline std::int64_t rank_of(std::int32_t priority) { return -static_cast<std::in
 void add_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int32_t priority, std::int64_t id,
                TimestampTz run_after, const ItemPointerData* row_tid);
 void remove_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int32_t priority, std::int64_t id);
+// remove_ready() of the ready row the caller has read at tid, under the snapshot of its
+// call (a claim), sparing the probe of the key.
+void remove_ready_at(Writer* w, const ItemPointerData* tid);
 
 // add_ready() for the n rows of deliveries that became pending together (enqueue_batch's
 // direct insert), their heap rows written a page at a time (heap_multi_insert). The

@@ -1,0 +1,126 @@
+// The side rows and claim hints of a delivery's writes (see upkeep.hpp).
+#include <string_view>
+
+#include "core/delivery.hpp"
+#include "core/upkeep.hpp"
+#include "pg/deliveries/claim_hints.hpp"
+#include "pg/deliveries/upkeep.hpp"
+
+namespace baton::pg::upkeep {
+
+namespace {
+
+std::string_view text_view(const text* t) { return {VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)}; }
+
+std::string_view uuid_view(const pg_uuid_t* u) { return {reinterpret_cast<const char*>(u->data), UUID_LEN}; }
+
+// A version's place in claim order, as the claim hints take it.
+claim_hint::Position place(const Version& v) { return {v.core.priority, v.core.id}; }
+
+}  // namespace
+
+Version read(TupleTableSlot* slot, const Columns& c) {
+    Version v{};
+    bool isnull = false;
+    Datum status = slot_getattr(slot, c.status, &isnull);
+    if (!isnull) {
+        std::optional<delivery::Status> s = delivery::parse_status(text_view(DatumGetTextPP(status)));
+        v.core.has_status = s.has_value();
+        if (s) v.core.status = *s;
+    }
+    bool n[8] = {};
+    Datum tenant = slot_getattr(slot, c.tenant, &n[0]);
+    Datum target = slot_getattr(slot, c.target, &n[1]);
+    Datum priority = slot_getattr(slot, c.priority, &n[2]);
+    Datum id = slot_getattr(slot, c.id, &n[3]);
+    Datum run_after = slot_getattr(slot, c.run_after, &n[4]);
+    Datum generation = slot_getattr(slot, c.generation, &n[5]);
+    Datum lease_until = slot_getattr(slot, c.lease_until, &n[6]);
+    v.core.has_place = !n[0] && !n[1] && !n[2] && !n[3] && !n[4];
+    v.core.has_lease = !n[0] && !n[3] && !n[5] && !n[6];
+    if (!n[0]) {
+        v.tenant = DatumGetUUIDP(tenant);
+        v.core.tenant = uuid_view(v.tenant);
+    }
+    if (!n[1]) {
+        v.target = DatumGetTextPP(target);
+        v.core.target = text_view(v.target);
+    }
+    if (!n[2]) v.priority = DatumGetInt32(priority);
+    v.core.priority = v.priority;
+    if (!n[3]) v.core.id = DatumGetInt64(id);
+    if (!n[4]) v.core.run_after = DatumGetTimestampTz(run_after);
+    if (!n[5]) v.core.generation = DatumGetInt64(generation);
+    if (!n[6]) v.core.lease_until = DatumGetTimestampTz(lease_until);
+    return v;
+}
+
+void close(Writers* w) {
+    if (w->leases != nullptr) side_rows::close(w->leases);
+    if (w->ready != nullptr) side_rows::close(w->ready);
+    w->leases = nullptr;
+    w->ready = nullptr;
+}
+
+namespace {
+
+side_rows::Writer* opened(Writers* w, side_rows::Table table) {
+    side_rows::Writer*& writer = table == side_rows::Table::kLeases ? w->leases : w->ready;
+    if (writer == nullptr) writer = side_rows::open(w->deliveries, table);
+    return writer;
+}
+
+}  // namespace
+
+// The claim hints first: a row taken is pending again should the transaction abort from
+// the write on. Then baton.ready, the old place before the new, then baton.leases.
+void move(Writers* w, const Version* before, const Version* after, const ItemPointerData* before_ready,
+          const ItemPointerData* after_tid) {
+    baton::upkeep::Changes c =
+        baton::upkeep::changes(before != nullptr ? &before->core : nullptr, after != nullptr ? &after->core : nullptr);
+    if (claim_hints::enabled()) {
+        if (c.leaves_ready)
+            claim_hints::row_taken(before->tenant, VARDATA_ANY(before->target),
+                                   static_cast<int>(VARSIZE_ANY_EXHDR(before->target)), place(*before),
+                                   before->core.run_after);
+        if (c.enters_ready)
+            claim_hints::row_pending(after->tenant, VARDATA_ANY(after->target),
+                                     static_cast<int>(VARSIZE_ANY_EXHDR(after->target)), place(*after),
+                                     after->core.run_after);
+    }
+    if (c.leaves_ready) {
+        side_rows::Writer* ready = opened(w, side_rows::Table::kReady);
+        if (before_ready != nullptr)
+            side_rows::remove_ready_at(ready, before_ready);
+        else
+            side_rows::remove_ready(ready, before->tenant, before->target, before->priority, before->core.id);
+    }
+    if (c.enters_ready)
+        side_rows::add_ready(opened(w, side_rows::Table::kReady), after->tenant, after->target, after->priority,
+                             after->core.id, after->core.run_after, after_tid);
+    if (c.adds_lease)
+        side_rows::add_lease(opened(w, side_rows::Table::kLeases), after->tenant, after->core.id,
+                             after->core.generation, after->core.lease_until);
+}
+
+// Each row asked of core as an insert at status pending; those with a ready row go to
+// baton.ready in one add_ready_all().
+void inserted(Writers* w, const pg_uuid_t* tenant, const side_rows::ReadyRow* rows, int n) {
+    side_rows::ReadyRow* ready = static_cast<side_rows::ReadyRow*>(palloc(sizeof(side_rows::ReadyRow) * (n + 1)));
+    int k = 0;
+    bool hints = claim_hints::enabled();
+    for (int i = 0; i < n; i++) {
+        const side_rows::ReadyRow& r = rows[i];
+        baton::upkeep::Version v{true,  delivery::Status::kPending, true, uuid_view(tenant), text_view(r.target),
+                                 r.priority, r.id, r.run_after, false, 0, 0};
+        if (!baton::upkeep::changes(nullptr, &v).enters_ready) continue;
+        if (hints)
+            claim_hints::row_pending(tenant, VARDATA_ANY(r.target), static_cast<int>(VARSIZE_ANY_EXHDR(r.target)),
+                                     {r.priority, r.id}, r.run_after);
+        ready[k++] = r;
+    }
+    if (k > 0) side_rows::add_ready_all(opened(w, side_rows::Table::kReady), tenant, ready, k);
+    pfree(ready);
+}
+
+}  // namespace baton::pg::upkeep

@@ -1,0 +1,132 @@
+// Unit tests for what a delivery's move writes beside its row (src/core/upkeep.*).
+#include "core/upkeep.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+namespace baton::upkeep {
+namespace {
+
+using delivery::Status;
+
+constexpr char kTenantA[] = "aaaaaaaaaaaaaaaa";
+constexpr char kTenantB[] = "bbbbbbbbbbbbbbbb";
+
+// A version of delivery 42 of tenant A, target "t", priority 0, due at 100, generation 3,
+// lease until 500.
+Version version(Status s) {
+    return {true, s, true, std::string_view(kTenantA, 16), "t", 0, 42, 100, true, 3, 500};
+}
+
+void expect(const Changes& c, bool leaves_ready, bool enters_ready, bool adds_lease) {
+    EXPECT_EQ(c.leaves_ready, leaves_ready);
+    EXPECT_EQ(c.enters_ready, enters_ready);
+    EXPECT_EQ(c.adds_lease, adds_lease);
+}
+
+TEST(Upkeep, ReadyNeedsPendingWithAPlace) {
+    EXPECT_TRUE(ready(version(Status::kPending)));
+    for (Status s : {Status::kClaimed, Status::kFinished, Status::kFailed, Status::kCancelled})
+        EXPECT_FALSE(ready(version(s)));
+    Version v = version(Status::kPending);
+    v.has_place = false;
+    EXPECT_FALSE(ready(v));
+    v = version(Status::kPending);
+    v.has_status = false;
+    EXPECT_FALSE(ready(v));
+}
+
+TEST(Upkeep, LeasedNeedsClaimedWithALease) {
+    EXPECT_TRUE(leased(version(Status::kClaimed)));
+    for (Status s : {Status::kPending, Status::kFinished, Status::kFailed, Status::kCancelled})
+        EXPECT_FALSE(leased(version(s)));
+    Version v = version(Status::kClaimed);
+    v.has_lease = false;
+    EXPECT_FALSE(leased(v));
+}
+
+TEST(Upkeep, InsertOfAPendingRowEntersReady) {
+    Version after = version(Status::kPending);
+    expect(changes(nullptr, &after), false, true, false);
+}
+
+TEST(Upkeep, InsertOfAClaimedRowAddsItsLease) {
+    Version after = version(Status::kClaimed);
+    expect(changes(nullptr, &after), false, false, true);
+    after.has_lease = false;
+    expect(changes(nullptr, &after), false, false, false);
+}
+
+TEST(Upkeep, ClaimLeavesReadyAndAddsTheLease) {
+    Version before = version(Status::kPending);
+    Version after = version(Status::kClaimed);
+    after.generation = 4;
+    expect(changes(&before, &after), true, false, true);
+}
+
+TEST(Upkeep, RenewAddsTheNewLeaseOnly) {
+    Version before = version(Status::kClaimed);
+    Version after = before;
+    expect(changes(&before, &after), false, false, false);  // the same lease written again
+    after.lease_until = 900;
+    expect(changes(&before, &after), false, false, true);
+    after = before;
+    after.generation = 4;
+    expect(changes(&before, &after), false, false, true);
+    before.has_lease = false;  // a claimed row without a lease before: the lease is new
+    after = version(Status::kClaimed);
+    expect(changes(&before, &after), false, false, true);
+}
+
+TEST(Upkeep, SettleAndRetryAndCancel) {
+    Version claimed = version(Status::kClaimed);
+    for (Status s : {Status::kFinished, Status::kFailed, Status::kCancelled}) {
+        Version after = version(s);
+        expect(changes(&claimed, &after), false, false, false);
+    }
+    Version pending = version(Status::kPending);
+    expect(changes(&claimed, &pending), false, true, false);  // retry, reap
+    Version cancelled = version(Status::kCancelled);
+    expect(changes(&pending, &cancelled), true, false, false);  // cancel of a pending row
+}
+
+TEST(Upkeep, DeleteOfAPendingRowLeavesReady) {
+    Version before = version(Status::kPending);
+    expect(changes(&before, nullptr), true, false, false);
+    Version claimed = version(Status::kClaimed);
+    expect(changes(&claimed, nullptr), false, false, false);
+}
+
+TEST(Upkeep, PendingRowMovesWhenItsPlaceChanges) {
+    Version before = version(Status::kPending);
+    Version after = before;
+    expect(changes(&before, &after), false, false, false);  // payload changed, say: nothing moves
+    after.priority = 5;
+    expect(changes(&before, &after), true, true, false);
+    after = before;
+    after.run_after = 200;
+    expect(changes(&before, &after), true, true, false);
+    after = before;
+    after.target = "u";
+    expect(changes(&before, &after), true, true, false);
+    after = before;
+    after.id = 43;
+    expect(changes(&before, &after), true, true, false);
+    after = before;
+    after.tenant = std::string_view(kTenantB, 16);
+    expect(changes(&before, &after), true, true, false);
+}
+
+TEST(Upkeep, APendingRowWithoutAPlaceHasNoReadyRow) {
+    Version before = version(Status::kPending);
+    Version after = before;
+    after.has_place = false;  // a NULL in a NOT NULL column: the write fails
+    expect(changes(&before, &after), true, false, false);
+    expect(changes(nullptr, &after), false, false, false);
+}
+
+TEST(Upkeep, NoVersionsChangeNothing) { expect(changes(nullptr, nullptr), false, false, false); }
+
+}  // namespace
+}  // namespace baton::upkeep
