@@ -500,6 +500,7 @@ void open_ready(Table* t) {
             elog(ERROR, "pg_baton cannot find column baton.ready.%s", kReadyColumnNames[c]);
     }
     t->ready = ready;
+    t->side.ready_open = ready;  // the claim's upkeep removes its ready rows through it
     t->ready_pkey = index_open(ready_pkey, RowExclusiveLock);
     t->ready_found = table_slot_create(ready, nullptr);
 }
@@ -751,8 +752,14 @@ bool reserve(Cursor* c, TimestampTz lease_until) {
         }
         // The upkeep of the move, as the fence trigger does it: the claim hints, the ready
         // row read (removed at its tid), the new lease.
+        // The version written differs from the one read in what build_claim() wrote.
         upkeep::Version before = upkeep::read(t->found, side_columns(t));
-        upkeep::Version after = upkeep::read(t->written, side_columns(t));
+        upkeep::Version after = before;
+        after.core.has_status = true;
+        after.core.status = delivery::Status::kClaimed;
+        after.core.generation = DatumGetInt64(t->written->tts_values[t->col[kGeneration] - 1]);
+        after.core.lease_until = lease_until;
+        after.core.has_lease = before.tenant != nullptr;  // the id is the primary key's
         upkeep::move(&t->side, &before, &after, &c->ready_tid);
         return true;
     });

@@ -93,6 +93,7 @@ struct Writer {
     TupleTableSlot* slot;
     Relation key;
     bool by_statement;  // the table has triggers not pg_baton's (pg_repack's, a user's): write by SQL
+    bool adopted;       // rel is the caller's (adopt()): close() leaves it open
     IndexScanDesc probe;
     TupleTableSlot* found;
     SnapshotData dirty;
@@ -101,22 +102,38 @@ struct Writer {
     int nmany;
 };
 
-// The side table itself next to baton.deliveries; on Citus the colocated shard.
-Writer* open(Relation deliveries, Table table) {
+namespace {
+
+// A writer over rel, opened by the caller.
+Writer* writer_over(Relation rel, Table table, bool by_statement) {
     const Spec& s = spec(table);
-    Oid relid = RelationGetRelid(deliveries) != relations::relid("deliveries") ? colocated(deliveries, table)
-                : table == Table::kLeases                                      ? relations::relid("leases")
-                                                                               : relations::relid("ready");
     Writer* w = static_cast<Writer*>(palloc0(sizeof(Writer)));
     w->table = table;
-    w->rel = table_open(relid, RowExclusiveLock);
+    w->rel = rel;
     const AttrNumber* cols = relations::attnums(w->rel, s.columns, s.ncolumns);
     for (int c = 0; c < s.ncolumns; c++) {
         w->col[c] = cols[c];
         if (w->col[c] == 0)
             elog(ERROR, "pg_baton cannot find column baton.%s.%s", s.table, s.columns[c]);
     }
-    w->by_statement = !relations::only_own_triggers(w->rel);
+    w->by_statement = by_statement;
+    return w;
+}
+
+}  // namespace
+
+// The side table itself next to baton.deliveries; on Citus the colocated shard.
+Writer* open(Relation deliveries, Table table) {
+    Oid relid = RelationGetRelid(deliveries) != relations::relid("deliveries") ? colocated(deliveries, table)
+                : table == Table::kLeases                                      ? relations::relid("leases")
+                                                                               : relations::relid("ready");
+    Relation rel = table_open(relid, RowExclusiveLock);
+    return writer_over(rel, table, !relations::only_own_triggers(rel));
+}
+
+Writer* adopt(Relation rel, Table table) {
+    Writer* w = writer_over(rel, table, false);
+    w->adopted = true;
     return w;
 }
 
@@ -184,7 +201,7 @@ void close(Writer* w) {
         ExecCloseIndices(w->rri);
         FreeExecutorState(w->estate);
     }
-    table_close(w->rel, NoLock);
+    if (!w->adopted) table_close(w->rel, NoLock);
     pfree(w);
 }
 

@@ -60,6 +60,10 @@ bool has_triggers(Table table);
 // Opens `table` for writes that go with `deliveries` (baton.deliveries, or on Citus one
 // of its shards). Postgres calls only (call them all inside guard()).
 Writer* open(Relation deliveries, Table table);
+// A writer over `rel`, `table` itself (not a shard), which the caller opened with
+// RowExclusiveLock, found to have no triggers but pg_baton's own, and closes after
+// close(): the direct claim's baton.ready. Postgres calls only.
+Writer* adopt(Relation rel, Table table);
 void close(Writer* w);
 
 // baton.leases: adds a lease, as the one row with its key (that very row written before,

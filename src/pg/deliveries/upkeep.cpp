@@ -66,7 +66,10 @@ namespace {
 
 side_rows::Writer* opened(Writers* w, side_rows::Table table) {
     side_rows::Writer*& writer = table == side_rows::Table::kLeases ? w->leases : w->ready;
-    if (writer == nullptr) writer = side_rows::open(w->deliveries, table);
+    if (writer == nullptr)
+        writer = table == side_rows::Table::kReady && w->ready_open != nullptr
+                     ? side_rows::adopt(w->ready_open, table)
+                     : side_rows::open(w->deliveries, table);
     return writer;
 }
 

@@ -36,8 +36,9 @@ struct Writers {
     Relation deliveries;
     side_rows::Writer* leases;
     side_rows::Writer* ready;
+    Relation ready_open;  // baton.ready as the caller has it open (side_rows::adopt()), or nullptr
 };
-inline Writers writers(Relation deliveries) { return {deliveries, nullptr, nullptr}; }
+inline Writers writers(Relation deliveries) { return {deliveries, nullptr, nullptr, nullptr}; }
 void close(Writers* w);
 
 // One delivery written from `before` to `after` (nullptr: none, an insert's before or a

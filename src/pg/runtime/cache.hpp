@@ -75,6 +75,7 @@ private:
         return *reinterpret_cast<std::uint64_t*>(static_cast<char*>(slot) + generation_at_);
     }
     void create();
+    static uint32 words_hash(const void* key, Size keysize);
     static void forget_relation(invalidation::Subscriber* self, Oid relid);
 
     const char* name_;
@@ -83,15 +84,15 @@ private:
     Size generation_at_;
     long cap_;
     Forgets forgets_;
-    HashValueFunc hash_;      // nullptr: the key's bytes (HASH_BLOBS)
+    HashValueFunc hash_;      // nullptr: the key's bytes (words_hash(), compared by memcmp)
     HashCompareFunc match_;   // with hash_
     bool (*depends_)(const void* slot, Oid relid);
     HTAB* htab_ = nullptr;    // made on first enter
     std::uint64_t generation_ = 1;  // 0 marks a slot forgotten by its relation
 };
 
-// A key hashed and compared as its bytes (HASH_BLOBS): a plain struct whose padding is
-// zeroed, or a scalar.
+// A key hashed and compared as its bytes (Table::words_hash(), memcmp): a plain struct
+// whose padding is zeroed, or a scalar.
 struct Blobs {};
 
 // A hash table of Value by Key, at most `cap` entries: reaching the cap empties it (a

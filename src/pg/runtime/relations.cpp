@@ -46,6 +46,17 @@ cache::Map<Names, Found, cache::Blobs, found_depends> g_found{"pg_baton relation
 cache::Map<const char* const*, Columns, cache::Blobs, columns_depend> g_columns{"pg_baton column numbers", kEntries,
                                                                                cache::Forgets::kDependents};
 
+// What only_own_triggers() found for a relation, with the trigger list it read: a
+// relcache rebuild keeps an unchanged list and gives a changed one a new address, and an
+// invalidation of the relation forgets the entry.
+struct OwnTriggers {
+    const TriggerDesc* triggers;
+    bool own;
+};
+bool own_triggers_depend(const Oid& key, const OwnTriggers&, Oid relid) { return relid == key; }
+cache::Map<Oid, OwnTriggers, cache::Blobs, own_triggers_depend> g_own_triggers{"pg_baton own triggers", kEntries,
+                                                                              cache::Forgets::kDependents};
+
 // The oid of baton.`table` by its name, InvalidOid when there is no such table.
 Oid by_name(const char* table) {
     Oid nsp = get_namespace_oid("baton", true);
@@ -170,16 +181,23 @@ bool own_trigger_name(const char* name) {
 // Each trigger that is not internal must be named as pg_baton's and call a function of
 // the table's schema: a name alone could be a user's trigger on a table that lacks
 // pg_baton's (no two triggers of a table share a name).
+// The answer is kept per relation (g_own_triggers): a claim asks it of each side table.
 bool only_own_triggers(Relation rel) {
     TriggerDesc* triggers = rel->trigdesc;
     if (triggers == nullptr) return true;
+    Oid relid = RelationGetRelid(rel);
+    if (const OwnTriggers* kept = g_own_triggers.find(relid); kept != nullptr && kept->triggers == triggers)
+        return kept->own;
+    std::uint64_t generation = g_own_triggers.generation();
     Oid nsp = RelationGetNamespace(rel);
-    for (int i = 0; i < triggers->numtriggers; i++) {
+    bool own = true;
+    for (int i = 0; i < triggers->numtriggers && own; i++) {
         const Trigger* tg = &triggers->triggers[i];
         if (tg->tgisinternal) continue;
-        if (!own_trigger_name(tg->tgname) || get_func_namespace(tg->tgfoid) != nsp) return false;
+        own = own_trigger_name(tg->tgname) && get_func_namespace(tg->tgfoid) == nsp;
     }
-    return true;
+    *g_own_triggers.enter(relid, generation) = {triggers, own};
+    return own;
 }
 
 }  // namespace baton::pg::relations
