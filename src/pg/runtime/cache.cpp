@@ -27,9 +27,9 @@ void Table::create() {
 }
 
 // A key hashed as its bytes: a word at a time when its size is a multiple of four (a
-// uuid, an oid and a pointer, an int64), then mixed once, which costs a few instructions a
-// word where hash_bytes(), HASH_BLOBS' hash for any size but four, costs several times
-// more; the caches' keys are looked up on every call of a hot path.
+// uuid, an oid, a pointer, an int64), then mixed once, cheaper than hash_bytes()
+// (HASH_BLOBS' hash for any size but four) for the short keys the hot paths look up
+// on every call.
 uint32 Table::words_hash(const void* key, Size keysize) {
     if (keysize % sizeof(uint32) != 0) return hash_bytes(static_cast<const unsigned char*>(key), static_cast<int>(keysize));
     const char* bytes = static_cast<const char*>(key);
