@@ -12,22 +12,9 @@ namespace baton::pg::authz_cache {
 
 namespace {
 
-// A binding's key: the tenant and the target's bytes (at most kTargetBytes; a longer
-// target is not kept), hashed and compared up to target_len.
-constexpr int kTargetBytes = 256;
-struct BindingKey {
-    pg_uuid_t tenant;
-    int target_len;
-    char target[kTargetBytes];
-};
-struct ByTarget {
-    static uint32 hash(const BindingKey& k) {
-        return hash_bytes(reinterpret_cast<const unsigned char*>(&k), offsetof(BindingKey, target) + k.target_len);
-    }
-    static bool equal(const BindingKey& a, const BindingKey& b) {
-        return a.target_len == b.target_len && std::memcmp(&a, &b, offsetof(BindingKey, target) + a.target_len) == 0;
-    }
-};
+// A binding's key: the tenant and the target's bytes (at most 256; a longer target is
+// not kept).
+using BindingKey = cache::TenantTarget<256>;
 struct Present {};
 
 // The tenants found writable and the bindings found, each entry kept under the
@@ -36,17 +23,10 @@ struct Present {};
 // empties the table (a backend keeps the tenants it met last, whatever their number).
 constexpr long kEntries = 1024;
 cache::Map<pg_uuid_t, Present> g_tenants{"pg_baton writable tenants", kEntries, cache::Forgets::kEverything};
-cache::Map<BindingKey, Oid, ByTarget> g_bindings{"pg_baton bound roles", kEntries, cache::Forgets::kEverything};
+cache::Map<BindingKey, Oid, BindingKey> g_bindings{"pg_baton bound roles", kEntries, cache::Forgets::kEverything};
 // The transaction that changed a tenant's state or a binding (changed()).
 LocalTransactionId g_changed_lxid = InvalidLocalTransactionId;
 
-BindingKey binding_key(const pg_uuid_t* tenant, const char* target, int target_len) {
-    BindingKey key;
-    key.tenant = *tenant;
-    key.target_len = target_len;
-    std::memcpy(key.target, target, target_len);
-    return key;
-}
 
 }  // namespace
 
@@ -69,16 +49,17 @@ void remember_writable(const Ticket& t, const pg_uuid_t* tenant) {
 }
 
 bool bound_role(const Ticket& t, const pg_uuid_t* tenant, const char* target, int target_len, Oid* role) {
-    if (!t.usable || target_len > kTargetBytes) return false;
-    const Oid* kept = g_bindings.find(binding_key(tenant, target, target_len), t.bindings);
+    BindingKey key;
+    if (!t.usable || !BindingKey::make(&key, tenant, target, target_len)) return false;
+    const Oid* kept = g_bindings.find(key, t.bindings);
     if (kept == nullptr) return false;
     *role = *kept;
     return true;
 }
 
 void remember_bound_role(const Ticket& t, const pg_uuid_t* tenant, const char* target, int target_len, Oid role) {
-    if (!t.usable || target_len > kTargetBytes) return;
-    BindingKey key = binding_key(tenant, target, target_len);
+    BindingKey key;
+    if (!t.usable || !BindingKey::make(&key, tenant, target, target_len)) return;
     guard([&t, &key, role] { *g_bindings.enter(key, t.bindings) = role; });
 }
 

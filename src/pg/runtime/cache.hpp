@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <cstdint>
 #include <type_traits>
 
@@ -94,6 +95,30 @@ private:
 // A key hashed and compared as its bytes (Table::words_hash(), memcmp): a plain struct
 // whose padding is zeroed, or a scalar.
 struct Blobs {};
+
+// A key of a tenant and a target's bytes (at most MaxBytes), hashed and compared up to
+// target_len (the rest of `target` is never read); its own Hashing. make() returns false
+// for a target longer than MaxBytes, which the caller does not keep.
+template <int MaxBytes>
+struct TenantTarget {
+    pg_uuid_t tenant;
+    int target_len;
+    char target[MaxBytes];
+
+    static bool make(TenantTarget* key, const pg_uuid_t* tenant, const char* bytes, int len) {
+        if (len > MaxBytes) return false;
+        key->tenant = *tenant;
+        key->target_len = len;
+        std::memcpy(key->target, bytes, len);
+        return true;
+    }
+    static uint32 hash(const TenantTarget& k) {
+        return hash_bytes(reinterpret_cast<const unsigned char*>(&k), offsetof(TenantTarget, target) + k.target_len);
+    }
+    static bool equal(const TenantTarget& a, const TenantTarget& b) {
+        return a.target_len == b.target_len && std::memcmp(&a, &b, offsetof(TenantTarget, target) + a.target_len) == 0;
+    }
+};
 
 // A hash table of Value by Key, at most `cap` entries: reaching the cap empties it (a
 // backend that serves millions of tenants keeps the last ones it met, not all). Key and

@@ -32,26 +32,14 @@ cache::Value<Secret> g_secret;
 // The channels named, so that a batch of items for a few targets hashes each once: by
 // (tenant, target), the target's bytes compared up to its length. Forgotten with the
 // secret they were computed with; at most kChannels, the next new one empties the table.
-struct ChannelKey {
-    pg_uuid_t tenant;
-    int target_len;
-    char target[kTargetMaxBytes];
-};
-struct ByTarget {
-    static uint32 hash(const ChannelKey& k) {
-        return hash_bytes(reinterpret_cast<const unsigned char*>(&k), offsetof(ChannelKey, target) + k.target_len);
-    }
-    static bool equal(const ChannelKey& a, const ChannelKey& b) {
-        return a.target_len == b.target_len && std::memcmp(&a, &b, offsetof(ChannelKey, target) + a.target_len) == 0;
-    }
-};
+using ChannelKey = cache::TenantTarget<kTargetMaxBytes>;
 struct Channel {
     Oid secret_relid;  // baton.wakeup_key's oid when the secret was read
     char name[kChannelBytes];
 };
 bool channel_depends(const ChannelKey&, const Channel& c, Oid relid) { return relid == c.secret_relid; }
 constexpr long kChannels = 64;
-cache::Map<ChannelKey, Channel, ByTarget, channel_depends> g_channels{"pg_baton wake-up channels", kChannels,
+cache::Map<ChannelKey, Channel, ChannelKey, channel_depends> g_channels{"pg_baton wake-up channels", kChannels,
                                                                       cache::Forgets::kDependents};
 
 KeptPlan g_read_secret = {"SELECT k.secret FROM baton.wakeup_key k", 0, {}, nullptr};
@@ -107,14 +95,11 @@ void channel(const pg_uuid_t* tenant, const text* target, char (&out)[kChannelBy
     const Secret secret = *g_secret.get();
     const char* chars = VARDATA_ANY(target);
     int len = static_cast<int>(VARSIZE_ANY_EXHDR(target));
-    if (len > kTargetMaxBytes) {
+    ChannelKey key;
+    if (!ChannelKey::make(&key, tenant, chars, len)) {
         compute(secret, tenant, chars, len, out);
         return;
     }
-    ChannelKey key;
-    std::memcpy(&key.tenant, tenant, UUID_LEN);
-    key.target_len = len;
-    std::memcpy(key.target, chars, len);
     if (const Channel* kept = g_channels.find(key)) {
         std::memcpy(out, kept->name, kChannelBytes);
         return;
