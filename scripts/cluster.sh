@@ -110,8 +110,10 @@ cluster_start() {
         done
     } >>"$dir/data/postgresql.conf"
 
+    # CLUSTER_CORES=1: pg_ctl -c, a crashed server process leaves a core file in the data
+    # directory (where the kernel writes one: kernel.core_pattern "core").
     if ! (cd "$dir" && _cluster_as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/log" \
-        -w -t 60 start >/dev/null); then
+        ${CLUSTER_CORES:+-c} -w -t 60 start >/dev/null); then
         _cluster_log "server did not start; last lines of $dir/log:"
         tail -n 40 "$dir/log" >&2
         return 1

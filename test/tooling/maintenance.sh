@@ -43,6 +43,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
+trap '' PIPE  # a held session whose psql died: the write fails, the check reports it
 
 finish_up() {
     echo "$PASS passed, $FAIL failed"
@@ -54,7 +55,7 @@ now() { date +%s.%N; }
 
 chmod 0755 "$dir"  # the server's user reaches its data directory inside
 port=$(cluster_free_port 56300)
-if ! cluster_start "$dir/cluster" "$port" "shared_preload_libraries = 'pg_baton'" \
+if ! CLUSTER_CORES=1 cluster_start "$dir/cluster" "$port" "shared_preload_libraries = 'pg_baton'" \
     "baton.reaper_databases = '$DB'" "baton.reaper_interval = '200ms'" \
     "maintenance_work_mem = '256MB'" "max_wal_size = '4GB'" "log_min_messages = warning"; then
     not_ok "cluster starts with pg_baton preloaded"
@@ -217,6 +218,26 @@ run_on_table() {
             ;;
     esac
     [[ $(claimable_now "after-$cmd-$table") == 1 ]] || claim_bad[$cmd]+=" $table"
+    server_up_or_stop "$cmd" "$table"
+}
+
+# A server process that died (the postmaster then restarts every session) ends the check
+# at once, with what the server log says of it: the signal, and the statement the process
+# was running.
+server_up_or_stop() {
+    grep -q "terminated by signal\|was terminated by exception" "$CLUSTER_LOG" || return 0
+    not_ok "no server process crashes during $1 (last table: baton.$2)"
+    local crashed core
+    grep -A 1 "terminated by signal\|was terminated by exception" "$CLUSTER_LOG" | head -n 4 | sed 's/^/#   /'
+    crashed=$(grep -o "server process (PID [0-9]*)" "$CLUSTER_LOG" | head -n 1 | tr -dc '0-9')
+    echo "#   the last lines process $crashed logged:"
+    grep "\[$crashed\]" "$CLUSTER_LOG" | tail -n 8 | sed 's/^/#   /'
+    # The core file, where the kernel wrote one (CLUSTER_CORES, kernel.core_pattern "core").
+    core=$(find "$CLUSTER_DIR/data" -maxdepth 1 -name 'core*' -type f 2>/dev/null | head -n 1)
+    if [[ -n $core ]] && command -v gdb >/dev/null; then
+        gdb -batch -ex bt "$TOOLING_BINDIR/postgres" "$core" 2>/dev/null | grep '^#' | head -n 40 | sed 's/^/#   /'
+    fi
+    finish_up
 }
 
 # BATON_MAINT_COMMANDS: a subset, in this order, when debugging.
