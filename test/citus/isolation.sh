@@ -27,6 +27,13 @@ SELECT baton.create_tenant('00000000-0000-0000-0202-000000000001');
 SELECT baton.create_tenant('00000000-0000-0000-0203-000000000001');
 SELECT baton.create_tenant('00000000-0000-0000-0204-000000000001');
 SELECT baton.create_tenant('00000000-0000-0000-0205-000000000001');
+SELECT baton.create_tenant('00000000-0000-0000-0206-000000000001');
+-- citus_authz_cache's roles (Citus creates them, and their memberships, on every node).
+CREATE ROLE iso_citus_worker LOGIN;
+CREATE ROLE iso_citus_team;
+CREATE ROLE iso_citus_other;
+SELECT baton.grant_worker('iso_citus_worker');
+SELECT baton.grant_producer('iso_citus_worker');
 -- The isolation tester asks pg_isolation_test_session_is_blocked whether a step waits;
 -- Postgres' own sees only the coordinator's locks. Citus' replacement sees a wait on a
 -- worker too (a delegated call, or a statement routed there), as Citus' own tests do.

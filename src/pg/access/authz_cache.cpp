@@ -6,6 +6,7 @@
 #include "pg/runtime/boundary.hpp"
 #include "pg/runtime/cache.hpp"
 #include "pg/citus/citus.hpp"
+#include "pg/citus/citus_hold.hpp"
 #include "pg/runtime/settings.hpp"
 
 namespace baton::pg::authz_cache {
@@ -27,6 +28,16 @@ cache::Map<BindingKey, Oid, BindingKey> g_bindings{"pg_baton bound roles", kEntr
 // The transaction that changed a tenant's state or a binding (changed()).
 LocalTransactionId g_changed_lxid = InvalidLocalTransactionId;
 
+// Whether an answer just read about tenant may be kept. On one node, always. On a
+// distributed install, only where the tenant's rows live (the invalidations of their
+// writes are sent on that node alone), and only from a read of a statement snapshot
+// (a read under a transaction snapshot may predate a change whose invalidation the
+// ticket accepted already). A shard move changes Citus' metadata here, whose
+// invalidation forgets every entry: an entry of a tenant that moved away is not used.
+bool keepable(const pg_uuid_t* tenant) {
+    if (!citus::distributed()) return true;
+    return !IsolationUsesXactSnapshot() && citus::shard_group_here(tenant);
+}
 
 }  // namespace
 
@@ -35,7 +46,7 @@ LocalTransactionId g_changed_lxid = InvalidLocalTransactionId;
 // reaches Postgres' own cache of memberships the same way).
 Ticket begin() {
     guard([] { AcceptInvalidationMessages(); });
-    bool usable = settings::authorization_cache && g_changed_lxid != BATON_MY_LXID && !citus::distributed();
+    bool usable = settings::authorization_cache && g_changed_lxid != BATON_MY_LXID;
     return {usable, g_tenants.generation(), g_bindings.generation()};
 }
 
@@ -44,7 +55,7 @@ bool writable(const Ticket& t, const pg_uuid_t* tenant) {
 }
 
 void remember_writable(const Ticket& t, const pg_uuid_t* tenant) {
-    if (!t.usable) return;
+    if (!t.usable || !keepable(tenant)) return;
     guard([&t, tenant] { (void)g_tenants.enter(*tenant, t.tenants); });
 }
 
@@ -59,7 +70,7 @@ bool bound_role(const Ticket& t, const pg_uuid_t* tenant, const char* target, in
 
 void remember_bound_role(const Ticket& t, const pg_uuid_t* tenant, const char* target, int target_len, Oid role) {
     BindingKey key;
-    if (!t.usable || !BindingKey::make(&key, tenant, target, target_len)) return;
+    if (!t.usable || !BindingKey::make(&key, tenant, target, target_len) || !keepable(tenant)) return;
     guard([&t, &key, role] { *g_bindings.enter(key, t.bindings) = role; });
 }
 

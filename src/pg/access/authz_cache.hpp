@@ -18,10 +18,16 @@
 // is in the queue. An entry is read with the latest snapshot, taken after the generation
 // it is stored under, so a change not visible to the read moves the generation after it.
 //
-// Not used (every call reads, as before): when baton.authorization_cache is off, on a
-// Citus install (a change commits on the node of the shard, which may not be the node of
-// the call), and in a transaction that itself changed a tenant's state or a binding
-// (its reads see its own uncommitted writes, which must not outlive it).
+// On a Citus install an answer is kept only on the node that holds the tenant's shards
+// (citus::shard_group_here()): a change commits there, whatever node it was sent from,
+// and its trigger's invalidation is sent there, to every backend of that node. A call
+// run elsewhere (on the coordinator inside a transaction, or a worker reading another
+// node's shard) reads every time. A shard move changes Citus' metadata on every node,
+// whose invalidation forgets every entry.
+//
+// Not used (every call reads): when baton.authorization_cache is off, and in a
+// transaction that itself changed a tenant's state or a binding (its reads see its own
+// uncommitted writes, which must not outlive it).
 #pragma once
 
 #include <cstdint>

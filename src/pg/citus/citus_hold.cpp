@@ -17,6 +17,13 @@ KeptPlan g_shard = {
     "SELECT pg_catalog.get_shard_id_for_distribution_column('baton.tenants'::pg_catalog.regclass, $1)", 1,
     {UUIDOID}, nullptr};
 
+// Whether this node (its group, pg_dist_local_group) holds a placement of that shard.
+KeptPlan g_here = {
+    "SELECT EXISTS (SELECT FROM pg_catalog.pg_dist_placement p JOIN pg_catalog.pg_dist_local_group g "
+    "ON p.groupid OPERATOR(pg_catalog.=) g.groupid WHERE p.shardid OPERATOR(pg_catalog.=) "
+    "pg_catalog.get_shard_id_for_distribution_column('baton.tenants'::pg_catalog.regclass, $1))",
+    1, {UUIDOID}, nullptr};
+
 // Citus' lock_shard_metadata(lock mode, shard ids), the SQL-callable function around
 // LockShardDistributionMetadata: the lock Citus' executor takes before a write and a
 // shard move takes exclusively (on the coordinator and on every worker). Called by its
@@ -66,6 +73,14 @@ void hold_shard_group(const pg_uuid_t* tenant) {
     g_tenant = *tenant;
     g_lxid = BATON_MY_LXID;
     g_subxact = GetCurrentSubTransactionId();
+}
+
+bool shard_group_here(const pg_uuid_t* tenant) {
+    if (!distributed()) return false;
+    Spi spi;
+    Datum values[1] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant))};
+    spi.run(g_here, values, nullptr);
+    return spi.bool_at(0, 1);
 }
 
 }  // namespace baton::pg::citus

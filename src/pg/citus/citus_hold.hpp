@@ -23,4 +23,11 @@ namespace baton::pg::citus {
 // them for the same tenant last.
 void hold_shard_group(const pg_uuid_t* tenant);
 
+// On a distributed install, true when this node holds a placement of the tenant's shard
+// group: its rows (its state, its bindings) are written here and nowhere else, so the
+// invalidations of their writes reach this node's backends. Reads Citus' metadata (one
+// statement); meant under the hold above, so that no move changes the answer before the
+// transaction ends. False on one node.
+bool shard_group_here(const pg_uuid_t* tenant);
+
 }  // namespace baton::pg::citus

@@ -46,9 +46,10 @@ void DeliveryStore::close() {
     table_ = nullptr;
 }
 
-// Keeps the last answer: a batch mostly names one target. On a Citus install the binding
-// is read by a statement (g_bound_role, the role's name resolved here), else from
-// pg/access/authz_cache or by a probe of its primary key. The target's bytes (an argument, or a
+// Keeps the last answer: a batch mostly names one target. From pg/access/authz_cache
+// when it knows the binding; else read with the latest snapshot, by a statement on a
+// Citus install (g_bound_role, the role's name resolved here) or by a probe of its
+// primary key, and told to the cache. The target's bytes (an argument, or a
 // row's target copied out) live as long as the call.
 Oid DeliveryStore::bound_role(const pg_uuid_t* tenant, const char* target, int target_len) {
     if (role_target_ != nullptr && role_target_len_ == target_len && std::memcmp(role_target_, target, target_len) == 0)
@@ -62,7 +63,8 @@ Oid DeliveryStore::bound_role(const pg_uuid_t* tenant, const char* target, int t
                            PointerGetDatum(guard([target, target_len] {
                                return cstring_to_text_with_len(target, target_len);
                            }))};
-        role_ = s.run(g_bound_role, values, nullptr) == 0 ? InvalidOid : auth::role_named(s.cstring_at(0, 1));
+        role_ = s.run_latest(g_bound_role, values, nullptr) == 0 ? InvalidOid : auth::role_named(s.cstring_at(0, 1));
+        authz_cache::remember_bound_role(ticket, tenant, target, target_len, role_);
     } else {
         role_ = delivery_direct::bound_role(tenant, target, target_len);
         authz_cache::remember_bound_role(ticket, tenant, target, target_len, role_);
