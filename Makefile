@@ -27,6 +27,9 @@ endif
 BATON_VERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'.*/\1/p" $(ROOT_DIR)/pg_baton.control)
 PG_CPPFLAGS = -isystem $(includedir_server) -I$(srcdir)/src -DBATON_VERSION='"$(BATON_VERSION)"'
 PG_CXXFLAGS = -std=c++17 -Wextra -Wpedantic -Wno-unused-parameter $(if $(WERROR),-Werror)
+# libpq: the wake-up relay's connections to the other nodes (pg/workers/relay).
+PG_CPPFLAGS += -I$(libpq_srcdir)
+SHLIB_LINK_INTERNAL += $(libpq)
 SHLIB_LINK += -lstdc++
 
 # pg_regress: sql/NAME.sql against expected/NAME.out, in this order.

@@ -359,6 +359,7 @@ server_suites() {
     run_suite "citus$x" test/citus/run.sh
     run_suite "citus-isolation$x" test/citus/isolation.sh
     run_suite "citus-reaper$x" test/citus/reaper.sh
+    run_suite "citus-wakeups$x" test/citus/wakeups.sh
     run_suite "citus-fault$x" test/citus/fault.sh
     run_suite "citus-upgrade$x" test/citus/upgrade.sh
     run_suite "citus-grow$x" test/citus/grow.sh

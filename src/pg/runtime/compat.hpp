@@ -62,6 +62,26 @@
 
 namespace baton::pg::compat {
 
+// The status of the i-th backend (1-based) of this transaction's snapshot of them,
+// nullptr past the last: renamed in PostgreSQL 17.
+inline LocalPgBackendStatus* backend_status(int i) {
+#if PG_VERSION_NUM >= 170000
+    return pgstat_get_local_beentry_by_index(i);
+#else
+    return pgstat_fetch_stat_local_beentry(i);
+#endif
+}
+
+// A wait event set of n events, freed by FreeWaitEventSet(): PostgreSQL 17 ties it to a
+// resource owner (none here) where 15 and 16 take a memory context.
+inline WaitEventSet* wait_event_set(int n) {
+#if PG_VERSION_NUM >= 170000
+    return CreateWaitEventSet(nullptr, n);
+#else
+    return CreateWaitEventSet(CurrentMemoryContext, n);
+#endif
+}
+
 // Which indexes an updated version needs entries in: none (a heap-only tuple), all, or
 // only the summarizing ones (BRIN), a heap-only tuple whose summarizing indexes cover a
 // written column (PostgreSQL 16 and later; 15 has no such update).

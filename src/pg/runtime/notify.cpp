@@ -6,6 +6,7 @@
 #include "core/limits.hpp"
 #include "core/tenant.hpp"
 #include "pg/runtime/args.hpp"
+#include "pg/citus/citus.hpp"
 #include "pg/runtime/cache.hpp"
 #include "pg/runtime/notify.hpp"
 #include "pg/runtime/relations.hpp"
@@ -26,6 +27,7 @@ constexpr int kTargetMaxBytes = baton::limits::kTargetMaxChars * 4;
 struct Secret {
     unsigned char bytes[kSecretBytes];
     Oid relid;  // baton.wakeup_key's
+    char relay[kChannelBytes];  // the relay channel's name
 };
 cache::Value<Secret> g_secret;
 
@@ -60,35 +62,52 @@ void read_secret() {
     Secret read;
     std::memcpy(read.bytes, VARDATA_ANY(secret), kSecretBytes);
     read.relid = guard([] { return relations::relid("wakeup_key"); });
+    const unsigned char* relay[1] = {reinterpret_cast<const unsigned char*>(kRelayMessage)};
+    int relay_len[1] = {static_cast<int>(sizeof kRelayMessage - 1)};
+    if (!guard([&read, &relay, &relay_len] { return hmac_name(read.bytes, kSecretBytes, relay, relay_len, 1, read.relay); }))
+        throw Error(SqlState::kInternal, "could not compute the wake-up relay channel (HMAC-SHA-256 failed)");
     g_secret.set(read, read.relid);
     g_channels.forget_all();
 }
 
-// HMAC-SHA-256(secret, tenant || target), its first 16 bytes as hex after "baton_".
+// The channel of (tenant, target): the HMAC of tenant || target.
 void compute(const Secret& secret, const pg_uuid_t* tenant, const char* target, int target_len,
              char (&out)[kChannelBytes]) {
+    const unsigned char* parts[2] = {tenant->data, reinterpret_cast<const unsigned char*>(target)};
+    int lens[2] = {UUID_LEN, target_len};
+    if (!guard([&secret, &parts, &lens, &out] { return hmac_name(secret.bytes, kSecretBytes, parts, lens, 2, out); }))
+        throw Error(SqlState::kInternal, "could not compute a wake-up channel (HMAC-SHA-256 failed)");
+}
+
+constexpr char kHex[] = "0123456789abcdef";
+
+}  // namespace
+
+bool hmac_name(const unsigned char* secret, int secret_len, const unsigned char* const* parts, const int* lens,
+               int nparts, char (&out)[kChannelBytes]) {
     unsigned char digest[PG_SHA256_DIGEST_LENGTH];
-    bool ok = guard([&secret, tenant, target, target_len, &digest] {
-        pg_hmac_ctx* ctx = pg_hmac_create(PG_SHA256);
-        if (ctx == nullptr) return false;
-        bool done = pg_hmac_init(ctx, secret.bytes, kSecretBytes) == 0 &&
-                    pg_hmac_update(ctx, tenant->data, UUID_LEN) == 0 &&
-                    pg_hmac_update(ctx, reinterpret_cast<const uint8*>(target), target_len) == 0 &&
-                    pg_hmac_final(ctx, digest, sizeof digest) == 0;
-        pg_hmac_free(ctx);
-        return done;
-    });
-    if (!ok) throw Error(SqlState::kInternal, "could not compute a wake-up channel (HMAC-SHA-256 failed)");
-    static const char kHex[] = "0123456789abcdef";
+    pg_hmac_ctx* ctx = pg_hmac_create(PG_SHA256);
+    if (ctx == nullptr) return false;
+    bool done = pg_hmac_init(ctx, secret, secret_len) == 0;
+    for (int i = 0; done && i < nparts; i++) done = pg_hmac_update(ctx, parts[i], lens[i]) == 0;
+    done = done && pg_hmac_final(ctx, digest, sizeof digest) == 0;
+    pg_hmac_free(ctx);
+    if (!done) return false;
     std::memcpy(out, "baton_", 6);
     for (int i = 0; i < kDigestBytes; i++) {
         out[6 + 2 * i] = kHex[digest[i] >> 4];
         out[7 + 2 * i] = kHex[digest[i] & 0xF];
     }
     out[kChannelBytes - 1] = '\0';
+    return true;
 }
 
-}  // namespace
+bool is_channel_name(const char* name) {
+    if (std::strncmp(name, "baton_", 6) != 0) return false;
+    for (int i = 6; i < kChannelBytes - 1; i++)
+        if (std::strchr(kHex, name[i]) == nullptr || name[i] == '\0') return false;
+    return name[kChannelBytes - 1] == '\0';
+}
 
 void channel(const pg_uuid_t* tenant, const text* target, char (&out)[kChannelBytes]) {
     if (g_secret.get() == nullptr) read_secret();
@@ -117,7 +136,12 @@ void enqueued(const pg_uuid_t* tenant, const text* target) {
     if (!settings::notify) return;
     char name[kChannelBytes];
     channel(tenant, target, name);
-    guard([&name] { Async_Notify(name, nullptr); });
+    char relay[kChannelBytes] = "";
+    if (citus::distributed()) std::memcpy(relay, g_secret.get()->relay, kChannelBytes);  // read by channel()
+    guard([&name, &relay] {
+        Async_Notify(name, nullptr);
+        if (relay[0] != '\0') Async_Notify(relay, name);
+    });
 }
 
 }  // namespace baton::pg::notify

@@ -8,6 +8,7 @@
 #include "pg/workers/launcher.hpp"
 #include "pg/runtime/postgres.hpp"
 #include "pg/runtime/settings.hpp"
+#include "pg/workers/relay.hpp"
 #include "pg/workers/served.hpp"
 
 extern "C" {
@@ -111,6 +112,21 @@ void wake_launcher() {
     if (pid != 0) kill(pid, SIGUSR1);
 }
 
+// Asks the sessions of the other nodes' relays in database db (pg/workers/relay, on a
+// distributed install) to exit: the command that needs the database free waits for
+// them as for any session. Each relay connects again a few seconds later, once the
+// command has let go of the database.
+void end_relay_sessions(Oid db) {
+    int n = pgstat_fetch_stat_numbackends();
+    for (int i = 1; i <= n; i++) {
+        LocalPgBackendStatus* local = compat::backend_status(i);
+        if (local == nullptr) continue;
+        const PgBackendStatus& b = local->backendStatus;
+        if (b.st_databaseid == db && b.st_procpid != MyProcPid && std::strcmp(b.st_appname, relay::kApplicationName) == 0)
+            kill(b.st_procpid, SIGTERM);
+    }
+}
+
 // Pauses the reaper of the database `name` for the rest of this transaction: no worker
 // starts there, and the one running is asked to exit (SIGTERM; it ends its batch), so
 // that the command that needs the database to itself finds it free. Only for a role
@@ -133,6 +149,7 @@ void pause_database(const char* name) {
     if (s == nullptr) return;
     g_paused[g_npaused++] = db;
     if (pid != 0) kill(pid, SIGTERM);
+    end_relay_sessions(db);
 }
 
 // The TEMPLATE option of CREATE DATABASE, or null.

@@ -12,11 +12,13 @@
 
 #include "core/limits.hpp"
 #include "pg/workers/launcher.hpp"
+#include "pg/workers/logged.hpp"
 #include "pg/runtime/owner.hpp"
 #include "pg/runtime/schema_version.hpp"
 #include "pg/runtime/postgres.hpp"
 #include "pg/runtime/settings.hpp"
 #include "pg/workers/reaper.hpp"
+#include "pg/workers/relay.hpp"
 #include "pg/workers/served.hpp"
 
 namespace baton::pg::reaper {
@@ -120,22 +122,15 @@ int run_batch(const Job& job, int batch) {
 // Runs one batch and catches its error: logs it, aborts the transaction and returns
 // false, so that the worker survives (a cancel, a lock timeout, a dropped extension).
 bool try_batch(const Job& job, int batch, int* count) {
-    volatile bool ok = true;
-    PG_TRY();
-    { *count = run_batch(job, batch); }
-    PG_CATCH();
-    {
-        HOLD_INTERRUPTS();
-        EmitErrorReport();
-        AbortCurrentTransaction();
-        MemoryContextSwitchTo(TopMemoryContext);
-        FlushErrorState();
-        pgstat_report_activity(STATE_IDLE, nullptr);
-        RESUME_INTERRUPTS();
-        ok = false;
-    }
-    PG_END_TRY();
-    return ok;
+    struct Call {
+        const Job* job;
+        int batch;
+        int* count;
+    } call{&job, batch, count};
+    return workers::logged([](void* p) {
+        auto* c = static_cast<Call*>(p);
+        *c->count = run_batch(*c->job, c->batch);
+    }, &call);
 }
 
 // Whether a dirty snapshot sees pg_baton's row of pg_extension: committed (*installing
@@ -279,7 +274,9 @@ void baton_reaper_main(Datum arg) {
             if (fired < baton::settings::reaper_batch) break;
         }
         if (g_terminate) break;
-        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, baton::settings::reaper_interval_ms, PG_WAIT_EXTENSION);
+        // The wait relays the wake-ups of the other nodes of a distributed install.
+        relay::refresh();
+        relay::wait(baton::settings::reaper_interval_ms);
         ResetLatch(MyLatch);
         CHECK_FOR_INTERRUPTS();
         if (ConfigReloadPending) {
