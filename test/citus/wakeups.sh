@@ -7,8 +7,10 @@
 # transaction on the coordinator, delegated from the worker that does not hold the
 # tenant, and on the tenant's worker; each must wake every listener within a deadline far
 # below a fallback poll, and no listener of another target; then the same after the
-# tenant's shard group moves (test/citus/wakeups.py). Then the relays leave with the
-# extension: DROP EXTENSION closes them on every node.
+# tenant's shard group moves (test/citus/wakeups.py). Then a command that needs the
+# database free ends the relay sessions in it; a worker stopped is said once and
+# listened to again once it is back; and the relays leave with the extension: DROP
+# EXTENSION closes them on every node.
 #
 #   bash test/citus/wakeups.sh      (PG_CONFIG as for run.sh; BATON_CITUS_PORT the first
 #                                    port tried, default 56720)
@@ -47,19 +49,43 @@ q -p "${P[1]}" -d template1 -c "ALTER DATABASE postgres RENAME TO postgres_renam
 lost=$(grep -c "pg_baton relay lost its connection to node $PGHOST:${P[1]}" "$BASE/c/n0/log" "$BASE/c/n2/log" | awk -F: '{s += $2} END {print s}')
 check "the rename's pause ended the relay sessions of both other nodes on worker 1" 2 "$lost"
 relays=""
-for _ in $(seq 1 100); do
+for _ in $(seq 1 200); do
     relays=$(q -p "${P[1]}" -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pg_baton relay'")
     [[ $relays == 2 ]] && break
     sleep 0.2
 done
 check "the relays connect to worker 1 again" 2 "$relays"
 
+# Worker 2 stopped: the coordinator's relay says once that it cannot listen there (it
+# tries again every 10 s), and listens there again once worker 2 is back.
+as_postgres=()
+[[ $(id -u) -eq 0 ]] && as_postgres=(su postgres -c)
+pg_ctl_n2() {
+    if ((${#as_postgres[@]})); then
+        "${as_postgres[@]}" "$BINDIR/pg_ctl -D $BASE/c/n2/data $* -l $BASE/c/n2/log" >/dev/null
+    else
+        pg_ctl -D "$BASE/c/n2/data" "$@" -l "$BASE/c/n2/log" >/dev/null
+    fi
+}
+pg_ctl_n2 stop -w -m fast
+sleep 12
+check "worker 2 down: the coordinator's relay says once that it cannot listen there" 1 \
+    "$(grep -c "pg_baton relay cannot listen on node $PGHOST:${P[2]}" "$BASE/c/n0/log")"
+pg_ctl_n2 start -w
+relays=""
+for _ in $(seq 1 200); do
+    relays=$(q -p "${P[2]}" -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pg_baton relay'")
+    [[ $relays == 2 ]] && break
+    sleep 0.2
+done
+check "worker 2 back: both other relays listen there again" 2 "$relays"
+
 # DROP EXTENSION: each node's relay closes its connections at its next look at the
 # metadata (every few seconds). Citus may cancel the DROP as part of a distributed
 # deadlock with a reaper's batch in flight on a node; it is run again then.
 for attempt in 1 2 3 4 5; do
     q -c "DROP EXTENSION pg_baton CASCADE" >/dev/null 2>"$BASE/drop.err" && break
-    echo "# DROP EXTENSION attempt $attempt: $(head -n 1 "$BASE/drop.err")"
+    echo "# DROP EXTENSION attempt $attempt: $(grep -m 1 ERROR "$BASE/drop.err")"
 done
 relays=""
 for _ in $(seq 1 100); do

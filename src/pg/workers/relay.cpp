@@ -15,6 +15,7 @@ namespace {
 constexpr int kMaxNodes = 64;
 constexpr int kHostBytes = 256;
 constexpr long kRefreshMs = 5000;  // how often the node list is read again
+constexpr long kRetryMs = 10000;   // how long after a failed connection another is tried
 constexpr int kBatch = 256;        // channel names sent again in one transaction
 
 struct Node {
@@ -22,6 +23,8 @@ struct Node {
     int port;
     PGconn* conn;      // nullptr: not connected
     bool said_failed;  // the failure to connect was logged (once until it connects)
+    TimestampTz retry_at;  // after a failed connection, no other before then (a connection
+                           // waits up to connect_timeout, and the reaper waits with it)
 };
 
 Node g_nodes[kMaxNodes];
@@ -83,6 +86,7 @@ void read_wanted() {
             n.port = pg_strtoint32(port);
             n.conn = nullptr;
             n.said_failed = false;
+            n.retry_at = 0;
         }
     }
     SPI_finish();
@@ -110,7 +114,7 @@ void connect(Node& n) {
     append_value(&info, "dbname", g_dbname);
     append_value(&info, "user", g_user);
     append_value(&info, "application_name", kApplicationName);
-    appendStringInfoString(&info, " connect_timeout=5");
+    appendStringInfoString(&info, " connect_timeout=2");
     PGconn* conn = PQconnectdb(info.data);
     pfree(info.data);
     if (PQstatus(conn) == CONNECTION_OK) {
@@ -133,6 +137,7 @@ void connect(Node& n) {
                       errhint("Wake-ups of enqueues on that node reach listeners on this node only at their "
                               "fallback poll until it connects; it tries again every few seconds.")));
     n.said_failed = true;
+    n.retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), kRetryMs);
     PQfinish(conn);
 }
 
@@ -216,7 +221,7 @@ void refresh() {
     for (int w = 0; w < g_nwanted; w++) g_nodes[w] = next[w];
     g_nnodes = g_nwanted;
     for (int i = 0; i < g_nnodes; i++)
-        if (g_nodes[i].conn == nullptr) connect(g_nodes[i]);
+        if (g_nodes[i].conn == nullptr && now >= g_nodes[i].retry_at) connect(g_nodes[i]);
 }
 
 void wait(long timeout_ms) {

@@ -27,9 +27,10 @@ constexpr char kApplicationName[] = "pg_baton relay";
 
 // Connects to each other node of a distributed install not connected yet and listens
 // there, closes the connections of nodes gone, and closes every connection when the
-// database is not a distributed install of pg_baton (or the wake-ups are off). Reads
-// Citus' metadata and the secret in a transaction of its own, at most every few
-// seconds unless a connection was lost. Not inside a transaction.
+// database is not a distributed install of pg_baton. Reads Citus' metadata and the
+// secret in a transaction of its own, at most every few seconds unless a connection was
+// lost; a node it failed to connect to is tried again 10 seconds later. Not inside a
+// transaction.
 void refresh();
 
 // Waits until the latch is set or timeout_ms have passed, relaying every notification
