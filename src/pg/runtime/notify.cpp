@@ -134,10 +134,12 @@ void channel(const pg_uuid_t* tenant, const text* target, char (&out)[kChannelBy
 
 void enqueued(const pg_uuid_t* tenant, const text* target) {
     if (!settings::notify) return;
+    // Asked first: its catalog reads may accept an invalidation that forgets the secret.
+    bool distributed = citus::distributed();
     char name[kChannelBytes];
     channel(tenant, target, name);
     char relay[kChannelBytes] = "";
-    if (citus::distributed()) std::memcpy(relay, g_secret.get()->relay, kChannelBytes);  // read by channel()
+    if (distributed) std::memcpy(relay, g_secret.get()->relay, kChannelBytes);  // read by channel()
     guard([&name, &relay] {
         Async_Notify(name, nullptr);
         if (relay[0] != '\0') Async_Notify(relay, name);

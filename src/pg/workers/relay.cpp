@@ -229,6 +229,12 @@ void wait(long timeout_ms) {
     for (;;) {
         long left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), end);
         if (left <= 0) return;
+        // A connection that broke without a read noticing it has no socket to wait on.
+        for (int i = 0; i < g_nnodes; i++)
+            if (g_nodes[i].conn != nullptr && (PQstatus(g_nodes[i].conn) != CONNECTION_OK || PQsocket(g_nodes[i].conn) < 0)) {
+                disconnect(g_nodes[i]);
+                g_next_refresh = 0;
+            }
         WaitEventSet* set = compat::wait_event_set(2 + g_nnodes);
         AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, nullptr);
         AddWaitEventToSet(set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, nullptr, nullptr);
