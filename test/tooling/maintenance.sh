@@ -229,7 +229,7 @@ server_up_or_stop() {
     not_ok "no server process crashes during $1 (last table: baton.$2)"
     local crashed core
     grep -A 1 "terminated by signal\|was terminated by exception" "$CLUSTER_LOG" | head -n 4 | sed 's/^/#   /'
-    crashed=$(grep -o "server process (PID [0-9]*)" "$CLUSTER_LOG" | head -n 1 | tr -dc '0-9')
+    crashed=$(grep "terminated by signal\|was terminated by exception" "$CLUSTER_LOG" | grep -o "(PID [0-9]*)" | head -n 1 | tr -dc '0-9')
     echo "#   the last lines process $crashed logged:"
     grep "\[$crashed\]" "$CLUSTER_LOG" | tail -n 8 | sed 's/^/#   /'
     # The core file, where the kernel wrote one (CLUSTER_CORES, kernel.core_pattern "core").

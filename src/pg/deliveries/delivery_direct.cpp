@@ -44,7 +44,10 @@ const char* const kBindingColumnNames[kBindingColumns] = {"tenant", "target", "r
 // baton.runs (an insert naming a run takes the statement, can_insert(); a claim or a
 // settle keeps run_id). Any other internal trigger is a constraint's that only the
 // executor runs: a user's foreign key, a deferrable constraint's recheck.
-bool own_trigger(Relation rel, const Trigger* tg, Oid baton_nsp, const AttrNumber* col) {
+// runs: baton.runs' oid, looked up before: the loop over the relation cache's list of
+// foreign keys makes no catalog call, which could accept an invalidation of rel and free
+// the list.
+bool own_trigger(Relation rel, const Trigger* tg, Oid baton_nsp, Oid runs, const AttrNumber* col) {
     if (!tg->tgisinternal)
         return (std::strcmp(tg->tgname, "fence") == 0 || std::strcmp(tg->tgname, "fence_truncate") == 0) &&
                get_func_namespace(tg->tgfoid) == baton_nsp;
@@ -53,8 +56,7 @@ bool own_trigger(Relation rel, const Trigger* tg, Oid baton_nsp, const AttrNumbe
     foreach (cell, RelationGetFKeyList(rel)) {
         const ForeignKeyCacheInfo* fk = lfirst_node(ForeignKeyCacheInfo, cell);
         if (fk->conoid != tg->tgconstraint) continue;
-        return fk->confrelid == relations::relid("runs") && fk->nkeys == 2 && fk->conkey[0] == col[kTenant] &&
-               fk->conkey[1] == col[kRunId];
+        return fk->confrelid == runs && fk->nkeys == 2 && fk->conkey[0] == col[kTenant] && fk->conkey[1] == col[kRunId];
     }
     return false;
 }
@@ -79,11 +81,16 @@ bool direct_shape(Relation rel, const AttrNumber* col) {
     if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity || rel->rd_rules != nullptr ||
         compat::has_generated_columns(rel))
         return false;
+    if (rel->trigdesc == nullptr) return true;
     Oid nsp = RelationGetNamespace(rel);  // schema baton's
-    const TriggerDesc* triggers = rel->trigdesc;
-    for (int i = 0; triggers != nullptr && i < triggers->numtriggers; i++)
-        if (!own_trigger(rel, &triggers->triggers[i], nsp, col)) return false;
-    return true;
+    Oid runs = relations::relid("runs");
+    // A copy, as the executor takes one (InitResultRelInfo): a catalog look-up below may
+    // accept an invalidation of rel, whose rebuild frees the relation's trigger list.
+    TriggerDesc* triggers = CopyTriggerDesc(rel->trigdesc);
+    bool own = true;
+    for (int i = 0; own && i < triggers->numtriggers; i++) own = own_trigger(rel, &triggers->triggers[i], nsp, runs, col);
+    FreeTriggerDesc(triggers);
+    return own;
 }
 
 // What direct_shape() and the privilege check said, per backend, until a relcache

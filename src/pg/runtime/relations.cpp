@@ -46,9 +46,9 @@ cache::Map<Names, Found, cache::Blobs, found_depends> g_found{"pg_baton relation
 cache::Map<const char* const*, Columns, cache::Blobs, columns_depend> g_columns{"pg_baton column numbers", kEntries,
                                                                                cache::Forgets::kDependents};
 
-// What only_own_triggers() found for a relation, with the trigger list it read: a
-// relcache rebuild keeps an unchanged list and gives a changed one a new address, and an
-// invalidation of the relation forgets the entry.
+// What only_own_triggers() found for a relation, with the address of the trigger list it
+// read: a relcache rebuild makes a new list, and the invalidation that rebuilds the
+// relation forgets the entry.
 struct OwnTriggers {
     const TriggerDesc* triggers;
     bool own;
@@ -190,12 +190,17 @@ bool only_own_triggers(Relation rel) {
         return kept->own;
     std::uint64_t generation = g_own_triggers.generation();
     Oid nsp = RelationGetNamespace(rel);
+    // A copy, as the executor takes one (InitResultRelInfo): get_func_namespace() may
+    // accept an invalidation of rel, whose rebuild frees the relation's trigger list (and
+    // moves the generation, so that the answer is not kept for the list read above).
+    TriggerDesc* copy = CopyTriggerDesc(triggers);
     bool own = true;
-    for (int i = 0; i < triggers->numtriggers && own; i++) {
-        const Trigger* tg = &triggers->triggers[i];
+    for (int i = 0; i < copy->numtriggers && own; i++) {
+        const Trigger* tg = &copy->triggers[i];
         if (tg->tgisinternal) continue;
         own = own_trigger_name(tg->tgname) && get_func_namespace(tg->tgfoid) == nsp;
     }
+    FreeTriggerDesc(copy);
     *g_own_triggers.enter(relid, generation) = {triggers, own};
     return own;
 }
