@@ -40,6 +40,19 @@ else
     PASS=$((PASS + py_pass)) FAIL=$((FAIL + py_fail))
 fi
 
+# relays_on EXPECTED PORT...: the relay sessions on each node, one line, once it reads
+# EXPECTED (40 s at most: a relay connects again within seconds).
+relays_on() {
+    local expected=$1 now="" p
+    shift
+    for _ in $(seq 1 200); do
+        now=$(for p in "$@"; do q -p "$p" -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pg_baton relay'"; done | paste -sd' ')
+        [[ $now == "$expected" ]] && break
+        sleep 0.2
+    done
+    echo "$now"
+}
+
 # A command that needs the database free of sessions (here ALTER DATABASE ... RENAME on
 # worker 1, from another database) ends the other nodes' relay sessions in it, as it
 # stops the node's own reaper; they connect again once it is over. (Citus' maintenance
@@ -48,13 +61,7 @@ q -p "${P[1]}" -d template1 -c "ALTER DATABASE postgres RENAME TO postgres_renam
     q -p "${P[1]}" -d template1 -c "ALTER DATABASE postgres_renamed RENAME TO postgres" >/dev/null
 lost=$(grep -c "pg_baton relay lost its connection to node $PGHOST:${P[1]}" "$BASE/c/n0/log" "$BASE/c/n2/log" | awk -F: '{s += $2} END {print s}')
 check "the rename's pause ended the relay sessions of both other nodes on worker 1" 2 "$lost"
-relays=""
-for _ in $(seq 1 200); do
-    relays=$(q -p "${P[1]}" -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pg_baton relay'")
-    [[ $relays == 2 ]] && break
-    sleep 0.2
-done
-check "the relays connect to worker 1 again" 2 "$relays"
+check "the relays connect to worker 1 again" 2 "$(relays_on 2 "${P[1]}")"
 
 # Worker 2 stopped: the coordinator's relay says once that it cannot listen there (it
 # tries again every 10 s), and listens there again once worker 2 is back.
@@ -72,13 +79,7 @@ sleep 12
 check "worker 2 down: the coordinator's relay says once that it cannot listen there" 1 \
     "$(grep -c "pg_baton relay cannot listen on node $PGHOST:${P[2]}" "$BASE/c/n0/log")"
 pg_ctl_n2 start -w
-relays=""
-for _ in $(seq 1 200); do
-    relays=$(q -p "${P[2]}" -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pg_baton relay'")
-    [[ $relays == 2 ]] && break
-    sleep 0.2
-done
-check "worker 2 back: both other relays listen there again" 2 "$relays"
+check "worker 2 back: both other relays listen there again" 2 "$(relays_on 2 "${P[2]}")"
 
 # DROP EXTENSION: each node's relay closes its connections at its next look at the
 # metadata (every few seconds). Citus may cancel the DROP as part of a distributed
@@ -87,13 +88,7 @@ for attempt in 1 2 3 4 5; do
     q -c "DROP EXTENSION pg_baton CASCADE" >/dev/null 2>"$BASE/drop.err" && break
     echo "# DROP EXTENSION attempt $attempt: $(grep -m 1 ERROR "$BASE/drop.err")"
 done
-relays=""
-for _ in $(seq 1 100); do
-    relays=$(for p in "${P[@]}"; do q -p "$p" -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pg_baton relay'"; done | paste -sd' ')
-    [[ $relays == "0 0 0" ]] && break
-    sleep 0.2
-done
-check "after DROP EXTENSION no relay connection is left on any node" "0 0 0" "$relays"
+check "after DROP EXTENSION no relay connection is left on any node" "0 0 0" "$(relays_on "0 0 0" "${P[@]}")"
 for i in 0 1 2; do
     crashes=$(grep -c "terminated by signal" "$BASE/c/n$i/log")
     check "node $i: no backend died (server log)" 0 "$crashes"
