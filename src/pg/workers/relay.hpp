@@ -29,8 +29,8 @@ constexpr char kApplicationName[] = "pg_baton relay";
 // there, closes the connections of nodes gone, and closes every connection when the
 // database is not a distributed install of pg_baton. Reads Citus' metadata and the
 // secret in a transaction of its own, at most every few seconds unless a connection was
-// lost; a node it failed to connect to is tried again 10 seconds later. Not inside a
-// transaction.
+// lost; after a failed connection to a node, the next waits kRetryMs (relay.cpp). Not
+// inside a transaction.
 void refresh();
 
 // Waits until the latch is set or timeout_ms have passed, relaying every notification
