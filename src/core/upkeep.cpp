@@ -9,6 +9,11 @@ bool leased(const Version& v) { return v.has_status && v.status == delivery::Sta
 
 namespace {
 
+// True when two leased versions hold the same lease: the row of baton.leases is the same.
+bool same_lease(const Version& a, const Version& b) {
+    return a.tenant == b.tenant && a.id == b.id && a.generation == b.generation && a.lease_until == b.lease_until;
+}
+
 // True when two ready versions sit at the same place in claim order.
 bool same_place(const Version& a, const Version& b) {
     return a.tenant == b.tenant && a.target == b.target && a.priority == b.priority && a.id == b.id &&
@@ -21,10 +26,10 @@ Changes changes(const Version* before, const Version* after) {
     bool was_ready = before != nullptr && ready(*before);
     bool is_ready = after != nullptr && ready(*after);
     bool moved = (was_ready || is_ready) && !(was_ready && is_ready && same_place(*before, *after));
-    bool adds_lease = after != nullptr && leased(*after) &&
-                      !(before != nullptr && leased(*before) && before->generation == after->generation &&
-                        before->lease_until == after->lease_until);
-    return {moved && was_ready, moved && is_ready, adds_lease};
+    bool was_leased = before != nullptr && leased(*before);
+    bool is_leased = after != nullptr && leased(*after);
+    bool kept = was_leased && is_leased && same_lease(*before, *after);
+    return {moved && was_ready, moved && is_ready, is_leased && !kept, was_leased && !kept};
 }
 
 }  // namespace baton::upkeep

@@ -50,6 +50,11 @@ struct Changes {
     // after's lease goes into baton.leases: it is leased, and before did not hold that
     // very lease (the same generation and lease_until).
     bool adds_lease;
+    // before's lease leaves baton.leases: it was leased, and after does not hold that very
+    // lease (a finish, a retry, a cancel, a reap, a renew, a deletion). The write that
+    // ends a lease removes its row, so that the reaper finds only leases that expired
+    // while held.
+    bool drops_lease;
 };
 Changes changes(const Version* before, const Version* after);
 

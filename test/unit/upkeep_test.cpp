@@ -19,10 +19,11 @@ Version version(Status s) {
     return {true, s, true, std::string_view(kTenantA, 16), "t", 0, 42, 100, true, 3, 500};
 }
 
-void expect(const Changes& c, bool leaves_ready, bool enters_ready, bool adds_lease) {
+void expect(const Changes& c, bool leaves_ready, bool enters_ready, bool adds_lease, bool drops_lease = false) {
     EXPECT_EQ(c.leaves_ready, leaves_ready);
     EXPECT_EQ(c.enters_ready, enters_ready);
     EXPECT_EQ(c.adds_lease, adds_lease);
+    EXPECT_EQ(c.drops_lease, drops_lease);
 }
 
 TEST(Upkeep, ReadyNeedsPendingWithAPlace) {
@@ -65,37 +66,46 @@ TEST(Upkeep, ClaimLeavesReadyAndAddsTheLease) {
     expect(changes(&before, &after), true, false, true);
 }
 
-TEST(Upkeep, RenewAddsTheNewLeaseOnly) {
+TEST(Upkeep, RenewReplacesTheLease) {
     Version before = version(Status::kClaimed);
     Version after = before;
     expect(changes(&before, &after), false, false, false);  // the same lease written again
     after.lease_until = 900;
-    expect(changes(&before, &after), false, false, true);
+    expect(changes(&before, &after), false, false, true, true);
     after = before;
     after.generation = 4;
-    expect(changes(&before, &after), false, false, true);
+    expect(changes(&before, &after), false, false, true, true);
+    after = before;
+    after.id = 43;  // the lease row is keyed by the delivery too
+    expect(changes(&before, &after), false, false, true, true);
+    after = before;
+    after.tenant = std::string_view(kTenantB, 16);
+    expect(changes(&before, &after), false, false, true, true);
     before.has_lease = false;  // a claimed row without a lease before: the lease is new
     after = version(Status::kClaimed);
-    expect(changes(&before, &after), false, false, true);
+    expect(changes(&before, &after), false, false, true, false);
 }
 
-TEST(Upkeep, SettleAndRetryAndCancel) {
+TEST(Upkeep, SettleRetryAndCancelDropTheLease) {
     Version claimed = version(Status::kClaimed);
     for (Status s : {Status::kFinished, Status::kFailed, Status::kCancelled}) {
         Version after = version(s);
-        expect(changes(&claimed, &after), false, false, false);
+        expect(changes(&claimed, &after), false, false, false, true);
     }
     Version pending = version(Status::kPending);
-    expect(changes(&claimed, &pending), false, true, false);  // retry, reap
+    expect(changes(&claimed, &pending), false, true, false, true);  // retry, reap
     Version cancelled = version(Status::kCancelled);
-    expect(changes(&pending, &cancelled), true, false, false);  // cancel of a pending row
+    expect(changes(&pending, &cancelled), true, false, false, false);  // cancel of a pending row
+    Version unleased = version(Status::kClaimed);
+    unleased.has_lease = false;  // a claimed row without a lease has no row to drop
+    expect(changes(&unleased, &cancelled), false, false, false, false);
 }
 
-TEST(Upkeep, DeleteOfAPendingRowLeavesReady) {
+TEST(Upkeep, DeleteLeavesReadyOrDropsTheLease) {
     Version before = version(Status::kPending);
     expect(changes(&before, nullptr), true, false, false);
     Version claimed = version(Status::kClaimed);
-    expect(changes(&claimed, nullptr), false, false, false);
+    expect(changes(&claimed, nullptr), false, false, false, true);
 }
 
 TEST(Upkeep, PendingRowMovesWhenItsPlaceChanges) {

@@ -850,6 +850,14 @@ FoundDelivery settle(Table* t, const pg_uuid_t* tenant, std::int64_t id, std::in
         if (r != TM_Ok)
             elog(ERROR, "pg_baton could not update delivery %lld (result %d)", static_cast<long long>(id),
                  static_cast<int>(r));
+        // The upkeep of the move, as the fence trigger does it: the lease's row goes. The
+        // version written differs from the one read in what build_settle() wrote.
+        upkeep::Version before = upkeep::read(t->found, side_columns(t));
+        upkeep::Version after = before;
+        after.core.has_status = true;
+        after.core.status = outcome;
+        after.core.has_lease = false;
+        upkeep::move(&t->side, &before, &after);
         // `found` still holds the version read; the version written differs in its status.
         s = read_found(t);
         s.row.status = outcome;

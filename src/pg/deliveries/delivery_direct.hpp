@@ -3,7 +3,8 @@
 // calls every worker makes in a loop) and enqueue_batch's insert. A claim is one scan of
 // baton.ready's primary key and, per row, a read of the delivery, its update, and its
 // upkeep: the removal of its ready row and the insert of its lease (pg/deliveries/
-// upkeep.hpp, as the fence trigger does it); a finish is a read of the row and its update.
+// upkeep.hpp, as the fence trigger does it); a finish is a read of the row, its update,
+// and the removal of its lease's row.
 //
 // It does what the statements' executor does, or open() returns nullptr and the store
 // runs the statements: docs/architecture.md, "What the direct path does with each
@@ -37,8 +38,8 @@ namespace baton::pg::delivery_direct {
 // under READ COMMITTED, as a statement gets).
 struct Table;
 
-// What a call opens the table for: a claim and an insert write the side tables too, a
-// settle writes neither.
+// What a call opens the table for: a claim and an insert write baton.ready, a claim and a
+// settle baton.leases.
 enum class Use { kSettle, kClaim, kInsert };
 
 // Opens the table, or returns nullptr when the SQL statements must be used instead.

@@ -277,8 +277,8 @@ pg::KeptPlan g_reap = {
     3, {UUIDOID, INT4OID, TIMESTAMPTZOID}, nullptr};
 
 // After g_reap, in the same transaction: deletes up to $2 expired rows of baton.leases
-// of one tenant whose delivery no longer holds that lease (finished, retried, renewed,
-// reaped just now, removed), oldest first, skipping rows another reaper holds. A row
+// of one tenant whose delivery no longer holds that lease (left by a write that passed
+// no trigger), oldest first, skipping rows another reaper holds. A row
 // whose delivery still holds it, expired (g_reap skipped the delivery, held by its
 // worker), stays for the next reap.
 pg::KeptPlan g_sweep = {
@@ -686,17 +686,14 @@ pg_uuid_t** DeliveryStore::reap_tenants(std::int32_t max_rows, std::uint64_t* n)
     return tenants;
 }
 
-// One UPDATE over the tenant's oldest expired leases, then one DELETE of the expired
-// rows of baton.leases that no delivery holds any longer. Every finish leaves such a
-// row, and the reaper calls reap once a round when it finds nothing to reap, so the
-// sweep takes many more rows than a reap returns (kSweepRows, twice max_rows when that
-// is more): a round keeps up with claims at that rate per second.
+// One UPDATE over the tenant's oldest expired leases (their rows of baton.leases go with
+// it, through the fence trigger), then one DELETE of up to max_rows expired rows that no
+// delivery holds: only those a write that passed no trigger left behind, since every
+// write that ends a lease removes its row.
 std::int32_t DeliveryStore::reap(pg_uuid_t* tenant, std::int32_t max_rows) {
-    constexpr std::int32_t kSweepRows = 50000;
     Datum values[3] = {UUIDPGetDatum(tenant), Int32GetDatum(max_rows),
                        TimestampTzGetDatum(GetCurrentTransactionStartTimestamp())};
     std::int32_t reaped = static_cast<std::int32_t>(spi().run(g_reap, values, nullptr));
-    values[1] = Int32GetDatum(std::max(kSweepRows, max_rows < PG_INT32_MAX / 2 ? max_rows * 2 : PG_INT32_MAX));
     spi().run(g_sweep, values, nullptr);
     return reaped;
 }

@@ -305,23 +305,60 @@ void ready_values(const pg_uuid_t* tenant, const ReadyRow& r, Datum* values, boo
     nulls[kReadyRowTid] = r.row_tid == nullptr;
 }
 
+const Oid kLeaseTypes[kLeaseColumns] = {UUIDOID, INT8OID, INT8OID, TIMESTAMPTZOID};
+
+// A lease row's values, in the order of its Spec.
+void lease_values(const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation, TimestampTz lease_until,
+                  Datum* values) {
+    values[kLeaseTenant] = UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant));
+    values[kLeaseId] = Int64GetDatum(id);
+    values[kLeaseGeneration] = Int64GetDatum(generation);
+    values[kLeaseUntil] = TimestampTzGetDatum(lease_until);
+}
+
+// The key of a lease row, as leases_pkey (lease_until, tenant, id, generation) orders it,
+// and its equality procedures.
+const RegProcedure kLeaseProcs[4] = {F_TIMESTAMPTZ_EQ, F_UUID_EQ, F_INT8EQ, F_INT8EQ};
+void lease_key(const Datum* values, Datum* key) {
+    key[0] = values[kLeaseUntil];
+    key[1] = values[kLeaseTenant];
+    key[2] = values[kLeaseId];
+    key[3] = values[kLeaseGeneration];
+}
+
 }  // namespace
 
 // put(); by SQL (ON CONFLICT DO NOTHING) for a table with triggers.
 void add_lease(Writer* w, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
                TimestampTz lease_until) {
-    Datum values[kLeaseColumns] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)), Int64GetDatum(id),
-                                   Int64GetDatum(generation), TimestampTzGetDatum(lease_until)};
+    Datum values[kLeaseColumns];
+    lease_values(tenant, id, generation, lease_until, values);
     if (w->by_statement) {
-        const Oid types[kLeaseColumns] = {UUIDOID, INT8OID, INT8OID, TIMESTAMPTZOID};
         run_statement(w, "INSERT INTO %s (tenant, id, generation, lease_until) VALUES ($1, $2, $3, $4) "
-                         "ON CONFLICT DO NOTHING", kLeaseColumns, types, values);
+                         "ON CONFLICT DO NOTHING", kLeaseColumns, kLeaseTypes, values);
         return;
     }
-    // leases_pkey is (lease_until, tenant, id, generation).
-    const Datum key[4] = {values[kLeaseUntil], values[kLeaseTenant], values[kLeaseId], values[kLeaseGeneration]};
-    const RegProcedure procs[4] = {F_TIMESTAMPTZ_EQ, F_UUID_EQ, F_INT8EQ, F_INT8EQ};
-    put(w, values, nullptr, key, procs, 4);
+    Datum key[4];
+    lease_key(values, key);
+    put(w, values, nullptr, key, kLeaseProcs, 4);
+}
+
+// A probe of the primary key, then the heap delete; by SQL for a table with triggers. Only
+// the transaction that holds the delivery's row ends its lease, and reap deletes a row
+// only once no delivery holds it, so no other transaction deletes the row found.
+void remove_lease(Writer* w, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
+                  TimestampTz lease_until) {
+    Datum values[kLeaseColumns];
+    lease_values(tenant, id, generation, lease_until, values);
+    if (w->by_statement) {
+        run_statement(w, "DELETE FROM %s WHERE lease_until OPERATOR(pg_catalog.=) $4 AND tenant "
+                         "OPERATOR(pg_catalog.=) $1 AND id OPERATOR(pg_catalog.=) $2 AND generation "
+                         "OPERATOR(pg_catalog.=) $3", kLeaseColumns, kLeaseTypes, values);
+        return;
+    }
+    Datum key[4];
+    lease_key(values, key);
+    if (find(w, key, kLeaseProcs, 4)) simple_heap_delete(w->rel, &w->found->tts_tid);
 }
 
 // put(), which replaces a ready row left behind by a write that passed no trigger

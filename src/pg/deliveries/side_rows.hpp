@@ -2,13 +2,14 @@
 // needs no index on a column a claim, a renew or a finish changes
 // (docs/architecture.md, "The side tables of deliveries"):
 //
-//   baton.leases  a row per lease handed out (tenant, id, generation, lease_until), in
-//                 order of expiry, for reap. Added whenever a delivery row is written
-//                 claimed with a lease it did not hold before (a claim, a renew, a row
-//                 claimed by direct SQL or loaded by a restore). A row is live while its
-//                 delivery is claimed at that generation with that lease_until, stale
-//                 after; reap returns the deliveries of expired live rows and deletes
-//                 expired rows (pg/deliveries/delivery_statements.cpp).
+//   baton.leases  a row per lease held (tenant, id, generation, lease_until), in order
+//                 of expiry, for reap. Added whenever a delivery row is written claimed
+//                 with a lease it did not hold before (a claim, a renew, a row claimed by
+//                 direct SQL or loaded by a restore), removed by the write that ends the
+//                 lease (a finish, a retry, a cancel, a renew, a reap, a deletion), so the
+//                 table holds the leases in flight and reap reads only those that expired
+//                 while held (pg/deliveries/delivery_statements.cpp). A row left behind by
+//                 a write that passed no trigger is stale: reap deletes it once expired.
 //   baton.ready   a row per pending delivery (tenant, target, rank, id, run_after,
 //                 and row_tid: where enqueue_batch wrote the delivery's row, a hint a
 //                 claim checks before use), in claim order, for claim (and by
@@ -66,11 +67,13 @@ Writer* open(Relation deliveries, Table table);
 Writer* adopt(Relation rel, Table table);
 void close(Writer* w);
 
-// baton.leases: adds a lease, as the one row with its key (that very row written before,
-// by a renew back to an earlier lease_until of the same generation in the transaction
-// that wrote it, goes).
+// baton.leases: adds a lease, as the one row with its key (a row with that key left by a
+// write that passed no trigger goes); removes the row of a lease that ended (by its key;
+// nothing when there is none).
 void add_lease(Writer* w, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
                TimestampTz lease_until);
+void remove_lease(Writer* w, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
+                  TimestampTz lease_until);
 
 // baton.ready's rank of a priority: negated, so that its primary key orders a target's
 // rows by priority descending (then id ascending: a key cannot mix DESC and ASC).

@@ -76,7 +76,8 @@ side_rows::Writer* opened(Writers* w, side_rows::Table table) {
 }  // namespace
 
 // The claim hints first: a row taken is pending again should the transaction abort from
-// the write on. Then baton.ready, the old place before the new, then baton.leases.
+// the write on. Then baton.ready, the old place before the new, then baton.leases, the
+// old lease before the new.
 void move(Writers* w, const Version* before, const Version* after, const ItemPointerData* before_ready,
           const ItemPointerData* after_tid) {
     baton::upkeep::Changes c =
@@ -101,6 +102,9 @@ void move(Writers* w, const Version* before, const Version* after, const ItemPoi
     if (c.enters_ready)
         side_rows::add_ready(opened(w, side_rows::Table::kReady), after->tenant, after->target, after->priority,
                              after->core.id, after->core.run_after, after_tid);
+    if (c.drops_lease)
+        side_rows::remove_lease(opened(w, side_rows::Table::kLeases), before->tenant, before->core.id,
+                                before->core.generation, before->core.lease_until);
     if (c.adds_lease)
         side_rows::add_lease(opened(w, side_rows::Table::kLeases), after->tenant, after->core.id,
                              after->core.generation, after->core.lease_until);

@@ -266,4 +266,25 @@ inline bool query_walk(Query* query, TreeWalker walker, void* context, int flags
 #endif
 }
 
+// The dead rows of a table's statistics entry: PostgreSQL 16 renamed the field.
+inline PgStat_Counter dead_tuples(const PgStat_StatTabEntry* e) {
+#if PG_VERSION_NUM >= 160000
+    return e->dead_tuples;
+#else
+    return e->n_dead_tuples;
+#endif
+}
+
+// The most dead rows autovacuum lets a table gather whatever its size (-1: no such cap),
+// from the table's autovacuum_vacuum_max_threshold or the server's (`av`: the table's
+// options, or nullptr): PostgreSQL 18 added the cap.
+inline double vacuum_max_threshold(const AutoVacOpts* av) {
+#if PG_VERSION_NUM >= 180000
+    return av != nullptr && av->vacuum_max_threshold >= -1 ? av->vacuum_max_threshold : autovacuum_vac_max_thresh;
+#else
+    (void)av;
+    return -1;
+#endif
+}
+
 }  // namespace baton::pg::compat

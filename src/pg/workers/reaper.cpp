@@ -20,6 +20,7 @@
 #include "pg/workers/reaper.hpp"
 #include "pg/workers/relay.hpp"
 #include "pg/workers/served.hpp"
+#include "pg/workers/side_vacuum.hpp"
 
 namespace baton::pg::reaper {
 
@@ -155,6 +156,17 @@ bool seen_installing(TransactionId* installing) {
     return seen;
 }
 
+// The rest after a full batch that began at `start`: as long as the batch took, at least
+// kMinPauseMs, at most the round's interval, relaying wake-ups meanwhile.
+constexpr long kMinPauseMs = 10;
+void pause(TimestampTz start) {
+    long took_ms = static_cast<long>((GetCurrentTimestamp() - start) / 1000);
+    long ms = took_ms < kMinPauseMs ? kMinPauseMs : took_ms;
+    if (ms > baton::settings::reaper_interval_ms) ms = baton::settings::reaper_interval_ms;
+    relay::wait(ms);
+    ResetLatch(MyLatch);
+}
+
 }  // namespace
 
 
@@ -199,12 +211,18 @@ void baton_reaper_main(Datum arg) {
     bool reaping = false;  // pg_baton was found installed
     while (!g_terminate) {
         // A round: batch after batch, one transaction each, until one comes back short.
+        // After a full batch the worker rests as long as the batch took (pause()), so that
+        // a burst of expired leases is returned at most at half the pace one process
+        // could, and the claims that run meanwhile keep their share of the server.
         bool fire = false;  // pg_baton is installed and writable: fire schedules after reaping
+        TimestampTz batch_start = 0;
         for (;;) {
+            if (batch_start != 0) pause(batch_start);
             CHECK_FOR_INTERRUPTS();
             if (g_terminate) break;
             int batch = baton::settings::reaper_batch;
             int reaped = 0;
+            batch_start = GetCurrentTimestamp();
             if (!try_batch(kReap, batch, &reaped)) break;
             if (reaped == kNotInstalled && all) {
                 // Installed and committed since the batch looked: reaped at the next round.
@@ -273,6 +291,9 @@ void baton_reaper_main(Datum arg) {
             if (fired > 0) elog(DEBUG1, "pg_baton reaper fired %d schedules in \"%s\"", fired, dbname);
             if (fired < baton::settings::reaper_batch) break;
         }
+        if (g_terminate) break;
+        // Then the side tables of deliveries, vacuumed when autovacuum's rule says so.
+        if (fire) (void)side_vacuum::run();
         if (g_terminate) break;
         // The wait relays the wake-ups of the other nodes of a distributed install.
         relay::refresh();
