@@ -66,7 +66,28 @@ def git_revision() -> dict:
             "git_branch": git("rev-parse", "--abbrev-ref", "HEAD"), "git_dirty": bool(git("status", "--porcelain"))}
 
 
-def headline(run_dir: Path, systems: list[str]) -> dict:
+# What is left in each system's queue when its cell ends (its adapter stopped, before the
+# cluster is dropped): the ground truth beside the harness' rate-based jobs_lost.
+CENSUS_SQL = {
+    "pgbaton_bench": "SELECT status, count(*) FROM baton.deliveries GROUP BY status ORDER BY status",
+    "pgboss_bench": "SELECT state::text, count(*) FROM pgboss.job GROUP BY state ORDER BY state",
+}
+
+
+def census(port: int) -> dict:
+    import psycopg
+
+    out = {}
+    for db, query in CENSUS_SQL.items():
+        try:
+            with psycopg.connect(f"postgres://bench@127.0.0.1:{port}/{db}", connect_timeout=3) as conn:
+                out[db] = {status: n for status, n in conn.execute(query).fetchall()}
+        except psycopg.Error:
+            pass
+    return out
+
+
+def headline(run_dir: Path, systems: list[str], censuses: list) -> dict:
     """The figures the runner prints: per system, from raw.csv and summary.json."""
     rows = list(csv.DictReader((run_dir / "raw.csv").open()))
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -108,6 +129,7 @@ def headline(run_dir: Path, systems: list[str]) -> dict:
         if lost:
             entry["lease_lost_total_last"] = lost[-1]
         out[system] = entry
+    out["census_at_cell_end"] = censuses
     return out
 
 
@@ -140,6 +162,17 @@ def main() -> int:
     adapters.ADAPTERS["pgbaton"] = adapters.AdapterEntry(
         bench_dir=HERE / "pgbaton-bench", builder=lambda skip: None, launcher=launch_pgbaton)
     versions._CAPTURE["pgbaton"] = git_revision
+    censuses: list = []
+    stop_postgres = orchestrator.stop_postgres
+
+    def stop_postgres_after_census(pg_image: str) -> None:
+        found = census(args.port)
+        if found:
+            censuses.append(found)
+            print(f"[harness.sh] census at cell end: {found}", file=sys.stderr)
+        stop_postgres(pg_image)
+
+    orchestrator.stop_postgres = stop_postgres_after_census
 
     specs = scaled_specs(args.scenario, args.scale, phases)
     phase_list = phases.resolve_scenario(None, specs)
@@ -163,7 +196,7 @@ def main() -> int:
         replicas=1,
         cli_args=list(sys.argv),
     )
-    figures = headline(run_dir, systems)
+    figures = headline(run_dir, systems, censuses)
     (run_dir / "headline.json").write_text(json.dumps(figures, indent=2))
     print(json.dumps({"run_dir": str(run_dir), "figures": figures}, indent=2))
     return 0

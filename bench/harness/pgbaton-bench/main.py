@@ -15,8 +15,9 @@ works (the setup below). Everything on the hot path is a public pg_baton call:
             lease, n), JOB_WORK_MS of work per job, then baton.finish_batch(tenant, ids,
             generations) for the batch (FINISH_MODE=single: one baton.finish per job).
             An idle worker sleeps until a notification on baton.wakeup_channel(tenant,
-            target) arrives (one LISTEN connection for the process) or POLL_INTERVAL_MS
-            passes;
+            target) arrives (one LISTEN connection for the process; each notification
+            wakes one idle worker, and a worker whose claim came back full wakes another)
+            or POLL_INTERVAL_MS passes;
   leases    LEASE_S long; leases of a killed process expire and the reaper of pg_baton
             (the background worker started by shared_preload_libraries) gives the jobs
             back, which are then claimed again. A finish whose generation was superseded
@@ -51,6 +52,7 @@ TENANT = "00000000-0000-4000-8000-00000000b470"
 TARGET = "long_horizon_bench"
 APP_ROLE = "pgbaton_bench_app"
 EVENT_TABLES = ["baton.deliveries", "baton.ready", "baton.leases"]
+EVENT_INDEXES = ["baton.deliveries_pkey", "baton.deliveries_dedup", "baton.ready_pkey", "baton.leases_pkey"]
 OBSERVER_METRICS = {"queue_depth", "producer_target_rate"}
 
 
@@ -124,7 +126,7 @@ class Adapter:
         self.control_file = os.environ.get("PRODUCER_RATE_CONTROL_FILE", "")
         self.nonce = uuid.uuid4().hex[:12]  # dedup keys unique to this process
         self.stop = asyncio.Event()
-        self.wake = asyncio.Event()
+        self.idle: collections.deque = collections.deque()  # futures of the workers waiting
         self.enqueued = 0
         self.completed = 0
         self.lease_lost = 0
@@ -279,8 +281,32 @@ class Adapter:
             await self.close(observer)
 
     # --- workers ----------------------------------------------------------------------
+    def wake_one(self) -> None:
+        """Wakes the idle worker that has waited longest (one claim per notification: a
+        worker whose claim comes back full wakes the next one, so a backlog still gets
+        every worker, while a trickle does not send every idle worker to claim)."""
+        while self.idle:
+            fut = self.idle.popleft()
+            if not fut.done():
+                fut.set_result(None)
+                return
+
+    def wake_all(self) -> None:
+        while self.idle:
+            fut = self.idle.popleft()
+            if not fut.done():
+                fut.set_result(None)
+
+    async def wait_for_wake(self) -> None:
+        fut = asyncio.get_running_loop().create_future()
+        self.idle.append(fut)
+        try:
+            await asyncio.wait_for(fut, self.poll_s)
+        except asyncio.TimeoutError:
+            pass
+
     async def listener(self) -> None:
-        """LISTENs on the target's wake-up channel; a notification wakes the idle workers."""
+        """LISTENs on the target's wake-up channel; a notification wakes an idle worker."""
         while not self.stop.is_set():
             conn = None
             try:
@@ -288,11 +314,9 @@ class Adapter:
                 channel = (await (await conn.execute(
                     "SELECT baton.wakeup_channel(%s, %s)", (TENANT, TARGET))).fetchone())[0]
                 await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
-                self.wake.set()  # whatever was enqueued while nobody listened
-                self.wake.clear()
+                self.wake_all()  # whatever was enqueued while nobody listened
                 async for _ in conn.notifies():
-                    self.wake.set()
-                    self.wake.clear()
+                    self.wake_one()
             except psycopg.OperationalError as e:
                 if not self.stop.is_set():
                     log(f"listen: {str(e).strip()[:120]}; reconnecting")
@@ -340,11 +364,10 @@ class Adapter:
                     conn = await self.connect(name)
                     continue
                 if not rows:
-                    try:
-                        await asyncio.wait_for(self.wake.wait(), self.poll_s)
-                    except asyncio.TimeoutError:
-                        pass
+                    await self.wait_for_wake()
                     continue
+                if len(rows) == self.claim_n:
+                    self.wake_one()  # there may be more: another worker claims beside this one
                 started_ms = time.time() * 1000
                 for r in rows:
                     self.pickup.add(started_ms - r[2]["enqueued_at_ms"])
@@ -423,7 +446,7 @@ class Adapter:
             loop.add_signal_handler(s, self.stop.set)
         version = await self.setup()
         emit({
-            "kind": "descriptor", "system": SYSTEM, "event_tables": EVENT_TABLES,
+            "kind": "descriptor", "system": SYSTEM, "event_tables": EVENT_TABLES, "event_indexes": EVENT_INDEXES,
             "extensions": ["pg_baton"], "version": f"pg_baton {version}", "schema_version": version,
             "db_name": self.url.rsplit("/", 1)[-1].split("?")[0], "started_at": now_iso(),
         })
@@ -436,6 +459,7 @@ class Adapter:
         tasks += [asyncio.create_task(self.worker(i)) for i in range(self.workers)]
         sampler = asyncio.create_task(self.sampler())
         await self.stop.wait()
+        self.wake_all()
         # Workers in the middle of a batch finish it; then everything is cancelled.
         await asyncio.wait(tasks, timeout=2.0)
         for t in tasks:
