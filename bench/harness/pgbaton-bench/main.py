@@ -3,7 +3,9 @@
 
 One long-running process written to the harness' adapter contract: JSONL on stdout (one
 descriptor record at start, then one record per metric every SAMPLE_EVERY_S, aligned to
-the wall clock), logs on stderr, SIGTERM ends it within a few seconds.
+the wall clock), logs on stderr. SIGTERM stops the producer; the workers work off what
+is queued until a claim comes back empty (at most DRAIN_S, 3 s), then the last sample is
+written, so that a job enqueued and sampled is also counted when finished.
 
 The queue is one pg_baton target of one tenant, bound to a role that both produces and
 works (the setup below). Everything on the hot path is a public pg_baton call:
@@ -129,6 +131,10 @@ class Adapter:
         self.idle: collections.deque = collections.deque()  # futures of the workers waiting
         self.enqueued = 0
         self.completed = 0
+        self.sampled_enqueued = 0
+        self.sampled_completed = 0
+        self.producer_done = asyncio.Event()
+        self.drain_s = max(0, env_int("DRAIN_S", 3))
         self.lease_lost = 0
         self.depth = 0
         self.target_rate = float(self.rate)
@@ -277,6 +283,7 @@ class Adapter:
                 if self.producer_mode == "fixed" and not harness_paced and credit < 1:
                     await asyncio.sleep(self.batch_ms / 1000.0)
         finally:
+            self.producer_done.set()
             await self.close(conn)
             await self.close(observer)
 
@@ -351,7 +358,7 @@ class Adapter:
         name = f"worker-{index}"
         conn = await self.connect(name)
         try:
-            while not self.stop.is_set():
+            while True:
                 try:
                     cur = await conn.execute(
                         "SELECT id, generation, payload FROM baton.claim(%s, %s, %s * interval '1 second', %s)",
@@ -364,6 +371,8 @@ class Adapter:
                     conn = await self.connect(name)
                     continue
                 if not rows:
+                    if self.producer_done.is_set():
+                        return  # stopping, and nothing is left to claim
                     await self.wait_for_wake()
                     continue
                 if len(rows) == self.claim_n:
@@ -405,35 +414,42 @@ class Adapter:
             await asyncio.sleep(0.25)
         await self.close(conn)
 
+    def emit_sample(self) -> None:
+        """One record per metric; the rates count what happened since the previous sample
+        over SAMPLE_EVERY_S (a last, shorter window still counts every job once)."""
+        enqueued, completed = self.enqueued, self.completed
+        p = self.pickup.percentiles(30)
+        e = self.end_to_end.percentiles(30)
+        q = self.producer_latency.percentiles(30)
+        every = self.sample_every_s
+        metrics = [
+            ("claim_p50_ms", p[0], 30), ("claim_p95_ms", p[1], 30), ("claim_p99_ms", p[2], 30),
+            ("subscriber_p50_ms", p[0], 30), ("subscriber_p95_ms", p[1], 30), ("subscriber_p99_ms", p[2], 30),
+            ("end_to_end_p50_ms", e[0], 30), ("end_to_end_p95_ms", e[1], 30), ("end_to_end_p99_ms", e[2], 30),
+            ("producer_p50_ms", q[0], 30), ("producer_p95_ms", q[1], 30), ("producer_p99_ms", q[2], 30),
+            ("enqueue_rate", (enqueued - self.sampled_enqueued) / every, every),
+            ("completion_rate", (completed - self.sampled_completed) / every, every),
+            ("queue_depth", self.depth, 0),
+            ("producer_target_rate", self.target_rate, 0),
+            ("lease_lost_total", self.lease_lost, 0),
+        ]
+        self.sampled_enqueued, self.sampled_completed = enqueued, completed
+        t = now_iso()
+        for metric, value, window in metrics:
+            if metric in OBSERVER_METRICS and INSTANCE != 0:
+                continue
+            emit({"t": t, "system": SYSTEM, "kind": "adapter", "subject_kind": "adapter",
+                  "subject": "", "metric": metric, "value": value, "window_s": window})
+
     async def sampler(self) -> None:
-        await asyncio.sleep(self.sample_every_s - time.time() % self.sample_every_s)
-        last_enqueued, last_completed = self.enqueued, self.completed
-        while True:
-            enqueued, completed = self.enqueued, self.completed
-            p = self.pickup.percentiles(30)
-            e = self.end_to_end.percentiles(30)
-            q = self.producer_latency.percentiles(30)
-            every = self.sample_every_s
-            metrics = [
-                ("claim_p50_ms", p[0], 30), ("claim_p95_ms", p[1], 30), ("claim_p99_ms", p[2], 30),
-                ("subscriber_p50_ms", p[0], 30), ("subscriber_p95_ms", p[1], 30), ("subscriber_p99_ms", p[2], 30),
-                ("end_to_end_p50_ms", e[0], 30), ("end_to_end_p95_ms", e[1], 30), ("end_to_end_p99_ms", e[2], 30),
-                ("producer_p50_ms", q[0], 30), ("producer_p95_ms", q[1], 30), ("producer_p99_ms", q[2], 30),
-                ("enqueue_rate", (enqueued - last_enqueued) / every, every),
-                ("completion_rate", (completed - last_completed) / every, every),
-                ("queue_depth", self.depth, 0),
-                ("producer_target_rate", self.target_rate, 0),
-                ("lease_lost_total", self.lease_lost, 0),
-            ]
-            last_enqueued, last_completed = enqueued, completed
-            t = now_iso()
-            for metric, value, window in metrics:
-                if metric in OBSERVER_METRICS and INSTANCE != 0:
-                    continue
-                emit({"t": t, "system": SYSTEM, "kind": "adapter", "subject_kind": "adapter",
-                      "subject": "", "metric": metric, "value": value, "window_s": window})
-            if self.stop.is_set():
-                return
+        every = self.sample_every_s
+        try:
+            await asyncio.wait_for(self.stop.wait(), every - time.time() % every)
+            return
+        except asyncio.TimeoutError:
+            pass
+        while not self.stop.is_set():
+            self.emit_sample()
             try:
                 await asyncio.wait_for(self.stop.wait(), every - time.time() % every)
             except asyncio.TimeoutError:
@@ -459,14 +475,18 @@ class Adapter:
         tasks += [asyncio.create_task(self.worker(i)) for i in range(self.workers)]
         sampler = asyncio.create_task(self.sampler())
         await self.stop.wait()
+        # Stopping: the producer stops; the workers work off what is queued until a
+        # claim comes back empty, for at most DRAIN_S; then the last sample.
         self.wake_all()
-        # Workers in the middle of a batch finish it; then everything is cancelled.
-        await asyncio.wait(tasks, timeout=2.0)
+        await asyncio.wait(tasks[:1], timeout=2.0)
+        self.producer_done.set()
+        self.wake_all()
+        await asyncio.wait(tasks[3:], timeout=self.drain_s)
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        sampler.cancel()
         await asyncio.gather(sampler, return_exceptions=True)
+        self.emit_sample()
         log(f"stopped: enqueued={self.enqueued} completed={self.completed} lease_lost={self.lease_lost}")
 
 
