@@ -370,6 +370,10 @@ class Adapter:
                     await self.close(conn)
                     conn = await self.connect(name)
                     continue
+                except psycopg.Error as e:  # a refusal: logged, and the claim tried again
+                    log(f"{name}: claim refused: {e.sqlstate} {str(e).strip()[:120]}")
+                    await asyncio.sleep(0.2)
+                    continue
                 if not rows:
                     if self.producer_done.is_set():
                         return  # stopping, and nothing is left to claim
@@ -391,6 +395,12 @@ class Adapter:
                         log(f"{name}: finish: {str(e).strip()[:120]}; reconnecting, finishing again")
                         await self.close(conn)
                         conn = await self.connect(name)
+                    except psycopg.Error as e:
+                        # A refusal: the leases run out, the reaper gives the jobs back and
+                        # they are counted when a later claim finishes them.
+                        log(f"{name}: finish refused: {e.sqlstate} {str(e).strip()[:120]}")
+                        done = 0
+                        break
                 ended_ms = time.time() * 1000
                 for r in rows:
                     self.end_to_end.add(ended_ms - r[2]["enqueued_at_ms"])
