@@ -117,6 +117,22 @@ def headline(run_dir: Path, systems: list[str], censuses: list) -> dict:
             if r["metric"] == "n_dead_tup":
                 dead[r["subject"]] = max(dead.get(r["subject"], 0.0), float(r["value"]))
         entry["n_dead_tup_peak"] = dead
+        per_phase: dict = {}
+        for r in mine:
+            if r["subject_kind"] not in ("adapter", "table"):
+                continue
+            block = per_phase.setdefault(r["phase_label"], {})
+            block.setdefault(r["metric"] if r["subject_kind"] == "adapter" else f"{r['metric']}:{r['subject']}",
+                             []).append(float(r["value"]))
+        entry["phases"] = {
+            label: {
+                **{m: round(statistics.median(v[m]), 2) for m in ("completion_rate", "claim_p50_ms", "claim_p95_ms",
+                                                                   "claim_p99_ms", "queue_depth") if m in v},
+                "n_dead_tup_max": {k.split(":", 1)[1]: max(vals) for k, vals in v.items()
+                                   if k.startswith("n_dead_tup:")},
+            }
+            for label, v in per_phase.items()
+        }
         sys_summary = (summary.get("systems") or {}).get(system) or {}
         chaos = {}
         for label, block in (sys_summary.get("phases") or {}).items():
@@ -135,10 +151,11 @@ def headline(run_dir: Path, systems: list[str], censuses: list) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--harness", required=True, help="the extracted harness (its bench_harness/ package)")
-    ap.add_argument("--results", required=True)
-    ap.add_argument("--port", type=int, required=True)
-    ap.add_argument("--scenario", required=True,
+    ap.add_argument("--summarize", metavar="RUN_DIR", help="print the headline figures of a finished run")
+    ap.add_argument("--harness", help="the extracted harness (its bench_harness/ package)")
+    ap.add_argument("--results")
+    ap.add_argument("--port", type=int)
+    ap.add_argument("--scenario",
                     help="peak | clean | a scenario of the harness (idle_in_tx_saturation, active_readers, "
                          "chaos_pg_backend_kill, chaos_postgres_restart, chaos_repeated_kills, ...)")
     ap.add_argument("--systems", default="pgbaton,pgboss")
@@ -148,6 +165,14 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=16)
     ap.add_argument("--sample-every", type=int, default=5)
     args = ap.parse_args()
+    if args.summarize:
+        run_dir = Path(args.summarize)
+        systems = json.loads((run_dir / "manifest.json").read_text()).get("systems") or []
+        old = json.loads((run_dir / "headline.json").read_text()) if (run_dir / "headline.json").exists() else {}
+        print(json.dumps(headline(run_dir, systems, old.get("census_at_cell_end", [])), indent=2))
+        return 0
+    if not (args.harness and args.results and args.port and args.scenario):
+        ap.error("--harness, --results, --port and --scenario are required to run")
 
     sys.path.insert(0, args.harness)
     from bench_harness import adapters, orchestrator, phases, versions  # noqa: E402
