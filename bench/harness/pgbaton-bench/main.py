@@ -133,6 +133,7 @@ class Adapter:
         self.completed = 0
         self.sampled_enqueued = 0
         self.sampled_completed = 0
+        self.sampled_at = 0.0
         self.producer_done = asyncio.Event()
         self.drain_s = max(0, env_int("DRAIN_S", 3))
         self.lease_lost = 0
@@ -424,14 +425,16 @@ class Adapter:
             await asyncio.sleep(0.25)
         await self.close(conn)
 
-    def emit_sample(self) -> None:
-        """One record per metric; the rates count what happened since the previous sample
-        over SAMPLE_EVERY_S (a last, shorter window still counts every job once)."""
+    def emit_sample(self, last: bool = False) -> None:
+        """One record per metric; the rates count what happened since the previous sample,
+        over SAMPLE_EVERY_S (the last sample, at exit, over the time since the one before)."""
         enqueued, completed = self.enqueued, self.completed
+        now = time.monotonic()
+        every = max(0.001, now - self.sampled_at) if last and self.sampled_at else self.sample_every_s
+        self.sampled_at = now
         p = self.pickup.percentiles(30)
         e = self.end_to_end.percentiles(30)
         q = self.producer_latency.percentiles(30)
-        every = self.sample_every_s
         metrics = [
             ("claim_p50_ms", p[0], 30), ("claim_p95_ms", p[1], 30), ("claim_p99_ms", p[2], 30),
             ("subscriber_p50_ms", p[0], 30), ("subscriber_p95_ms", p[1], 30), ("subscriber_p99_ms", p[2], 30),
@@ -496,7 +499,7 @@ class Adapter:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await asyncio.gather(sampler, return_exceptions=True)
-        self.emit_sample()
+        self.emit_sample(last=True)
         log(f"stopped: enqueued={self.enqueued} completed={self.completed} lease_lost={self.lease_lost}")
 
 
