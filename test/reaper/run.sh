@@ -10,7 +10,9 @@
 # not exist yet gets its worker once it does (restarted every 5 s); expired leases become
 # pending (or failed once attempts are spent) with no client calling reap; a fenced
 # tenant is skipped; baton.health's reaper row, and a prepared transaction named by
-# xmin_horizon; a schedule fires with no client calling fire_schedules; a database whose
+# xmin_horizon; a schedule fires with no client calling fire_schedules; the tables of
+# deliveries vacuumed as soon as autovacuum's rule says so, not one whose
+# autovacuum_enabled is off, once only while a transaction holds the horizon; a database whose
 # pg_baton is older than the library is skipped, said once, and reaped once updated; an error inside
 # a batch (a lock timeout) is logged and the worker goes on with the same pid; batches
 # and reloads; after kill -9 the workers come back and reap again; a clean stop logs a
@@ -167,6 +169,58 @@ check "each slot once, the last one recorded by the schedule" "t" \
                         WHERE d.tenant = '$T1' AND d.target = 'ticks' AND s.tenant = '$T1' AND s.name = 'tick'")"
 check "no error of fire_schedules in the log" "0" "$(grep -c 'fire_schedules' "$LOG")"
 q -d reapdb -c "SELECT baton.unschedule('$T1', 'tick')" >/dev/null
+
+# --- 2c'. the reaper vacuums the tables of deliveries -----------------------------------
+# As soon as autovacuum's rule says so (dead rows over 1000 plus 1 % of the rows, the
+# settings pg_baton gives them), not once per autovacuum_naptime; not a table whose
+# autovacuum_enabled is off; once only while a transaction holds the horizon. Only the
+# reaper runs a VACUUM that pg_stat counts as manual here.
+vacuums() { q -d reapdb -c "SELECT vacuum_count FROM pg_stat_user_tables WHERE relid = 'baton.$1'::regclass"; }
+# churn N: N deliveries of target 'vac' enqueued, claimed and finished, 500 a call (dead
+# rows in all three tables).
+churn() {
+    local i
+    q -d reapdb -c "SELECT count(*) FROM baton.enqueue_batch('$T1', (SELECT jsonb_agg(jsonb_build_object(
+                      'target', 'vac', 'dedup_key', 'vac' || g || '-' || random())) FROM generate_series(1, $1) g))" >/dev/null
+    for ((i = 0; i < $1 / 500; i++)); do
+        q -d reapdb -c "WITH c AS (SELECT id, generation FROM baton.claim('$T1', 'vac', '1 hour', 500))
+                        SELECT count(*) FROM baton.finish_batch('$T1', ARRAY(SELECT id FROM c ORDER BY id),
+                                                                ARRAY(SELECT generation FROM c ORDER BY id))" >/dev/null
+    done
+}
+ready0=$(vacuums ready) leases0=$(vacuums leases) deliveries0=$(vacuums deliveries)
+churn 3000
+if wait_for reapdb "SELECT bool_and(vacuum_count > CASE relname WHEN 'ready' THEN $ready0 WHEN 'leases' THEN $leases0
+                    ELSE $deliveries0 END) FROM pg_stat_user_tables WHERE schemaname = 'baton'
+                    AND relname IN ('ready', 'leases', 'deliveries')" 10; then
+    ok "baton.ready, baton.leases and baton.deliveries vacuumed by the reaper once their dead rows pass the rule"
+else
+    not_ok "baton.ready, baton.leases and baton.deliveries vacuumed by the reaper once their dead rows pass the rule"
+fi
+q -d reapdb -c "ALTER TABLE baton.ready SET (autovacuum_enabled = false)"
+sleep 1
+ready0=$(vacuums ready) leases0=$(vacuums leases)
+churn 3000
+wait_for reapdb "SELECT vacuum_count > $leases0 FROM pg_stat_user_tables WHERE relid = 'baton.leases'::regclass" 10 || true
+sleep 1
+check "autovacuum_enabled = false on baton.ready: the reaper leaves it alone (and vacuums baton.leases)" "0 t" \
+    "$(($(vacuums ready) - ready0)) $( (($(vacuums leases) > leases0)) && echo t || echo f)"
+q -d reapdb -c "ALTER TABLE baton.ready RESET (autovacuum_enabled)"
+# A transaction holding an xid: the dead rows stay, and one vacuum at most finds that out.
+sleep 1
+q -d reapdb -c "BEGIN" -c "SELECT txid_current()" -c "SELECT pg_sleep(6)" -c "COMMIT" >/dev/null &
+HOLDER=$!
+sleep 0.5
+ready0=$(vacuums ready)
+churn 3000
+sleep 4
+held=$(($(vacuums ready) - ready0))
+check "while a transaction holds the horizon: at most one vacuum of baton.ready over 4 s of rounds" "t" \
+    "$( ((held <= 1)) && echo t || echo "f ($held)")"
+wait "$HOLDER"
+check "once it ends: the dead rows are vacuumed away" "t" \
+    "$(wait_for reapdb "SELECT n_dead_tup < 1000 AND vacuum_count > $ready0 FROM pg_stat_user_tables
+                         WHERE relid = 'baton.ready'::regclass" 10 && echo t || echo f)"
 
 # --- 2d. a database whose pg_baton is older than the library --------------------------
 # The library refuses every call on an older schema (docs/versions.md): latedb's reaper

@@ -1,23 +1,24 @@
-// The reaper's vacuum of the side tables (see side_vacuum.hpp).
-#include "pg/workers/side_vacuum.hpp"
+// The reaper's vacuum of the tables of deliveries (see delivery_vacuum.hpp).
+#include "pg/workers/delivery_vacuum.hpp"
 
 #include "pg/citus/citus.hpp"
 #include "pg/runtime/owner.hpp"
 #include "pg/workers/logged.hpp"
 
-namespace baton::pg::side_vacuum {
+namespace baton::pg::delivery_vacuum {
 
 namespace {
 
-// A side table, its vacuum as pg_stat_activity shows it, and the horizon its last vacuum
+// A table, its vacuum as pg_stat_activity shows it, and the horizon its last vacuum
 // here ran at (invalid before the first).
-struct Side {
+struct Table {
     const char* name;
     const char* statement;
     TransactionId horizon;
 };
-Side g_sides[] = {{"ready", "VACUUM (SKIP_LOCKED, TRUNCATE false) baton.ready", InvalidTransactionId},
-                  {"leases", "VACUUM (SKIP_LOCKED, TRUNCATE false) baton.leases", InvalidTransactionId}};
+Table g_tables[] = {{"ready", "VACUUM (SKIP_LOCKED, TRUNCATE false) baton.ready", InvalidTransactionId},
+                    {"leases", "VACUUM (SKIP_LOCKED, TRUNCATE false) baton.leases", InvalidTransactionId},
+                    {"deliveries", "VACUUM (SKIP_LOCKED, TRUNCATE false) baton.deliveries", InvalidTransactionId}};
 
 // The context VACUUM allocates its own under (PortalContext, which a background worker
 // does not have otherwise), made once and emptied after each vacuum.
@@ -40,19 +41,19 @@ bool needs_vacuum(Relation rel) {
     return static_cast<double>(compat::dead_tuples(stats)) > threshold;
 }
 
-// The side table `side` when it is due: its horizon now, or an invalid one. Inside a
+// `table` when it is due: its horizon now, or an invalid one. Inside a
 // transaction.
-TransactionId due(const Side& side) {
+TransactionId due(const Table& table) {
     Oid nsp = get_namespace_oid("baton", true);
     if (!OidIsValid(nsp) || XactReadOnly || !OidIsValid(owner::of_extension(true))) return InvalidTransactionId;
-    Oid relid = get_relname_relid(side.name, nsp);
+    Oid relid = get_relname_relid(table.name, nsp);
     if (!OidIsValid(relid) || citus::distributed_unguarded()) return InvalidTransactionId;
     Relation rel = try_relation_open(relid, AccessShareLock);
     if (rel == nullptr) return InvalidTransactionId;
     TransactionId horizon = InvalidTransactionId;
     if (needs_vacuum(rel)) {
         horizon = GetOldestNonRemovableTransactionId(rel);
-        if (TransactionIdEquals(horizon, side.horizon)) horizon = InvalidTransactionId;
+        if (TransactionIdEquals(horizon, table.horizon)) horizon = InvalidTransactionId;
     }
     relation_close(rel, AccessShareLock);
     return horizon;
@@ -64,7 +65,7 @@ TransactionId due(const Side& side) {
 // runs; VACUUM runs the table's index functions as the table's owner.
 void vacuum(const char* name) {
     if (g_portal == nullptr)
-        g_portal = AllocSetContextCreate(TopMemoryContext, "pg_baton side vacuum", ALLOCSET_DEFAULT_SIZES);
+        g_portal = AllocSetContextCreate(TopMemoryContext, "pg_baton delivery vacuum", ALLOCSET_DEFAULT_SIZES);
     VacuumStmt* stmt = makeNode(VacuumStmt);
     stmt->options = list_make2(makeDefElem(pstrdup("skip_locked"), nullptr, -1),
                                makeDefElem(pstrdup("truncate"), reinterpret_cast<Node*>(makeString(pstrdup("false"))), -1));
@@ -83,20 +84,20 @@ void vacuum(const char* name) {
     PG_END_TRY();
 }
 
-// One side table: decides in a transaction, and vacuums in the same one when due.
+// One table: decides in a transaction, and vacuums in the same one when due.
 struct Step {
-    Side* side;
+    Table* table;
     bool vacuumed;
 };
 void step(void* arg) {
     auto* s = static_cast<Step*>(arg);
     SetCurrentStatementStartTimestamp();
     StartTransactionCommand();
-    TransactionId horizon = due(*s->side);
+    TransactionId horizon = due(*s->table);
     if (TransactionIdIsValid(horizon)) {
-        pgstat_report_activity(STATE_RUNNING, s->side->statement);
-        vacuum(s->side->name);
-        s->side->horizon = horizon;
+        pgstat_report_activity(STATE_RUNNING, s->table->statement);
+        vacuum(s->table->name);
+        s->table->horizon = horizon;
         s->vacuumed = true;
     }
     CommitTransactionCommand();
@@ -107,11 +108,11 @@ void step(void* arg) {
 
 int run() {
     int vacuumed = 0;
-    for (Side& side : g_sides) {
-        Step s{&side, false};
+    for (Table& table : g_tables) {
+        Step s{&table, false};
         if (workers::logged(step, &s) && s.vacuumed) vacuumed++;
     }
     return vacuumed;
 }
 
-}  // namespace baton::pg::side_vacuum
+}  // namespace baton::pg::delivery_vacuum
