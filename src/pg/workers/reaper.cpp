@@ -20,7 +20,7 @@
 #include "pg/workers/reaper.hpp"
 #include "pg/workers/relay.hpp"
 #include "pg/workers/served.hpp"
-#include "pg/workers/delivery_vacuum.hpp"
+#include "pg/workers/side_vacuum.hpp"
 
 namespace baton::pg::reaper {
 
@@ -292,8 +292,8 @@ void baton_reaper_main(Datum arg) {
             if (fired < baton::settings::reaper_batch) break;
         }
         if (g_terminate) break;
-        // Then the tables of deliveries, vacuumed when autovacuum's rule says so.
-        if (fire) (void)delivery_vacuum::run();
+        // Then the side tables of deliveries, vacuumed when autovacuum's rule says so.
+        if (fire) (void)side_vacuum::run();
         if (g_terminate) break;
         // The wait relays the wake-ups of the other nodes of a distributed install.
         relay::refresh();

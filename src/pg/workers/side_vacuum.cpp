@@ -1,11 +1,11 @@
-// The reaper's vacuum of the tables of deliveries (see delivery_vacuum.hpp).
-#include "pg/workers/delivery_vacuum.hpp"
+// The reaper's vacuum of the side tables of deliveries (see side_vacuum.hpp).
+#include "pg/workers/side_vacuum.hpp"
 
 #include "pg/citus/citus.hpp"
 #include "pg/runtime/owner.hpp"
 #include "pg/workers/logged.hpp"
 
-namespace baton::pg::delivery_vacuum {
+namespace baton::pg::side_vacuum {
 
 namespace {
 
@@ -17,8 +17,13 @@ struct Table {
     TransactionId horizon;
 };
 Table g_tables[] = {{"ready", "VACUUM (SKIP_LOCKED, TRUNCATE false) baton.ready", InvalidTransactionId},
-                    {"leases", "VACUUM (SKIP_LOCKED, TRUNCATE false) baton.leases", InvalidTransactionId},
-                    {"deliveries", "VACUUM (SKIP_LOCKED, TRUNCATE false) baton.deliveries", InvalidTransactionId}};
+                    {"leases", "VACUUM (SKIP_LOCKED, TRUNCATE false) baton.leases", InvalidTransactionId}};
+
+// The largest table the reaper vacuums, in pages: one it vacuums in a moment, so that
+// its round, which also returns expired leases and fires schedules, stays short. A
+// larger one (the ready rows of a backlog of millions, the dead rows of a transaction
+// held open for long) is left to autovacuum.
+constexpr BlockNumber kMaxPages = 16384;
 
 // The context VACUUM allocates its own under (PortalContext, which a background worker
 // does not have otherwise), made once and emptied after each vacuum.
@@ -27,6 +32,7 @@ MemoryContext g_portal = nullptr;
 // True when autovacuum's rule says `rel` needs a vacuum now (see the header).
 bool needs_vacuum(Relation rel) {
     if (!autovacuum_start_daemon || rel->rd_rel->relkind != RELKIND_RELATION) return false;
+    if (RelationGetNumberOfBlocks(rel) > kMaxPages) return false;
     const AutoVacOpts* av =
         rel->rd_options != nullptr ? &reinterpret_cast<const StdRdOptions*>(rel->rd_options)->autovacuum : nullptr;
     if (av != nullptr && !av->enabled) return false;
@@ -41,8 +47,7 @@ bool needs_vacuum(Relation rel) {
     return static_cast<double>(compat::dead_tuples(stats)) > threshold;
 }
 
-// `table` when it is due: its horizon now, or an invalid one. Inside a
-// transaction.
+// `table` when it is due: its horizon now, or an invalid one. Inside a transaction.
 TransactionId due(const Table& table) {
     Oid nsp = get_namespace_oid("baton", true);
     if (!OidIsValid(nsp) || XactReadOnly || !OidIsValid(owner::of_extension(true))) return InvalidTransactionId;
@@ -59,13 +64,13 @@ TransactionId due(const Table& table) {
     return horizon;
 }
 
-// VACUUM (SKIP_LOCKED) baton.<name>, as the statement runs it at top level: ExecVacuum
-// commits the transaction it is called in, vacuums in transactions of its own, and
-// starts one more for the caller to commit. As the bootstrap superuser, as autovacuum
+// VACUUM (SKIP_LOCKED, TRUNCATE false) baton.<name>, as the statement runs it at top
+// level: ExecVacuum commits the transaction it is called in, vacuums in transactions of
+// its own, and starts one more for the caller to commit. As the bootstrap superuser, as autovacuum
 // runs; VACUUM runs the table's index functions as the table's owner.
 void vacuum(const char* name) {
     if (g_portal == nullptr)
-        g_portal = AllocSetContextCreate(TopMemoryContext, "pg_baton delivery vacuum", ALLOCSET_DEFAULT_SIZES);
+        g_portal = AllocSetContextCreate(TopMemoryContext, "pg_baton side vacuum", ALLOCSET_DEFAULT_SIZES);
     VacuumStmt* stmt = makeNode(VacuumStmt);
     stmt->options = list_make2(makeDefElem(pstrdup("skip_locked"), nullptr, -1),
                                makeDefElem(pstrdup("truncate"), reinterpret_cast<Node*>(makeString(pstrdup("false"))), -1));
@@ -115,4 +120,4 @@ int run() {
     return vacuumed;
 }
 
-}  // namespace baton::pg::delivery_vacuum
+}  // namespace baton::pg::side_vacuum
