@@ -253,3 +253,19 @@ if mode == "burst":
     print("   round p99: %.1f ms before (%d rounds), %.1f ms during the reap (%d rounds): x%.2f"
           % (quiet, nq, burst, nb, burst / quiet if quiet else 0))
 PY
+
+# The plots (bench/plot_sustained.py), with the first python3 that has matplotlib
+# (Debian's python3-matplotlib is for /usr/bin/python3).
+PHASES=
+[[ $MODE != hold ]] || PHASES=$CLEAN,$HOLD
+PLOTPY=
+for py in python3 /usr/bin/python3; do
+    if "$py" -c 'import matplotlib' 2>/dev/null; then PLOTPY=$py && break; fi
+done
+if [[ -n $PLOTPY ]]; then
+    "$PLOTPY" "$ROOT/bench/plot_sustained.py" "$OUT" --title "sustained.sh --mode $MODE" ${PHASES:+--phases "$PHASES"} |
+        sed 's/^/   plot: /' || true
+else
+    echo "   plots skipped: no python3 with matplotlib (apt-get install python3-matplotlib), then:" \
+        "/usr/bin/python3 bench/plot_sustained.py $OUT${PHASES:+ --phases $PHASES}"
+fi

@@ -6,6 +6,7 @@
 #include "pg/deliveries/delivery_store.hpp"
 #include "pg/access/fence.hpp"
 #include "pg/access/read_only.hpp"
+#include "pg/workers/reaper.hpp"
 
 namespace baton::api {
 
@@ -13,17 +14,20 @@ namespace {
 
 // baton.reap(max_rows): returns expired leases fleet-wide, oldest expiry first, bumping
 // the generation; skips tenants that are not active or whose fence is changing. Each
-// tenant's rows are reaped by a statement of their own (on Citus, on its node).
+// tenant's rows are reaped by a statement of their own (on Citus, on its node). The
+// background reaper's call reads the leases from its scan floor up (core/reap_floor.hpp);
+// a client's from the first.
 Datum reap(FunctionCallInfo fcinfo, Oid) {
     pg::require_read_write("baton.reap");
     std::int32_t max_rows = pg::int32_arg(fcinfo, 0, "max_rows");
     delivery::check_reap_rows(max_rows);
     pg::DeliveryStore store;
     std::uint64_t n = 0;
-    pg_uuid_t** candidates = store.reap_tenants(max_rows, &n);
+    pg::DeliveryStore::ReapTenant* candidates = store.reap_tenants(max_rows, pg::reaper::scan_floor(), &n);
+    pg::reaper::scanned(n > 0 ? candidates[0].oldest : DT_NOEND, GetCurrentTransactionStartTimestamp());
     std::int32_t reaped = 0;
     for (std::uint64_t i = 0; i < n && reaped < max_rows; i++)
-        if (pg::fence::try_writable(candidates[i])) reaped += store.reap(candidates[i], max_rows - reaped);
+        if (pg::fence::try_writable(candidates[i].tenant)) reaped += store.reap(candidates[i], max_rows - reaped);
     PG_RETURN_INT32(reaped);
 }
 

@@ -16,6 +16,7 @@
 #include "pg/deliveries/upkeep.hpp"
 #include "pg/runtime/relations.hpp"
 #include "pg/access/restore_load.hpp"
+#include "pg/workers/launcher.hpp"
 
 namespace baton::api {
 
@@ -239,6 +240,10 @@ Datum tenant_state_guard(FunctionCallInfo fcinfo, Oid) {
         if (from && to) tenant::check_move(*from, *to, pg::tenant_text(before));
         pg::fence::lock_exclusive(before);
         pg::authz_cache::changed(rel);
+        // The leases of a tenant that becomes active again may have expired while the
+        // reaper passed them by: its batches look at every lease until their next full
+        // scan (core/reap_floor.hpp).
+        if (to && *to == tenant::State::kActive) pg::launcher::report_early_lease(DT_NOBEGIN);
     }
     return PointerGetDatum(td->tg_newtuple);
 }

@@ -12,7 +12,9 @@
 # tenant is skipped; baton.health's reaper row, and a prepared transaction named by
 # xmin_horizon; a schedule fires with no client calling fire_schedules; the side tables of
 # deliveries vacuumed as soon as autovacuum's rule says so (not baton.deliveries), not one whose
-# autovacuum_enabled is off, once only while a transaction holds the horizon; a database whose
+# autovacuum_enabled is off, once only while a transaction holds the horizon; the scan
+# floor: rounds that do not walk again the ended leases a held transaction keeps, a lease
+# moved into the past and a tenant made active again reaped at once; a database whose
 # pg_baton is older than the library is skipped, said once, and reaped once updated; an error inside
 # a batch (a lock timeout) is logged and the worker goes on with the same pid; batches
 # and reloads; after kill -9 the workers come back and reap again; a clean stop logs a
@@ -221,6 +223,48 @@ wait "$HOLDER"
 check "once it ends: the dead rows are vacuumed away" "t" \
     "$(wait_for reapdb "SELECT n_dead_tup < 1000 AND vacuum_count > $ready0 FROM pg_stat_user_tables
                          WHERE relid = 'baton.ready'::regclass" 10 && echo t || echo f)"
+
+# --- 2e. the scan floor (core/reap_floor.hpp) ------------------------------------------
+# A reaper started afresh (its first batch a full scan, which forgets earlier reports of
+# early leases), then a transaction holding the horizon while 3,000 leases of 6 s are
+# handed out and ended: their dead entries stay in baton.leases' index, and once they
+# have expired the reaper's rounds (5 a second) do not walk them again; an unreported
+# scan from the first entry each round would read 3,000 entries a round. Meanwhile a
+# tenant fenced with a lease of 6 s that expires, and a lease moved into the past by
+# direct SQL (reported by its writer): both reaped within a few rounds, not at the next
+# full scan a minute later.
+T4=00000000-0000-0000-0701-000000000004
+pid_before=$(worker_pid reapdb)
+q -d postgres -c "SELECT pg_terminate_backend($pid_before)" >/dev/null
+wait_for postgres "SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND datname = 'reapdb' AND pid <> $pid_before" 20 || true
+q -d reapdb -c "SELECT baton.create_tenant('$T4')" -c "SELECT baton.enqueue('$T4', 'w', 'u1')" \
+    -c "SELECT baton.enqueue('$T1', 'early', 'e1')" -c "SELECT count(*) FROM baton.claim('$T1', 'early', '1 hour')" \
+    -c "BEGIN" -c "SELECT count(*) FROM baton.claim('$T4', 'w', '6 seconds')" \
+    -c "SELECT baton.set_tenant_state('$T4', 'fenced')" -c "COMMIT" >/dev/null
+q -d reapdb -c "BEGIN" -c "SELECT txid_current()" -c "SELECT pg_sleep(18)" -c "COMMIT" >/dev/null &
+HOLDER=$!
+sleep 0.5
+q -d reapdb -c "SELECT count(*) FROM baton.enqueue_batch('$T1', (SELECT jsonb_agg(jsonb_build_object(
+                  'target', 'floor', 'dedup_key', 'fl' || g)) FROM generate_series(1, 3000) g))" >/dev/null
+for ((i = 0; i < 6; i++)); do
+    q -d reapdb -c "WITH c AS (SELECT id, generation FROM baton.claim('$T1', 'floor', '6 seconds', 500))
+                    SELECT count(*) FROM baton.finish_batch('$T1', ARRAY(SELECT id FROM c ORDER BY id),
+                                                            ARRAY(SELECT generation FROM c ORDER BY id))" >/dev/null
+done
+sleep 8
+leases_read() { q -d reapdb -c "SELECT idx_tup_read FROM pg_stat_user_indexes WHERE indexrelid = 'baton.leases_pkey'::regclass"; }
+reads0=$(leases_read)
+sleep 4
+reads=$(($(leases_read) - reads0))
+check "a transaction holding the horizon: 4 s of rounds read fewer than 3,000 entries of the ended leases' index ($reads)" "t" \
+    "$( ((reads < 3000)) && echo t || echo "f ($reads)")"
+q -d reapdb -c "UPDATE baton.deliveries SET lease_until = now() - interval '1 hour' WHERE dedup_key = 'e1'" >/dev/null
+check "a lease moved into the past by direct SQL: reaped within 3 s" "t" \
+    "$(wait_for reapdb "SELECT status = 'pending' FROM baton.deliveries WHERE dedup_key = 'e1'" 3 && echo t || echo f)"
+q -d reapdb -c "SELECT baton.set_tenant_state('$T4', 'active')" >/dev/null
+check "a tenant active again: its lease, expired while it was fenced, reaped within 3 s" "t" \
+    "$(wait_for reapdb "SELECT status = 'pending' FROM baton.deliveries WHERE tenant = '$T4'" 3 && echo t || echo f)"
+wait "$HOLDER"
 
 # --- 2d. a database whose pg_baton is older than the library --------------------------
 # The library refuses every call on an older schema (docs/versions.md): latedb's reaper

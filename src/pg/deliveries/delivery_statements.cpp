@@ -247,17 +247,19 @@ pg::KeptPlan g_give_back_settled_citus = {
     6, {UUIDOID, INT8OID, TEXTOID, INT8OID, TIMESTAMPTZOID, TEXTOID}, nullptr};
 
 // The tenants among the oldest expired rows of baton.leases (live or stale: reap
-// deletes both), active ones only (a fenced tenant's leases must not hide everyone
-// else's), the tenant with the oldest first.
+// deletes both) expiring at $2 or later, active ones only (a fenced tenant's leases must
+// not hide everyone else's), each with its oldest expiry, the tenant with the oldest
+// first.
 pg::KeptPlan g_reap_tenants = {
-    "SELECT e.tenant FROM (SELECT l.tenant, l.lease_until FROM baton.leases l JOIN baton.tenants t "
-    "ON t.tenant OPERATOR(pg_catalog.=) l.tenant "
+    "SELECT e.tenant, pg_catalog.min(e.lease_until) FROM (SELECT l.tenant, l.lease_until FROM baton.leases l "
+    "JOIN baton.tenants t ON t.tenant OPERATOR(pg_catalog.=) l.tenant "
     "WHERE t.state OPERATOR(pg_catalog.=) 'active' AND l.lease_until OPERATOR(pg_catalog.<) pg_catalog.now() "
-    "ORDER BY l.lease_until LIMIT $1) e GROUP BY e.tenant ORDER BY pg_catalog.min(e.lease_until) LIMIT 256",
-    1, {INT4OID}, nullptr};
+    "AND l.lease_until OPERATOR(pg_catalog.>=) $2 "
+    "ORDER BY l.lease_until LIMIT $1) e GROUP BY e.tenant ORDER BY 2 LIMIT 256",
+    2, {INT4OID, TIMESTAMPTZOID}, nullptr};
 
-// Returns up to $2 expired leases of one tenant, oldest expiry first, skipping rows
-// others hold: the deliveries claimed at the generation of an expired row of
+// Returns up to $2 expired leases of one tenant expiring at $4 or later, oldest expiry
+// first, skipping rows others hold: the deliveries claimed at the generation of an expired row of
 // baton.leases, whose lease (lease_until, renewed or not) has expired. The CASE is
 // delivery::give_back_status(), set-wise (docs/architecture.md, the rule copies). $3 is
 // now(), the transaction's start: Citus refuses now() inside a CASE of a distributed
@@ -272,24 +274,25 @@ pg::KeptPlan g_reap = {
     "SELECT c.id FROM baton.leases l JOIN baton.deliveries c ON c.tenant OPERATOR(pg_catalog.=) l.tenant "
     "AND c.id OPERATOR(pg_catalog.=) l.id AND c.generation OPERATOR(pg_catalog.=) l.generation "
     "WHERE l.tenant OPERATOR(pg_catalog.=) $1 AND l.lease_until OPERATOR(pg_catalog.<) $3 "
+    "AND l.lease_until OPERATOR(pg_catalog.>=) $4 "
     "AND c.status OPERATOR(pg_catalog.=) " CLAIMED " AND c.lease_until OPERATOR(pg_catalog.<) $3 "
     "ORDER BY l.lease_until LIMIT $2 FOR UPDATE OF c SKIP LOCKED))",
-    3, {UUIDOID, INT4OID, TIMESTAMPTZOID}, nullptr};
+    4, {UUIDOID, INT4OID, TIMESTAMPTZOID, TIMESTAMPTZOID}, nullptr};
 
 // After g_reap, in the same transaction: deletes up to $2 expired rows of baton.leases
-// of one tenant whose delivery no longer holds that lease (left by a write that passed
+// of one tenant, expiring at $4 or later, whose delivery no longer holds that lease (left by a write that passed
 // no trigger), oldest first, skipping rows another reaper holds. A row
 // whose delivery still holds it, expired (g_reap skipped the delivery, held by its
 // worker), stays for the next reap.
 pg::KeptPlan g_sweep = {
     "DELETE FROM baton.leases l WHERE l.tenant OPERATOR(pg_catalog.=) $1 AND l.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
     "SELECT x.ctid FROM baton.leases x WHERE x.tenant OPERATOR(pg_catalog.=) $1 "
-    "AND x.lease_until OPERATOR(pg_catalog.<) $3 AND NOT EXISTS (SELECT 1 FROM baton.deliveries c "
+    "AND x.lease_until OPERATOR(pg_catalog.<) $3 AND x.lease_until OPERATOR(pg_catalog.>=) $4 AND NOT EXISTS (SELECT 1 FROM baton.deliveries c "
     "WHERE c.tenant OPERATOR(pg_catalog.=) x.tenant AND c.id OPERATOR(pg_catalog.=) x.id "
     "AND c.generation OPERATOR(pg_catalog.=) x.generation AND c.status OPERATOR(pg_catalog.=) " CLAIMED " "
     "AND c.lease_until OPERATOR(pg_catalog.=) x.lease_until) "
     "ORDER BY x.lease_until LIMIT $2 FOR UPDATE SKIP LOCKED))",
-    3, {UUIDOID, INT4OID, TIMESTAMPTZOID}, nullptr};
+    4, {UUIDOID, INT4OID, TIMESTAMPTZOID, TIMESTAMPTZOID}, nullptr};
 
 // cancel_delivery's write, as delivery::cancelled() chose it: generation $3 fences the
 // holder; a NULL reason keeps last_error.
@@ -670,17 +673,17 @@ void DeliveryStore::give_back(pg_uuid_t* tenant, std::int64_t id, const delivery
 // On a worker of a distributed install only its own shards' (each node's reaper reaps
 // its own tenants; a worker has Citus' metadata, and the distributed tables would give
 // it the whole cluster's); elsewhere, on the coordinator too, the distributed tables'.
-pg_uuid_t** DeliveryStore::reap_tenants(std::int32_t max_rows, std::uint64_t* n) {
-    Datum limit[1] = {Int32GetDatum(max_rows)};
+DeliveryStore::ReapTenant* DeliveryStore::reap_tenants(std::int32_t max_rows, TimestampTz from, std::uint64_t* n) {
+    Datum values[2] = {Int32GetDatum(max_rows), TimestampTzGetDatum(from)};
     Spi& s = spi();
     std::uint64_t count = 0;
-    if (!local_shards::run_on_own_shards(s, g_reap_tenants, limit, {"leases", "tenants"}, &count))
-        count = s.run(g_reap_tenants, limit, nullptr);
-    pg_uuid_t** tenants =
-        guard([count] { return static_cast<pg_uuid_t**>(palloc(sizeof(pg_uuid_t*) * (count + 1))); });
+    if (!local_shards::run_on_own_shards(s, g_reap_tenants, values, {"leases", "tenants"}, &count))
+        count = s.run(g_reap_tenants, values, nullptr);
+    auto* tenants = guard([count] { return static_cast<ReapTenant*>(palloc(sizeof(ReapTenant) * (count + 1))); });
     for (std::uint64_t i = 0; i < count; i++) {
         bool isnull = false;
-        tenants[i] = DatumGetUUIDP(s.copy_out(i, 1, &isnull));
+        tenants[i].tenant = DatumGetUUIDP(s.copy_out(i, 1, &isnull));
+        tenants[i].oldest = DatumGetTimestampTz(s.value(i, 2, &isnull));
     }
     *n = count;
     return tenants;
@@ -689,10 +692,11 @@ pg_uuid_t** DeliveryStore::reap_tenants(std::int32_t max_rows, std::uint64_t* n)
 // One UPDATE over the tenant's oldest expired leases (their rows of baton.leases go with
 // it, through the fence trigger), then one DELETE of up to max_rows expired rows that no
 // delivery holds: only those a write that passed no trigger left behind, since every
-// write that ends a lease removes its row.
-std::int32_t DeliveryStore::reap(pg_uuid_t* tenant, std::int32_t max_rows) {
-    Datum values[3] = {UUIDPGetDatum(tenant), Int32GetDatum(max_rows),
-                       TimestampTzGetDatum(GetCurrentTransactionStartTimestamp())};
+// write that ends a lease removes its row. Both read the leases from the tenant's oldest
+// that reap_tenants() found.
+std::int32_t DeliveryStore::reap(const ReapTenant& tenant, std::int32_t max_rows) {
+    Datum values[4] = {UUIDPGetDatum(tenant.tenant), Int32GetDatum(max_rows),
+                       TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()), TimestampTzGetDatum(tenant.oldest)};
     std::int32_t reaped = static_cast<std::int32_t>(spi().run(g_reap, values, nullptr));
     spi().run(g_sweep, values, nullptr);
     return reaped;

@@ -79,10 +79,16 @@ public:
     FoundDelivery lock(pg_uuid_t* tenant, std::int64_t id);
     void give_back(pg_uuid_t* tenant, std::int64_t id, const delivery::GiveBack& to, Interval* delay, text* error);
 
-    // reap: the tenants among the oldest expired leases (palloc'd, *n of them); then up to
-    // max_rows expired leases of one tenant given back. Returns how many.
-    pg_uuid_t** reap_tenants(std::int32_t max_rows, std::uint64_t* n);
-    std::int32_t reap(pg_uuid_t* tenant, std::int32_t max_rows);
+    // reap: the tenants among the oldest expired leases expiring at `from` or later, each
+    // with the expiry of its oldest (palloc'd, *n of them, oldest first); then up to
+    // max_rows expired leases of one tenant, expiring at `from` or later, given back.
+    // Returns how many.
+    struct ReapTenant {
+        pg_uuid_t* tenant;
+        TimestampTz oldest;
+    };
+    ReapTenant* reap_tenants(std::int32_t max_rows, TimestampTz from, std::uint64_t* n);
+    std::int32_t reap(const ReapTenant& tenant, std::int32_t max_rows);
 
     // cancel_delivery: the row locked (FOR UPDATE), as lock(); then the write
     // delivery::cancelled() chose: cancelled at generation `generation`, no lease,

@@ -1,9 +1,12 @@
 // The side tables of baton.deliveries (see side_rows.hpp).
 #include <cstring>
 
+#include "core/reap_floor.hpp"
+
 #include "pg/runtime/cache.hpp"
 #include "pg/runtime/relations.hpp"
 #include "pg/deliveries/side_rows.hpp"
+#include "pg/workers/launcher.hpp"
 
 namespace baton::pg::side_rows {
 
@@ -331,6 +334,9 @@ void lease_key(const Datum* values, Datum* key) {
 // put(); by SQL (ON CONFLICT DO NOTHING) for a table with triggers.
 void add_lease(Writer* w, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
                TimestampTz lease_until) {
+    // A lease that expires before the reaper's next batches may have moved their scan
+    // floor past it is reported (core/reap_floor.hpp).
+    if (reap_floor::is_early(lease_until, GetCurrentTimestamp())) launcher::report_early_lease(lease_until);
     Datum values[kLeaseColumns];
     lease_values(tenant, id, generation, lease_until, values);
     if (w->by_statement) {
@@ -443,8 +449,10 @@ Writing::Writing() { g_writing++; }
 Writing::~Writing() { g_writing--; }
 
 // Two INSERT ... SELECT statements, each skipping the rows already there, under
-// writing() (kept by PG_FINALLY: an error here is a Postgres one).
+// writing() (kept by PG_FINALLY: an error here is a Postgres one). Leases of any age
+// may come in: the reaper looks at every lease until its next full scan.
 void fill() {
+    launcher::report_early_lease(DT_NOBEGIN);
     const char* const statements[2] = {
         "INSERT INTO baton.leases (tenant, id, generation, lease_until) "
         "SELECT d.tenant, d.id, d.generation, d.lease_until FROM baton.deliveries d "

@@ -38,6 +38,8 @@ struct Slot {
     TransactionId installing;   // a transaction not ended yet that installs pg_baton there
                                 // (prepared, awaiting COMMIT PREPARED): its end announces
     TimestampTz last_reaped;    // its worker's last batch (0: none yet)
+    pg_atomic_uint64 early_lease;  // the earliest expiry of a lease row written early
+                                   // (core/reap_floor.hpp), DT_NOEND when none
 };
 
 // The shared state: this header, then `nslots` slots.
@@ -102,6 +104,7 @@ Slot* find_slot(Oid db, bool create) {
     if (!create || free_slot == nullptr) return nullptr;
     std::memset(free_slot, 0, sizeof *free_slot);
     free_slot->db = db;
+    pg_atomic_init_u64(&free_slot->early_lease, static_cast<uint64>(DT_NOEND));
     return free_slot;
 }
 
@@ -635,6 +638,31 @@ bool last_reaped(Oid db, TimestampTz* at) {
     if (s != nullptr) *at = s->last_reaped;
     LWLockRelease(g_lock);
     return true;
+}
+
+void report_early_lease(TimestampTz lease_until) {
+    if (g_shared == nullptr) return;
+    LWLockAcquire(g_lock, LW_SHARED);
+    Slot* s = find_slot(MyDatabaseId, false);
+    if (s != nullptr) {
+        uint64 seen = pg_atomic_read_u64(&s->early_lease);
+        while (static_cast<TimestampTz>(seen) > lease_until &&
+               !pg_atomic_compare_exchange_u64(&s->early_lease, &seen, static_cast<uint64>(lease_until))) {
+        }
+    }
+    LWLockRelease(g_lock);
+}
+
+TimestampTz early_leases(bool forget) {
+    if (g_shared == nullptr) return DT_NOBEGIN;
+    TimestampTz earliest = DT_NOBEGIN;
+    LWLockAcquire(g_lock, LW_SHARED);
+    Slot* s = find_slot(MyDatabaseId, false);
+    if (s != nullptr)
+        earliest = static_cast<TimestampTz>(forget ? pg_atomic_exchange_u64(&s->early_lease, static_cast<uint64>(DT_NOEND))
+                                                   : pg_atomic_read_u64(&s->early_lease));
+    LWLockRelease(g_lock);
+    return earliest;
 }
 
 }  // namespace baton::pg::launcher

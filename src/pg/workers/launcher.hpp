@@ -58,4 +58,15 @@ void report_reaped();
 // none has since the server started, or since the database's slot was last freed).
 bool last_reaped(Oid db, TimestampTz* at);
 
+// A lease row of this database written with an expiry already past or near
+// (reap_floor::is_early(), or DT_NOBEGIN for rows written in bulk): its reaper's
+// batches look down to it until their next full scan (core/reap_floor.hpp). Nothing
+// when pg_baton is not preloaded (no reaper runs).
+void report_early_lease(TimestampTz lease_until);
+
+// For the reaper of this database: the earliest expiry reported since the reports were
+// last forgotten (DT_NOEND when none; DT_NOBEGIN when the database has no slot), and
+// `forget` forgets them, before a full scan.
+TimestampTz early_leases(bool forget);
+
 }  // namespace baton::pg::launcher

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "core/limits.hpp"
+#include "core/reap_floor.hpp"
 #include "pg/workers/launcher.hpp"
 #include "pg/workers/logged.hpp"
 #include "pg/runtime/owner.hpp"
@@ -27,6 +28,14 @@ namespace baton::pg::reaper {
 namespace {
 
 volatile sig_atomic_t g_terminate = false;
+
+// The scan floor of this worker's reap calls (core/reap_floor.hpp): its state, whether
+// this process is the reaper, the current batch's floor, and whether its reap call
+// reported what it found.
+reap_floor::State g_floor;
+bool g_in_reaper = false;
+TimestampTz g_scan_from = DT_NOBEGIN;
+bool g_scanned = false;
 
 // SIGTERM: ends the loop at its next check; the latch wakes a sleeping worker.
 void on_sigterm(SIGNAL_ARGS) {
@@ -167,8 +176,28 @@ void pause(TimestampTz start) {
     ResetLatch(MyLatch);
 }
 
+// A reap batch: where its scan starts (a full scan forgets the writers' reports first,
+// before the batch's snapshot), then the batch, then the floor moved by what it found,
+// or a full scan next when it found nothing to report (it failed, or did not reap).
+bool try_reap(int batch, int* count) {
+    bool full = false;
+    g_scan_from = reap_floor::begin(g_floor, GetCurrentTimestamp(), launcher::early_leases(false), &full);
+    if (full) (void)launcher::early_leases(true);
+    g_scanned = false;
+    bool ok = try_batch(kReap, batch, count);
+    if (!ok || !g_scanned) reap_floor::forget(g_floor);
+    return ok;
+}
+
 }  // namespace
 
+TimestampTz scan_floor() { return g_in_reaper ? g_scan_from : DT_NOBEGIN; }
+
+void scanned(TimestampTz oldest, TimestampTz now) {
+    if (!g_in_reaper) return;
+    reap_floor::scanned(g_floor, oldest, now);
+    g_scanned = true;
+}
 
 }  // namespace baton::pg::reaper
 
@@ -190,6 +219,11 @@ void baton_reaper_main(Datum arg) {
     BackgroundWorkerUnblockSignals();
     BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(arg), InvalidOid, 0);
     pgstat_report_appname("pg_baton reaper");
+    g_in_reaper = true;
+    // The reaper's statements read pg_baton's tables by their indexes, from the scan
+    // floor up: a sequential scan (the plan a small table gets) reads every row a
+    // transaction held open keeps dead, in every round.
+    SetConfigOption("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION);
     uint32_t announced = 0;
     if (!launcher::attach(&announced)) {
         // Paused by a command that needs the database (DROP DATABASE, ...), or another
@@ -223,7 +257,7 @@ void baton_reaper_main(Datum arg) {
             int batch = baton::settings::reaper_batch;
             int reaped = 0;
             batch_start = GetCurrentTimestamp();
-            if (!try_batch(kReap, batch, &reaped)) break;
+            if (!try_reap(batch, &reaped)) break;
             if (reaped == kNotInstalled && all) {
                 // Installed and committed since the batch looked: reaped at the next round.
                 TransactionId installing = InvalidTransactionId;

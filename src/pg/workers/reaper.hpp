@@ -9,6 +9,20 @@
 
 #include "pg/runtime/postgres.hpp"
 
+namespace baton::pg::reaper {
+
+// For reap: the lease expiry its scan of baton.leases starts at. In the reaper's own
+// call, the scan floor (core/reap_floor.hpp); in every other backend DT_NOBEGIN, the
+// first entry.
+TimestampTz scan_floor();
+
+// For reap, once it has read the expired leases: the oldest it found (DT_NOEND when
+// none), as of `now`, the time it compared expiries with. Moves the floor in the
+// reaper's own call; nothing elsewhere.
+void scanned(TimestampTz oldest, TimestampTz now);
+
+}  // namespace baton::pg::reaper
+
 // The worker's entry point, which the launcher registers by name (launcher.cpp). The
 // reaper reports to the launcher (launcher.hpp); the launcher knows it only by this
 // name, and both read which databases are served from served.hpp.
