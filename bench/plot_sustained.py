@@ -112,7 +112,9 @@ def plot_throughput(windows, phases, title, path):
 
 
 def plot_tables(tables, start, phases, title, path):
-    names = sorted(tables)
+    # The tables that took part: some dead rows, or more than 1 MB at some point.
+    names = sorted(n for n, s in tables.items() if max(v[2] for v in s) > 0 or max(v[3] for v in s) > 1048576)
+    names = names or sorted(tables)
     colors = {n: "C%d" % (i % 10) for i, n in enumerate(names)}
     styles = {n: "-" if i < 10 else "--" for i, n in enumerate(names)}
     fig, (dead, size) = plt.subplots(2, 1, sharex=True, figsize=(10, 7.5), dpi=100)

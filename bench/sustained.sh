@@ -17,8 +17,9 @@
 #   rate    a fixed rate: one producer paced by pgbench -R enqueues --rate deliveries a
 #           second (batches of 100, bench/sql/sustained_producer.sql), the clients claim
 #           and finish (bench/sql/sustained_worker.sql, a 5 ms rest on an empty queue).
-#   hold    depth, with one transaction holding an xid (BEGIN; SELECT txid_current())
-#           from --clean minutes in for --hold minutes, then --after minutes more.
+#   hold    depth (or, with --load rate, rate), with one transaction holding an xid
+#           (BEGIN; SELECT txid_current()) from --clean minutes in for --hold minutes,
+#           then --after minutes more.
 #   burst   the clients of rate on a backlog of 400,000 with no producer; 5 s in, one
 #           session claims --leases deliveries (50,000) with 15-second leases and never
 #           finishes them: the reaper returns them all at once when they expire.
@@ -39,7 +40,7 @@
 #
 # Options: --minutes M (depth, rate; default 5, the long run 30), --depth N, --rate N
 # (default 5000), --clients N, --batch N, --clean/--hold/--after M (hold; default 2, 10,
-# 5), --leases N (burst), --retention S. Environment: PG_CONFIG, BATON_BENCH_PORT (default 55540).
+# 5), --load depth|rate (hold), --leases N (burst), --retention S. Environment: PG_CONFIG, BATON_BENCH_PORT (default 55540).
 set -euo pipefail
 export LC_ALL=C
 
@@ -52,7 +53,7 @@ die() {
     exit 2
 }
 
-MODE=depth MINUTES=5 DEPTH=4000 RATE=5000 CLIENTS=16 BATCH=10 CLEAN=2 HOLD=10 AFTER=5 LEASES=50000 RETENTION=60 OUT=
+MODE=depth LOAD=depth MINUTES=5 DEPTH=4000 RATE=5000 CLIENTS=16 BATCH=10 CLEAN=2 HOLD=10 AFTER=5 LEASES=50000 RETENTION=60 OUT=
 while (($# > 0)); do
     case $1 in
         --mode) MODE=${2:?}; shift ;;
@@ -64,6 +65,7 @@ while (($# > 0)); do
         --clean) CLEAN=${2:?}; shift ;;
         --hold) HOLD=${2:?}; shift ;;
         --after) AFTER=${2:?}; shift ;;
+        --load) LOAD=${2:?}; shift ;;
         --leases) LEASES=${2:?}; shift ;;
         --retention) RETENTION=${2:?}; shift ;;
         --out) OUT=${2:?}; shift ;;
@@ -76,6 +78,7 @@ while (($# > 0)); do
     shift
 done
 [[ $MODE =~ ^(depth|rate|hold|burst)$ ]] || die "unknown mode '$MODE'"
+[[ $LOAD =~ ^(depth|rate)$ ]] || die "unknown load '$LOAD'"
 TENANT=b0000000-0000-4000-8000-000000000505
 # secs M: M minutes (fractions allowed) in whole seconds.
 secs() { awk -v m="$1" 'BEGIN { printf "%d", m * 60 }'; }
@@ -139,27 +142,31 @@ if ((RETENTION > 0)); then
 fi
 
 PGBENCH=("$BIN/pgbench" -n -d bench -j 2 -P 5 -D "tenant='$TENANT'" -D "batch=$BATCH")
-echo "== bench/sustained.sh --mode $MODE ($(date -u '+%Y-%m-%d %H:%M UTC'); $CLIENTS clients, batches of $BATCH; out $OUT)"
+echo "== bench/sustained.sh --mode $MODE$([[ $MODE != hold ]] || echo " --load $LOAD") ($(date -u '+%Y-%m-%d %H:%M UTC'); $CLIENTS clients, batches of $BATCH; out $OUT)"
 echo "   load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "   PostgreSQL $("$BIN/postgres" --version | awk '{print $3}')"
-case $MODE in
-    depth | hold)
+secs=$(secs "$MINUTES")
+[[ $MODE != hold ]] || secs=$(($(secs "$CLEAN") + $(secs "$HOLD") + $(secs "$AFTER")))
+# hold: the transaction that holds an xid, from --clean minutes after the clients start
+# for --hold minutes.
+holder() {
+    [[ $MODE == hold ]] || return 0
+    (sleep "$(secs "$CLEAN")" && q -d bench -c "BEGIN" -c "SELECT txid_current()" \
+        -c "SELECT pg_sleep($(secs "$HOLD"))" -c "COMMIT" >/dev/null) &
+}
+case $MODE/$LOAD in
+    depth/* | hold/depth)
         fill "$DEPTH"
-        secs=$(secs "$MINUTES")
-        if [[ $MODE == hold ]]; then
-            secs=$(($(secs "$CLEAN") + $(secs "$HOLD") + $(secs "$AFTER")))
-            (sleep "$(secs "$CLEAN")" && q -d bench -c "BEGIN" -c "SELECT txid_current()" \
-                -c "SELECT pg_sleep($(secs "$HOLD"))" -c "COMMIT" >/dev/null) &
-        fi
         sample >"$OUT/tables.csv" &
         SAMPLER=$!
+        holder
         (cd "$OUT" && "${PGBENCH[@]}" -c "$CLIENTS" -T "$secs" -l --log-prefix=round \
             -f "$ROOT/bench/sql/sustained_loop.sql") >"$OUT/pgbench.txt" 2>&1
         ;;
-    rate)
+    rate/* | hold/rate)
         sample >"$OUT/tables.csv" &
         SAMPLER=$!
-        secs=$(secs "$MINUTES")
+        holder
         "${PGBENCH[@]}" -c 1 -T "$secs" -R $((RATE / 100)) -D batch=100 \
             -f "$ROOT/bench/sql/sustained_producer.sql" >"$OUT/producer.txt" 2>&1 &
         PRODUCER=$!
@@ -167,7 +174,7 @@ case $MODE in
             -f "$ROOT/bench/sql/sustained_worker.sql") >"$OUT/pgbench.txt" 2>&1
         wait "$PRODUCER" || true
         ;;
-    burst)
+    burst/*)
         fill 400000
         sample >"$OUT/tables.csv" &
         SAMPLER=$!

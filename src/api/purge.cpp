@@ -31,13 +31,13 @@ Datum purge(FunctionCallInfo fcinfo, Oid) {
     retention::check_purge_rows(max_rows);
     pg::Spi spi;
     std::uint64_t n = 0;
-    pg_uuid_t** candidates = pg::retention::tenants(spi, older_than, max_rows, &n);
+    pg::retention::Candidate* candidates = pg::retention::tenants(spi, older_than, max_rows, &n);
     std::int32_t removed = 0;
     for (std::uint64_t i = 0; i < n && removed < max_rows; i++) {
-        if (!pg::fence::try_writable(candidates[i])) continue;
+        if (!pg::fence::try_writable(candidates[i].tenant)) continue;
         removed += pg::retention::purge_deliveries(spi, candidates[i], older_than, max_rows - removed);
         if (removed >= max_rows) break;
-        removed += pg::retention::purge_runs(spi, candidates[i], older_than, max_rows - removed);
+        removed += pg::retention::purge_runs(spi, candidates[i].tenant, older_than, max_rows - removed);
     }
     PG_RETURN_INT32(removed);
 }

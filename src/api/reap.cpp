@@ -15,7 +15,7 @@ namespace {
 // baton.reap(max_rows): returns expired leases fleet-wide, oldest expiry first, bumping
 // the generation; skips tenants that are not active or whose fence is changing. Each
 // tenant's rows are reaped by a statement of their own (on Citus, on its node). The
-// background reaper's call reads the leases from its scan floor up (core/reap_floor.hpp);
+// background reaper's call reads the leases from its scan floor up (core/scan_floor.hpp);
 // a client's from the first.
 Datum reap(FunctionCallInfo fcinfo, Oid) {
     pg::require_read_write("baton.reap");
@@ -23,7 +23,7 @@ Datum reap(FunctionCallInfo fcinfo, Oid) {
     delivery::check_reap_rows(max_rows);
     pg::DeliveryStore store;
     std::uint64_t n = 0;
-    pg::DeliveryStore::ReapTenant* candidates = store.reap_tenants(max_rows, pg::reaper::scan_floor(), &n);
+    pg::DeliveryStore::ReapTenant* candidates = store.reap_tenants(max_rows, pg::reaper::scan_from(), &n);
     pg::reaper::scanned(n > 0 ? candidates[0].oldest : DT_NOEND, GetCurrentTransactionStartTimestamp());
     std::int32_t reaped = 0;
     for (std::uint64_t i = 0; i < n && reaped < max_rows; i++)

@@ -242,7 +242,7 @@ Datum tenant_state_guard(FunctionCallInfo fcinfo, Oid) {
         pg::authz_cache::changed(rel);
         // The leases of a tenant that becomes active again may have expired while the
         // reaper passed them by: its batches look at every lease until their next full
-        // scan (core/reap_floor.hpp).
+        // scan (core/scan_floor.hpp).
         if (to && *to == tenant::State::kActive) pg::launcher::report_early_lease(DT_NOBEGIN);
     }
     return PointerGetDatum(td->tg_newtuple);

@@ -224,7 +224,7 @@ check "once it ends: the dead rows are vacuumed away" "t" \
     "$(wait_for reapdb "SELECT n_dead_tup < 1000 AND vacuum_count > $ready0 FROM pg_stat_user_tables
                          WHERE relid = 'baton.ready'::regclass" 10 && echo t || echo f)"
 
-# --- 2e. the scan floor (core/reap_floor.hpp) ------------------------------------------
+# --- 2e. the scan floor (core/scan_floor.hpp) ------------------------------------------
 # A reaper started afresh (its first batch a full scan, which forgets earlier reports of
 # early leases), then a transaction holding the horizon while 3,000 leases of 6 s are
 # handed out and ended: their dead entries stay in baton.leases' index, and once they

@@ -1,7 +1,7 @@
 // The side tables of baton.deliveries (see side_rows.hpp).
 #include <cstring>
 
-#include "core/reap_floor.hpp"
+#include "core/scan_floor.hpp"
 
 #include "pg/runtime/cache.hpp"
 #include "pg/runtime/relations.hpp"
@@ -335,8 +335,8 @@ void lease_key(const Datum* values, Datum* key) {
 void add_lease(Writer* w, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
                TimestampTz lease_until) {
     // A lease that expires before the reaper's next batches may have moved their scan
-    // floor past it is reported (core/reap_floor.hpp).
-    if (reap_floor::is_early(lease_until, GetCurrentTimestamp())) launcher::report_early_lease(lease_until);
+    // floor past it is reported (core/scan_floor.hpp).
+    if (scan_floor::is_early(lease_until, GetCurrentTimestamp())) launcher::report_early_lease(lease_until);
     Datum values[kLeaseColumns];
     lease_values(tenant, id, generation, lease_until, values);
     if (w->by_statement) {

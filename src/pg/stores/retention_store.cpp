@@ -17,15 +17,17 @@ namespace {
     "AND " D ".run_id IS NULL "
 
 // The active tenants among the oldest purgeable rows (at most $2 of each kind), the
-// tenant with the oldest row first. A fenced tenant's rows never hide the others'.
+// tenant with the oldest row first, each with the creation of its oldest purgeable
+// delivery (NULL when only runs brought it). A fenced tenant's rows never hide the
+// others'.
 KeptPlan g_tenants = {
-    "SELECT e.tenant FROM ("
-    "(SELECT d.tenant, d.created_at AS at FROM baton.deliveries d "
+    "SELECT e.tenant, pg_catalog.min(e.delivery_at) FROM ("
+    "(SELECT d.tenant, d.created_at AS at, d.created_at AS delivery_at FROM baton.deliveries d "
     "JOIN baton.tenants t ON t.tenant OPERATOR(pg_catalog.=) d.tenant "
     "WHERE t.state OPERATOR(pg_catalog.=) 'active' AND " PURGEABLE("d")
     "ORDER BY d.created_at LIMIT $2) "
     "UNION ALL "
-    "(SELECT r.tenant, r.finished_at FROM baton.runs r "
+    "(SELECT r.tenant, r.finished_at, NULL::pg_catalog.timestamptz FROM baton.runs r "
     "JOIN baton.tenants t ON t.tenant OPERATOR(pg_catalog.=) r.tenant "
     "WHERE t.state OPERATOR(pg_catalog.=) 'active' AND r.finished_at OPERATOR(pg_catalog.<) " CUTOFF " "
     "AND r.status OPERATOR(pg_catalog.=) ANY ('{completed,failed,cancelled}'::pg_catalog.text[]) "
@@ -33,13 +35,15 @@ KeptPlan g_tenants = {
     ") e GROUP BY e.tenant ORDER BY pg_catalog.min(e.at) LIMIT 256",
     2, {INTERVALOID, INT4OID}, nullptr};
 
-// Up to $3 purgeable deliveries of tenant $2, oldest first, skipping rows others hold.
+// Up to $3 purgeable deliveries of tenant $2 created at $4 or later, oldest first,
+// skipping rows others hold: read from the tenant's oldest purgeable delivery, not over
+// the dead entries of the rows purged before it, which an old snapshot keeps.
 KeptPlan g_deliveries = {
     "DELETE FROM baton.deliveries d WHERE d.tenant OPERATOR(pg_catalog.=) $2 "
     "AND d.id OPERATOR(pg_catalog.=) ANY (ARRAY("
     "SELECT c.id FROM baton.deliveries c WHERE c.tenant OPERATOR(pg_catalog.=) $2 AND " PURGEABLE("c")
-    "ORDER BY c.created_at LIMIT $3 FOR UPDATE SKIP LOCKED))",
-    3, {INTERVALOID, UUIDOID, INT4OID}, nullptr};
+    "AND c.created_at OPERATOR(pg_catalog.>=) $4 ORDER BY c.created_at LIMIT $3 FOR UPDATE SKIP LOCKED))",
+    4, {INTERVALOID, UUIDOID, INT4OID, TIMESTAMPTZOID}, nullptr};
 
 // Up to $3 terminal runs of tenant $2, oldest first, skipping runs others hold and runs
 // that still have a delivery in flight (pending or claimed: a claimer may take it).
@@ -58,21 +62,24 @@ KeptPlan g_runs = {
 }  // namespace
 
 // Copied out at once: the fence check and the deletes that follow run queries of their own.
-pg_uuid_t** tenants(Spi& spi, Interval* older_than, std::int32_t max_rows, std::uint64_t* n) {
+Candidate* tenants(Spi& spi, Interval* older_than, std::int32_t max_rows, std::uint64_t* n) {
     Datum args[2] = {IntervalPGetDatum(older_than), Int32GetDatum(max_rows)};
     std::uint64_t found = spi.run(g_tenants, args, nullptr);
-    pg_uuid_t** out = guard([found] { return static_cast<pg_uuid_t**>(palloc(sizeof(pg_uuid_t*) * (found + 1))); });
+    auto* out = guard([found] { return static_cast<Candidate*>(palloc(sizeof(Candidate) * (found + 1))); });
     for (std::uint64_t i = 0; i < found; i++) {
         bool isnull = false;
-        out[i] = DatumGetUUIDP(spi.copy_out(i, 1, &isnull));
+        out[i].tenant = DatumGetUUIDP(spi.copy_out(i, 1, &isnull));
+        Datum oldest = spi.value(i, 2, &isnull);
+        out[i].oldest_delivery = isnull ? DT_NOBEGIN : DatumGetTimestampTz(oldest);
     }
     *n = found;
     return out;
 }
 
 // One DELETE of the ids its subquery locked.
-std::int32_t purge_deliveries(Spi& spi, pg_uuid_t* tenant, Interval* older_than, std::int32_t max_rows) {
-    Datum values[3] = {IntervalPGetDatum(older_than), UUIDPGetDatum(tenant), Int32GetDatum(max_rows)};
+std::int32_t purge_deliveries(Spi& spi, const Candidate& c, Interval* older_than, std::int32_t max_rows) {
+    Datum values[4] = {IntervalPGetDatum(older_than), UUIDPGetDatum(c.tenant), Int32GetDatum(max_rows),
+                       TimestampTzGetDatum(c.oldest_delivery)};
     return static_cast<std::int32_t>(spi.run(g_deliveries, values, nullptr));
 }
 

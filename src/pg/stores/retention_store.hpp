@@ -10,11 +10,18 @@
 
 namespace baton::pg::retention {
 
+// A tenant with rows to purge, and the creation of its oldest purgeable delivery
+// (DT_NOBEGIN when it has only runs among the oldest rows).
+struct Candidate {
+    pg_uuid_t* tenant;
+    TimestampTz oldest_delivery;
+};
 // The active tenants among the oldest purgeable rows (at most max_rows of each kind),
 // the tenant with the oldest row first; palloc'd, *n of them.
-pg_uuid_t** tenants(Spi& spi, Interval* older_than, std::int32_t max_rows, std::uint64_t* n);
-// Removes up to max_rows settled deliveries of the tenant outside any run; how many.
-std::int32_t purge_deliveries(Spi& spi, pg_uuid_t* tenant, Interval* older_than, std::int32_t max_rows);
+Candidate* tenants(Spi& spi, Interval* older_than, std::int32_t max_rows, std::uint64_t* n);
+// Removes up to max_rows settled deliveries of the tenant outside any run, from its
+// oldest purgeable one; how many.
+std::int32_t purge_deliveries(Spi& spi, const Candidate& c, Interval* older_than, std::int32_t max_rows);
 // Removes up to max_rows terminal runs of the tenant that have no delivery in flight; how many.
 std::int32_t purge_runs(Spi& spi, pg_uuid_t* tenant, Interval* older_than, std::int32_t max_rows);
 

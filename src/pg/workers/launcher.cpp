@@ -39,7 +39,7 @@ struct Slot {
                                 // (prepared, awaiting COMMIT PREPARED): its end announces
     TimestampTz last_reaped;    // its worker's last batch (0: none yet)
     pg_atomic_uint64 early_lease;  // the earliest expiry of a lease row written early
-                                   // (core/reap_floor.hpp), DT_NOEND when none
+                                   // (core/scan_floor.hpp), DT_NOEND when none
 };
 
 // The shared state: this header, then `nslots` slots.

@@ -59,8 +59,8 @@ void report_reaped();
 bool last_reaped(Oid db, TimestampTz* at);
 
 // A lease row of this database written with an expiry already past or near
-// (reap_floor::is_early(), or DT_NOBEGIN for rows written in bulk): its reaper's
-// batches look down to it until their next full scan (core/reap_floor.hpp). Nothing
+// (scan_floor::is_early(), or DT_NOBEGIN for rows written in bulk): its reaper's
+// batches look down to it until their next full scan (core/scan_floor.hpp). Nothing
 // when pg_baton is not preloaded (no reaper runs).
 void report_early_lease(TimestampTz lease_until);
 

@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "core/limits.hpp"
-#include "core/reap_floor.hpp"
+#include "core/scan_floor.hpp"
 #include "pg/workers/launcher.hpp"
 #include "pg/workers/logged.hpp"
 #include "pg/runtime/owner.hpp"
@@ -29,10 +29,10 @@ namespace {
 
 volatile sig_atomic_t g_terminate = false;
 
-// The scan floor of this worker's reap calls (core/reap_floor.hpp): its state, whether
+// The scan floor of this worker's reap calls (core/scan_floor.hpp): its state, whether
 // this process is the reaper, the current batch's floor, and whether its reap call
 // reported what it found.
-reap_floor::State g_floor;
+scan_floor::State g_floor;
 bool g_in_reaper = false;
 TimestampTz g_scan_from = DT_NOBEGIN;
 bool g_scanned = false;
@@ -181,21 +181,21 @@ void pause(TimestampTz start) {
 // or a full scan next when it found nothing to report (it failed, or did not reap).
 bool try_reap(int batch, int* count) {
     bool full = false;
-    g_scan_from = reap_floor::begin(g_floor, GetCurrentTimestamp(), launcher::early_leases(false), &full);
+    g_scan_from = scan_floor::begin(g_floor, GetCurrentTimestamp(), launcher::early_leases(false), &full);
     if (full) (void)launcher::early_leases(true);
     g_scanned = false;
     bool ok = try_batch(kReap, batch, count);
-    if (!ok || !g_scanned) reap_floor::forget(g_floor);
+    if (!ok || !g_scanned) scan_floor::forget(g_floor);
     return ok;
 }
 
 }  // namespace
 
-TimestampTz scan_floor() { return g_in_reaper ? g_scan_from : DT_NOBEGIN; }
+TimestampTz scan_from() { return g_in_reaper ? g_scan_from : DT_NOBEGIN; }
 
 void scanned(TimestampTz oldest, TimestampTz now) {
     if (!g_in_reaper) return;
-    reap_floor::scanned(g_floor, oldest, now);
+    scan_floor::scanned(g_floor, oldest, now);
     g_scanned = true;
 }
 

@@ -12,9 +12,9 @@
 namespace baton::pg::reaper {
 
 // For reap: the lease expiry its scan of baton.leases starts at. In the reaper's own
-// call, the scan floor (core/reap_floor.hpp); in every other backend DT_NOBEGIN, the
+// call, the scan floor (core/scan_floor.hpp); in every other backend DT_NOBEGIN, the
 // first entry.
-TimestampTz scan_floor();
+TimestampTz scan_from();
 
 // For reap, once it has read the expired leases: the oldest it found (DT_NOEND when
 // none), as of `now`, the time it compared expiries with. Moves the floor in the

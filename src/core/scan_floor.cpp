@@ -1,9 +1,9 @@
-// The reaper's scan floor (see reap_floor.hpp).
-#include "core/reap_floor.hpp"
+// A scan floor (see scan_floor.hpp).
+#include "core/scan_floor.hpp"
 
 #include <algorithm>
 
-namespace baton::reap_floor {
+namespace baton::scan_floor {
 
 Micros begin(State& s, Micros now, Micros reported, bool* full) {
     *full = now >= s.next_full;
@@ -22,4 +22,4 @@ void forget(State& s) {
     s.next_full = kEverything;
 }
 
-}  // namespace baton::reap_floor
+}  // namespace baton::scan_floor

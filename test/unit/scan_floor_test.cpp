@@ -1,22 +1,22 @@
-// Unit tests for the background reaper's scan floor (src/core/reap_floor.*).
-#include "core/reap_floor.hpp"
+// Unit tests for the scan floor (src/core/scan_floor.*).
+#include "core/scan_floor.hpp"
 
 #include <gtest/gtest.h>
 
-namespace baton::reap_floor {
+namespace baton::scan_floor {
 namespace {
 
 constexpr Micros kSecond = 1000000;
 constexpr Micros kT0 = 1000 * kSecond;
 
-TEST(ReapFloor, FirstBatchScansEverything) {
+TEST(ScanFloor, FirstBatchScansEverything) {
     State s;
     bool full = false;
     EXPECT_EQ(begin(s, kT0, kNone, &full), kEverything);
     EXPECT_TRUE(full);
 }
 
-TEST(ReapFloor, NothingFoundMovesTheFloorToTheClockLessTheSettle) {
+TEST(ScanFloor, NothingFoundMovesTheFloorToTheClockLessTheSettle) {
     State s;
     bool full = false;
     begin(s, kT0, kNone, &full);
@@ -25,7 +25,7 @@ TEST(ReapFloor, NothingFoundMovesTheFloorToTheClockLessTheSettle) {
     EXPECT_FALSE(full);
 }
 
-TEST(ReapFloor, TheOldestExpiredLeaseFoundHoldsTheFloor) {
+TEST(ScanFloor, TheOldestExpiredLeaseFoundHoldsTheFloor) {
     State s;
     bool full = false;
     begin(s, kT0, kNone, &full);
@@ -36,7 +36,7 @@ TEST(ReapFloor, TheOldestExpiredLeaseFoundHoldsTheFloor) {
     EXPECT_EQ(begin(s, kT0 + 2 * kSecond, kNone, &full), kT0);
 }
 
-TEST(ReapFloor, AReportBelowTheFloorLowersEveryBatchUntilTheFullScan) {
+TEST(ScanFloor, AReportBelowTheFloorLowersEveryBatchUntilTheFullScan) {
     State s;
     bool full = false;
     begin(s, kT0, kNone, &full);
@@ -53,7 +53,7 @@ TEST(ReapFloor, AReportBelowTheFloorLowersEveryBatchUntilTheFullScan) {
     EXPECT_TRUE(full);
 }
 
-TEST(ReapFloor, FullScanEveryPeriod) {
+TEST(ScanFloor, FullScanEveryPeriod) {
     State s;
     bool full = false;
     begin(s, kT0, kNone, &full);
@@ -68,7 +68,7 @@ TEST(ReapFloor, FullScanEveryPeriod) {
     EXPECT_EQ(fulls, 3);  // at 60, 120 and 180 s
 }
 
-TEST(ReapFloor, ForgetMakesTheNextBatchAFullScan) {
+TEST(ScanFloor, ForgetMakesTheNextBatchAFullScan) {
     State s;
     bool full = false;
     begin(s, kT0, kNone, &full);
@@ -78,7 +78,7 @@ TEST(ReapFloor, ForgetMakesTheNextBatchAFullScan) {
     EXPECT_TRUE(full);
 }
 
-TEST(ReapFloor, EarlyLeases) {
+TEST(ScanFloor, EarlyLeases) {
     EXPECT_TRUE(is_early(kT0 - kSecond, kT0));         // already expired
     EXPECT_TRUE(is_early(kT0 + 2 * kSecond, kT0));     // a 2 s lease
     EXPECT_FALSE(is_early(kT0 + kEarly, kT0));         // kEarly ahead
@@ -86,4 +86,4 @@ TEST(ReapFloor, EarlyLeases) {
 }
 
 }  // namespace
-}  // namespace baton::reap_floor
+}  // namespace baton::scan_floor
