@@ -228,8 +228,8 @@ check "once it ends: the dead rows are vacuumed away" "t" \
 # A reaper started afresh (its first batch a full scan, which forgets earlier reports of
 # early leases), then a transaction holding the horizon while 3,000 leases of 6 s are
 # handed out and ended: their dead entries stay in baton.leases' index, and once they
-# have expired the reaper's rounds (5 a second) do not walk them again; an unreported
-# scan from the first entry each round would read 3,000 entries a round. Meanwhile a
+# have expired the reaper's rounds (5 a second) do not walk them again, where a
+# scan from the first entry each round would read all 3,000 a round. Meanwhile a
 # tenant fenced with a lease of 6 s that expires, and a lease moved into the past by
 # direct SQL (reported by its writer): both reaped within a few rounds, not at the next
 # full scan a minute later.
