@@ -49,10 +49,10 @@ def read_tables(path):
     tables, first = {}, None
     with open(path, newline="") as f:
         for row in csv.reader(f):
-            if len(row) != 8:
+            if len(row) < 8:
                 continue
             try:
-                v = (int(row[0]),) + tuple(int(x) for x in row[2:])
+                v = (int(row[0]),) + tuple(int(x) for x in row[2:8])
             except ValueError:
                 continue
             tables.setdefault(row[1], []).append(v)

@@ -40,7 +40,9 @@
 #
 # Options: --minutes M (depth, rate; default 5, the long run 30), --depth N, --rate N
 # (default 5000), --clients N, --batch N, --clean/--hold/--after M (hold; default 2, 10,
-# 5), --load depth|rate (hold), --leases N (burst), --retention S. Environment: PG_CONFIG, BATON_BENCH_PORT (default 55540).
+# 5), --load depth|rate (hold), --keys ordered|random (dedup keys in order of time, as the
+# harness' adapter makes them, or random uuids: an enqueue then writes a random page of
+# deliveries_dedup), --leases N (burst), --retention S. Environment: PG_CONFIG, BATON_BENCH_PORT (default 55540).
 set -euo pipefail
 export LC_ALL=C
 
@@ -53,7 +55,7 @@ die() {
     exit 2
 }
 
-MODE=depth LOAD=depth MINUTES=5 DEPTH=4000 RATE=5000 CLIENTS=16 BATCH=10 CLEAN=2 HOLD=10 AFTER=5 LEASES=50000 RETENTION=60 OUT=
+MODE=depth LOAD=depth KEYS=ordered MINUTES=5 DEPTH=4000 RATE=5000 CLIENTS=16 BATCH=10 CLEAN=2 HOLD=10 AFTER=5 LEASES=50000 RETENTION=60 OUT=
 while (($# > 0)); do
     case $1 in
         --mode) MODE=${2:?}; shift ;;
@@ -66,6 +68,7 @@ while (($# > 0)); do
         --hold) HOLD=${2:?}; shift ;;
         --after) AFTER=${2:?}; shift ;;
         --load) LOAD=${2:?}; shift ;;
+        --keys) KEYS=${2:?}; shift ;;
         --leases) LEASES=${2:?}; shift ;;
         --retention) RETENTION=${2:?}; shift ;;
         --out) OUT=${2:?}; shift ;;
@@ -79,6 +82,7 @@ while (($# > 0)); do
 done
 [[ $MODE =~ ^(depth|rate|hold|burst)$ ]] || die "unknown mode '$MODE'"
 [[ $LOAD =~ ^(depth|rate)$ ]] || die "unknown load '$LOAD'"
+[[ $KEYS =~ ^(ordered|random)$ ]] || die "unknown keys '$KEYS'"
 TENANT=b0000000-0000-4000-8000-000000000505
 # secs M: M minutes (fractions allowed) in whole seconds.
 secs() { awk -v m="$1" 'BEGIN { printf "%d", m * 60 }'; }
@@ -120,19 +124,29 @@ fill() {
 }
 
 # Every 5 s, each table of schema baton: epoch, table, live, dead, bytes with indexes,
-# vacuums (manual: the reaper's), autovacuums, updates (all, HOT or not).
+# vacuums (manual: the reaper's), autovacuums, updates (all, HOT or not), HOT updates,
+# heap and index blocks read from outside shared buffers.
 sample() {
     while sleep 5; do
         q -d bench -F, -c "SELECT extract(epoch FROM now())::bigint, relname, n_live_tup, n_dead_tup,
-                             pg_total_relation_size(relid), vacuum_count, autovacuum_count, n_tup_upd
-                             FROM pg_stat_user_tables WHERE schemaname = 'baton' ORDER BY relname" 2>/dev/null || true
+                             pg_total_relation_size(relid), vacuum_count, autovacuum_count, n_tup_upd, n_tup_hot_upd,
+                             heap_blks_read, coalesce(idx_blks_read, 0)
+                             FROM pg_stat_user_tables JOIN pg_statio_user_tables USING (relid, schemaname, relname)
+                             WHERE schemaname = 'baton' ORDER BY relname" 2>/dev/null || true
     done
 }
 
 # The retention loop (see the header).
+# Each call is logged to OUT/purge.csv: epoch at its start, rows purged, milliseconds.
 purge() {
+    local line
     while sleep 5; do
-        while (($(q -d bench -c "SELECT baton.purge('$RETENTION seconds', 10000)" 2>/dev/null || echo 0) == 10000)); do :; done
+        while line=$(q -d bench -F, -c "SELECT extract(epoch FROM now())::numeric(16,3), n,
+                       (1000 * extract(epoch FROM clock_timestamp() - now()))::int
+                       FROM baton.purge('$RETENTION seconds', 10000) n" 2>/dev/null); do
+            echo "$line" >>"$OUT/purge.csv"
+            [[ ${line#*,} == 10000,* ]] || break
+        done
     done
 }
 PURGER=
@@ -141,8 +155,8 @@ if ((RETENTION > 0)); then
     PURGER=$!
 fi
 
-PGBENCH=("$BIN/pgbench" -n -d bench -j 2 -P 5 -D "tenant='$TENANT'" -D "batch=$BATCH")
-echo "== bench/sustained.sh --mode $MODE$([[ $MODE != hold ]] || echo " --load $LOAD") ($(date -u '+%Y-%m-%d %H:%M UTC'); $CLIENTS clients, batches of $BATCH; out $OUT)"
+PGBENCH=("$BIN/pgbench" -n -d bench -j 2 -P 5 -D "tenant='$TENANT'" -D "batch=$BATCH" -D "ordered=$([[ $KEYS == ordered ]] && echo 1 || echo 0)")
+echo "== bench/sustained.sh --mode $MODE$([[ $MODE != hold ]] || echo " --load $LOAD") --keys $KEYS ($(date -u '+%Y-%m-%d %H:%M UTC'); $CLIENTS clients, batches of $BATCH; out $OUT)"
 echo "   load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "   PostgreSQL $("$BIN/postgres" --version | awk '{print $3}')"
 secs=$(secs "$MINUTES")
@@ -196,7 +210,7 @@ SAMPLER= PURGER=
 python3 - "$OUT" "$MODE" "$CLEAN" "$HOLD" <<'PY'
 import csv, glob, os, statistics, sys
 out, mode, clean, hold = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
-rows = [r for r in csv.reader(open(os.path.join(out, "tables.csv"))) if len(r) == 8]
+rows = [r[:8] for r in csv.reader(open(os.path.join(out, "tables.csv"))) if len(r) >= 8]
 by_t = {}
 for t, rel, live, dead, size, vac, avac, upd in rows:
     by_t.setdefault(int(t), {})[rel] = (int(live), int(dead), int(size), int(vac), int(avac), int(upd))

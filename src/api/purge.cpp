@@ -15,6 +15,7 @@
 #include "pg/access/fence.hpp"
 #include "pg/access/read_only.hpp"
 #include "pg/stores/retention_store.hpp"
+#include "pg/workers/launcher.hpp"
 
 namespace baton::api {
 
@@ -30,8 +31,24 @@ Datum purge(FunctionCallInfo fcinfo, Oid) {
     retention::check_older_than(older_than->month, older_than->day, older_than->time);
     retention::check_purge_rows(max_rows);
     pg::Spi spi;
+    // Deliveries are read in order of creation from the database's scan floor: the oldest
+    // purgeable delivery the previous call found, or its cutoff when it found none. Under
+    // a snapshot held open, the entries of every delivery purged since stay in
+    // deliveries_created, and a read from the first entry would walk them all in each
+    // call. A delivery behind the floor that becomes purgeable later waits for the next
+    // full scan (launcher::purge_scan_from()).
+    TimestampTz now = GetCurrentTimestamp();
+    TimestampTz from = pg::launcher::purge_scan_from(now);
     std::uint64_t n = 0;
-    pg::retention::Candidate* candidates = pg::retention::tenants(spi, older_than, max_rows, &n);
+    pg::retention::Candidate* candidates = pg::retention::tenants(spi, older_than, max_rows, from, &n);
+    TimestampTz floor = pg::guard([older_than] {
+        return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
+                                                       TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
+                                                       IntervalPGetDatum(older_than)));
+    });
+    for (std::uint64_t i = 0; i < n; i++)
+        if (candidates[i].oldest_delivery != DT_NOBEGIN && candidates[i].oldest_delivery < floor)
+            floor = candidates[i].oldest_delivery;
     std::int32_t removed = 0;
     for (std::uint64_t i = 0; i < n && removed < max_rows; i++) {
         if (!pg::fence::try_writable(candidates[i].tenant)) continue;
@@ -39,6 +56,7 @@ Datum purge(FunctionCallInfo fcinfo, Oid) {
         if (removed >= max_rows) break;
         removed += pg::retention::purge_runs(spi, candidates[i].tenant, older_than, max_rows - removed);
     }
+    pg::launcher::purge_scanned(floor, now);
     PG_RETURN_INT32(removed);
 }
 

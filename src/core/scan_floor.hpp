@@ -18,6 +18,9 @@
 //     open for longer than kEarly past its key, or with triggers disabled, is found by
 //     that scan at the latest.
 //
+// baton.purge reads baton.deliveries in order of creation the same way, with no reports
+// (a delivery behind its floor that becomes purgeable waits for the next full scan).
+//
 // Pure logic; keys and clocks are Postgres TimestampTz values (microseconds).
 #pragma once
 

@@ -241,7 +241,7 @@ q -d reapdb -c "SELECT baton.create_tenant('$T4')" -c "SELECT baton.enqueue('$T4
     -c "SELECT baton.enqueue('$T1', 'early', 'e1')" -c "SELECT count(*) FROM baton.claim('$T1', 'early', '1 hour')" \
     -c "BEGIN" -c "SELECT count(*) FROM baton.claim('$T4', 'w', '6 seconds')" \
     -c "SELECT baton.set_tenant_state('$T4', 'fenced')" -c "COMMIT" >/dev/null
-q -d reapdb -c "BEGIN" -c "SELECT txid_current()" -c "SELECT pg_sleep(18)" -c "COMMIT" >/dev/null &
+q -d reapdb -c "BEGIN" -c "SELECT txid_current()" -c "SELECT pg_sleep(25)" -c "COMMIT" >/dev/null &
 HOLDER=$!
 sleep 0.5
 q -d reapdb -c "SELECT count(*) FROM baton.enqueue_batch('$T1', (SELECT jsonb_agg(jsonb_build_object(
@@ -264,6 +264,20 @@ check "a lease moved into the past by direct SQL: reaped within 3 s" "t" \
 q -d reapdb -c "SELECT baton.set_tenant_state('$T4', 'active')" >/dev/null
 check "a tenant active again: its lease, expired while it was fenced, reaped within 3 s" "t" \
     "$(wait_for reapdb "SELECT status = 'pending' FROM baton.deliveries WHERE tenant = '$T4'" 3 && echo t || echo f)"
+# Purge reads deliveries_created from its floor too (launcher::purge_scan_from): once the
+# finished deliveries are purged under the held transaction, their dead entries stay,
+# and five more calls start past them, where calls from the first entry would read them
+# all, every call (more than 15,000 entries each).
+created_read() { q -d reapdb -c "SELECT idx_tup_read FROM pg_stat_user_indexes WHERE indexrelid = 'baton.deliveries_created'::regclass"; }
+purged=0
+while n=$(q -d reapdb -c "SELECT baton.purge('0 seconds', 10000)") && ((n > 0)); do purged=$((purged + n)); done
+check "purge under the held transaction: the 3,000 finished deliveries and the earlier ones" "t" \
+    "$( ((purged >= 3000)) && echo t || echo "f ($purged)")"
+reads0=$(created_read)
+for ((i = 0; i < 5; i++)); do q -d reapdb -c "SELECT baton.purge('0 seconds', 10000)" >/dev/null; done
+reads=$(($(created_read) - reads0))
+check "five purges after them, the transaction still held, read fewer than 3,000 entries of deliveries_created ($reads)" "t" \
+    "$(kill -0 "$HOLDER" 2>/dev/null && ((reads < 3000)) && echo t || echo "f ($reads)")"
 wait "$HOLDER"
 
 # --- 2d. a database whose pg_baton is older than the library --------------------------

@@ -25,7 +25,7 @@ KeptPlan g_tenants = {
     "(SELECT d.tenant, d.created_at AS at, d.created_at AS delivery_at FROM baton.deliveries d "
     "JOIN baton.tenants t ON t.tenant OPERATOR(pg_catalog.=) d.tenant "
     "WHERE t.state OPERATOR(pg_catalog.=) 'active' AND " PURGEABLE("d")
-    "ORDER BY d.created_at LIMIT $2) "
+    "AND d.created_at OPERATOR(pg_catalog.>=) $3 ORDER BY d.created_at LIMIT $2) "
     "UNION ALL "
     "(SELECT r.tenant, r.finished_at, NULL::pg_catalog.timestamptz FROM baton.runs r "
     "JOIN baton.tenants t ON t.tenant OPERATOR(pg_catalog.=) r.tenant "
@@ -33,7 +33,7 @@ KeptPlan g_tenants = {
     "AND r.status OPERATOR(pg_catalog.=) ANY ('{completed,failed,cancelled}'::pg_catalog.text[]) "
     "ORDER BY r.finished_at LIMIT $2)"
     ") e GROUP BY e.tenant ORDER BY pg_catalog.min(e.at) LIMIT 256",
-    2, {INTERVALOID, INT4OID}, nullptr};
+    3, {INTERVALOID, INT4OID, TIMESTAMPTZOID}, nullptr};
 
 // Up to $3 purgeable deliveries of tenant $2 created at $4 or later, oldest first,
 // skipping rows others hold: read from the tenant's oldest purgeable delivery, not over
@@ -62,8 +62,8 @@ KeptPlan g_runs = {
 }  // namespace
 
 // Copied out at once: the fence check and the deletes that follow run queries of their own.
-Candidate* tenants(Spi& spi, Interval* older_than, std::int32_t max_rows, std::uint64_t* n) {
-    Datum args[2] = {IntervalPGetDatum(older_than), Int32GetDatum(max_rows)};
+Candidate* tenants(Spi& spi, Interval* older_than, std::int32_t max_rows, TimestampTz from, std::uint64_t* n) {
+    Datum args[3] = {IntervalPGetDatum(older_than), Int32GetDatum(max_rows), TimestampTzGetDatum(from)};
     std::uint64_t found = spi.run(g_tenants, args, nullptr);
     auto* out = guard([found] { return static_cast<Candidate*>(palloc(sizeof(Candidate) * (found + 1))); });
     for (std::uint64_t i = 0; i < found; i++) {

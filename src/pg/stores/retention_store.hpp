@@ -16,9 +16,10 @@ struct Candidate {
     pg_uuid_t* tenant;
     TimestampTz oldest_delivery;
 };
-// The active tenants among the oldest purgeable rows (at most max_rows of each kind),
-// the tenant with the oldest row first; palloc'd, *n of them.
-Candidate* tenants(Spi& spi, Interval* older_than, std::int32_t max_rows, std::uint64_t* n);
+// The active tenants among the oldest purgeable rows (at most max_rows of each kind;
+// deliveries created at `from` or later), the tenant with the oldest row first;
+// palloc'd, *n of them.
+Candidate* tenants(Spi& spi, Interval* older_than, std::int32_t max_rows, TimestampTz from, std::uint64_t* n);
 // Removes up to max_rows settled deliveries of the tenant outside any run, from its
 // oldest purgeable one; how many.
 std::int32_t purge_deliveries(Spi& spi, const Candidate& c, Interval* older_than, std::int32_t max_rows);

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstring>
 
+#include "core/scan_floor.hpp"
 #include "pg/workers/launcher.hpp"
 #include "pg/runtime/postgres.hpp"
 #include "pg/runtime/settings.hpp"
@@ -40,6 +41,8 @@ struct Slot {
     TimestampTz last_reaped;    // its worker's last batch (0: none yet)
     pg_atomic_uint64 early_lease;  // the earliest expiry of a lease row written early
                                    // (core/scan_floor.hpp), DT_NOEND when none
+    slock_t purge_mutex;           // guards purge_floor
+    scan_floor::State purge_floor;  // where purge reads deliveries from, by creation
 };
 
 // The shared state: this header, then `nslots` slots.
@@ -102,9 +105,11 @@ Slot* find_slot(Oid db, bool create) {
         if (s->db == InvalidOid && free_slot == nullptr) free_slot = s;
     }
     if (!create || free_slot == nullptr) return nullptr;
-    std::memset(free_slot, 0, sizeof *free_slot);
+    std::memset(static_cast<void*>(free_slot), 0, sizeof *free_slot);  // plain data in shared memory
     free_slot->db = db;
     pg_atomic_init_u64(&free_slot->early_lease, static_cast<uint64>(DT_NOEND));
+    SpinLockInit(&free_slot->purge_mutex);
+    free_slot->purge_floor = scan_floor::State{};
     return free_slot;
 }
 
@@ -663,6 +668,33 @@ TimestampTz early_leases(bool forget) {
                                                    : pg_atomic_read_u64(&s->early_lease));
     LWLockRelease(g_lock);
     return earliest;
+}
+
+TimestampTz purge_scan_from(TimestampTz now) {
+    if (g_shared == nullptr) return DT_NOBEGIN;
+    TimestampTz from = DT_NOBEGIN;
+    LWLockAcquire(g_lock, LW_SHARED);
+    Slot* s = find_slot(MyDatabaseId, false);
+    if (s != nullptr) {
+        bool full = false;
+        SpinLockAcquire(&s->purge_mutex);
+        from = scan_floor::begin(s->purge_floor, now, scan_floor::kNone, &full);
+        SpinLockRelease(&s->purge_mutex);
+    }
+    LWLockRelease(g_lock);
+    return from;
+}
+
+void purge_scanned(TimestampTz floor, TimestampTz now) {
+    if (g_shared == nullptr) return;
+    LWLockAcquire(g_lock, LW_SHARED);
+    Slot* s = find_slot(MyDatabaseId, false);
+    if (s != nullptr) {
+        SpinLockAcquire(&s->purge_mutex);
+        scan_floor::scanned(s->purge_floor, floor, now);
+        SpinLockRelease(&s->purge_mutex);
+    }
+    LWLockRelease(g_lock);
 }
 
 }  // namespace baton::pg::launcher

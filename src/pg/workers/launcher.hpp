@@ -69,4 +69,15 @@ void report_early_lease(TimestampTz lease_until);
 // `forget` forgets them, before a full scan.
 TimestampTz early_leases(bool forget);
 
+// For baton.purge in this database: the creation time from which it reads
+// baton.deliveries (core/scan_floor.hpp, with no writer reporting: a delivery behind the
+// floor that becomes purgeable waits for the next full scan, at most kFullScanEvery).
+// DT_NOBEGIN for a full scan, and always when pg_baton is not preloaded or the database
+// has no reaper.
+TimestampTz purge_scan_from(TimestampTz now);
+
+// After that read: the floor it leaves (the creation of the oldest purgeable delivery it
+// found, or its cutoff), as of `now`, the clock it began with.
+void purge_scanned(TimestampTz floor, TimestampTz now);
+
 }  // namespace baton::pg::launcher
