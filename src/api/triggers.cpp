@@ -6,6 +6,7 @@
 
 #include "core/delivery.hpp"
 #include "core/error.hpp"
+#include "core/scan_floor.hpp"
 #include "core/tenant.hpp"
 #include "core/upkeep.hpp"
 #include "pg/runtime/args.hpp"
@@ -49,10 +50,10 @@ TriggerData* trigger_data(FunctionCallInfo fcinfo) {
 // side tables and claim hints); is_deliveries is false for the other tables.
 struct DeliveryColumns {
     bool is_deliveries;
-    AttrNumber id, target, status, priority, run_after, max_attempts, generation, lease_until;
+    AttrNumber id, target, status, priority, run_after, max_attempts, generation, lease_until, created_at;
 };
-const char* const kDeliveryColumnNames[] = {"id",           "target",     "status",     "priority",
-                                            "run_after",    "max_attempts", "generation", "lease_until"};
+const char* const kDeliveryColumnNames[] = {"id",        "target",       "status",     "priority",    "run_after",
+                                            "max_attempts", "generation", "lease_until", "created_at"};
 constexpr int kDeliveryColumns = sizeof kDeliveryColumnNames / sizeof kDeliveryColumnNames[0];
 
 // The columns of `rel` when it is baton.deliveries, or on Citus one of its shards
@@ -71,7 +72,7 @@ DeliveryColumns delivery_columns(Relation rel, const char* table) {
             RelationGetNamespace(rel) != get_namespace_oid("baton", true))
             return;
         const AttrNumber* n = pg::relations::attnums(rel, kDeliveryColumnNames, kDeliveryColumns);
-        c = {true, n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7]};
+        c = {true, n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7], n[8]};
         for (int i = 0; i < kDeliveryColumns; i++)
             if (n[i] <= 0) c.is_deliveries = false;
     });
@@ -148,6 +149,25 @@ void note_move(TriggerData* td, const DeliveryColumns& c) {
     });
 }
 
+// A delivery written with a creation time purge's floor may have passed (inserted by a
+// transaction that began more than kEarly before, restored, or its created_at updated)
+// is reported, so that purge reads down to it (launcher::report_purge_floor()).
+void note_created(TriggerData* td, HeapTuple written, const DeliveryColumns& c) {
+    TupleDesc desc = RelationGetDescr(td->tg_relation);
+    bool isnull = false;
+    Datum created = heap_getattr(written, c.created_at, desc, &isnull);
+    if (isnull) return;
+    TimestampTz at = DatumGetTimestampTz(created);
+    if (TRIGGER_FIRED_BY_UPDATE(td->tg_event)) {
+        bool before_null = false;
+        Datum before = heap_getattr(td->tg_trigtuple, c.created_at, desc, &before_null);
+        if (!before_null && DatumGetTimestampTz(before) == at) return;
+    } else if (at >= GetCurrentTimestamp() - scan_floor::kEarly) {
+        return;
+    }
+    pg::launcher::report_purge_floor(at);
+}
+
 // The logical table a trigger guards: its first argument (the install script names the
 // table there, and Citus copies a trigger's arguments to the triggers of the table's
 // shards, which fire on deliveries_102008 and the like), else the relation's own name.
@@ -185,7 +205,10 @@ Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     if (std::strcmp(logical_table(td), "target_bindings") == 0) pg::authz_cache::changed(rel);
     const DeliveryColumns c = delivery_columns(td->tg_relation, logical_table(td));
     if (c.is_deliveries) {
-        if (!TRIGGER_FIRED_BY_DELETE(ev)) check_delivery_row(written, rel, c);
+        if (!TRIGGER_FIRED_BY_DELETE(ev)) {
+            check_delivery_row(written, rel, c);
+            note_created(td, written, c);
+        }
         pg::side_rows::Writing side_rows;
         note_move(td, c);
     }
@@ -242,8 +265,12 @@ Datum tenant_state_guard(FunctionCallInfo fcinfo, Oid) {
         pg::authz_cache::changed(rel);
         // The leases of a tenant that becomes active again may have expired while the
         // reaper passed them by: its batches look at every lease until their next full
-        // scan (core/scan_floor.hpp).
-        if (to && *to == tenant::State::kActive) pg::launcher::report_early_lease(DT_NOBEGIN);
+        // scan (core/scan_floor.hpp), and purge reads its deliveries, which it passed by
+        // while the tenant was not active, from the first (launcher::report_purge_floor()).
+        if (to && *to == tenant::State::kActive) {
+            pg::launcher::report_early_lease(DT_NOBEGIN);
+            pg::launcher::report_purge_floor(DT_NOBEGIN);
+        }
     }
     return PointerGetDatum(td->tg_newtuple);
 }

@@ -18,8 +18,9 @@
 //     open for longer than kEarly past its key, or with triggers disabled, is found by
 //     that scan at the latest.
 //
-// baton.purge reads baton.deliveries in order of creation the same way, with no reports
-// (a delivery behind its floor that becomes purgeable waits for the next full scan).
+// baton.purge reads baton.deliveries in order of creation the same way; its writers
+// report a delivery written with a creation time already behind (lower()), and a
+// delivery behind the floor that becomes purgeable later waits for the next full scan.
 //
 // Pure logic; keys and clocks are Postgres TimestampTz values (microseconds).
 #pragma once
@@ -56,6 +57,9 @@ void scanned(State& s, Micros oldest, Micros scan_now);
 
 // After a scan that failed: the next one starts at the first entry.
 void forget(State& s);
+
+// A row written behind the floor, reported: the scans look down to its key.
+void lower(State& s, Micros key);
 
 // True when a row with this key, written at `now`, is one to report.
 constexpr bool is_early(Micros key, Micros now) { return key < now + kEarly; }

@@ -685,6 +685,18 @@ TimestampTz purge_scan_from(TimestampTz now) {
     return from;
 }
 
+void report_purge_floor(TimestampTz created_at) {
+    if (g_shared == nullptr) return;
+    LWLockAcquire(g_lock, LW_SHARED);
+    Slot* s = find_slot(MyDatabaseId, false);
+    if (s != nullptr) {
+        SpinLockAcquire(&s->purge_mutex);
+        scan_floor::lower(s->purge_floor, created_at);
+        SpinLockRelease(&s->purge_mutex);
+    }
+    LWLockRelease(g_lock);
+}
+
 void purge_scanned(TimestampTz floor, TimestampTz now) {
     if (g_shared == nullptr) return;
     LWLockAcquire(g_lock, LW_SHARED);

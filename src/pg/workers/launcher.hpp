@@ -70,8 +70,8 @@ void report_early_lease(TimestampTz lease_until);
 TimestampTz early_leases(bool forget);
 
 // For baton.purge in this database: the creation time from which it reads
-// baton.deliveries (core/scan_floor.hpp, with no writer reporting: a delivery behind the
-// floor that becomes purgeable waits for the next full scan, at most kFullScanEvery).
+// baton.deliveries (core/scan_floor.hpp: a delivery behind the floor that becomes
+// purgeable waits for the next full scan, at most kFullScanEvery).
 // DT_NOBEGIN for a full scan, and always when pg_baton is not preloaded or the database
 // has no reaper.
 TimestampTz purge_scan_from(TimestampTz now);
@@ -79,5 +79,10 @@ TimestampTz purge_scan_from(TimestampTz now);
 // After that read: the floor it leaves (the creation of the oldest purgeable delivery it
 // found, or its cutoff), as of `now`, the clock it began with.
 void purge_scanned(TimestampTz floor, TimestampTz now);
+
+// A delivery of this database written with a creation time that may be behind purge's
+// floor (DT_NOBEGIN: a tenant's rows purge passed by while it was not active): purge
+// reads down to it until its next full scan.
+void report_purge_floor(TimestampTz created_at);
 
 }  // namespace baton::pg::launcher
