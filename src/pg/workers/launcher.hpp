@@ -73,7 +73,7 @@ TimestampTz early_leases(bool forget);
 // baton.deliveries (core/scan_floor.hpp: a delivery behind the floor that becomes
 // purgeable waits for the next full scan, at most kFullScanEvery).
 // DT_NOBEGIN for a full scan, and always when pg_baton is not preloaded or the database
-// has no reaper.
+// has no slot in its shared memory yet.
 TimestampTz purge_scan_from(TimestampTz now);
 
 // After that read: the floor it leaves (the creation of the oldest purgeable delivery it
@@ -81,8 +81,8 @@ TimestampTz purge_scan_from(TimestampTz now);
 void purge_scanned(TimestampTz floor, TimestampTz now);
 
 // A delivery of this database written with a creation time that may be behind purge's
-// floor (DT_NOBEGIN: a tenant's rows purge passed by while it was not active): purge
-// reads down to it until its next full scan.
+// floor (DT_NOBEGIN: a tenant's rows purge passed by while it was not active): purge's
+// next call reads down to it.
 void report_purge_floor(TimestampTz created_at);
 
 }  // namespace baton::pg::launcher
