@@ -241,7 +241,7 @@ q -d reapdb -c "SELECT baton.create_tenant('$T4')" -c "SELECT baton.enqueue('$T4
     -c "SELECT baton.enqueue('$T1', 'early', 'e1')" -c "SELECT count(*) FROM baton.claim('$T1', 'early', '1 hour')" \
     -c "BEGIN" -c "SELECT count(*) FROM baton.claim('$T4', 'w', '6 seconds')" \
     -c "SELECT baton.set_tenant_state('$T4', 'fenced')" -c "COMMIT" >/dev/null
-q -d reapdb -c "BEGIN" -c "SELECT txid_current()" -c "SELECT pg_sleep(25)" -c "COMMIT" >/dev/null &
+q -d reapdb -c "BEGIN" -c "SELECT txid_current()" -c "SELECT pg_sleep(35)" -c "COMMIT" >/dev/null &
 HOLDER=$!
 sleep 0.5
 q -d reapdb -c "SELECT count(*) FROM baton.enqueue_batch('$T1', (SELECT jsonb_agg(jsonb_build_object(
@@ -278,6 +278,23 @@ for ((i = 0; i < 5; i++)); do q -d reapdb -c "SELECT baton.purge('0 seconds', 10
 reads=$(($(created_read) - reads0))
 check "five purges after them, the transaction still held, read fewer than 3,000 entries of deliveries_created ($reads)" "t" \
     "$(kill -0 "$HOLDER" 2>/dev/null && ((reads < 3000)) && echo t || echo "f ($reads)")"
+# A delivery enqueued by a transaction that began 6 s before, its creation time (that
+# transaction's start) behind the floor a call made meanwhile left: enqueue_batch's
+# direct write reports it, and the next call purges it, still reading from a floor.
+q -d reapdb -c "BEGIN" -c "SELECT now()" -c "SELECT pg_sleep(6)" \
+    -c "SELECT count(*) FROM baton.enqueue_batch('$T1', '[{\"target\": \"late\", \"dedup_key\": \"late1\"}]')" \
+    -c "COMMIT" >/dev/null &
+LATE=$!
+sleep 3
+q -d reapdb -c "SELECT baton.purge('0 seconds', 10000)" >/dev/null
+wait "$LATE"
+q -d reapdb -c "WITH c AS (SELECT id, generation FROM baton.claim('$T1', 'late', '1 minute'))
+                SELECT baton.finish('$T1', id, generation) FROM c" >/dev/null
+reads0=$(created_read)
+late=$(q -d reapdb -c "SELECT baton.purge('0 seconds', 10000)")
+reads=$(($(created_read) - reads0))
+check "a delivery created 6 s before its transaction wrote it: purged by the next call, which read fewer than 3,000 entries ($reads)" "1 t" \
+    "$late $(kill -0 "$HOLDER" 2>/dev/null && ((reads < 3000)) && echo t || echo "f ($reads)")"
 wait "$HOLDER"
 
 # --- 2d. a database whose pg_baton is older than the library --------------------------

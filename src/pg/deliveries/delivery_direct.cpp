@@ -6,6 +6,7 @@
 
 #include "core/claim_hint.hpp"
 #include "core/delivery.hpp"
+#include "core/scan_floor.hpp"
 #include "core/upkeep.hpp"
 #include "pg/citus/citus.hpp"
 #include "pg/deliveries/delivery_direct.hpp"
@@ -15,6 +16,7 @@
 #include "pg/runtime/relations.hpp"
 #include "pg/runtime/spi.hpp"
 #include "pg/runtime/settings.hpp"
+#include "pg/workers/launcher.hpp"
 
 namespace baton::pg::delivery_direct {
 
@@ -1001,6 +1003,10 @@ void insert(Table* t, const pg_uuid_t* tenant, const NewDelivery* items, int n, 
     }
     pfree(rows);
     upkeep::close(&side);
+    // Their creation time is now(), this transaction's start: one that began more than
+    // kEarly ago may have written it behind purge's floor, reported as the deliveries'
+    // trigger reports a row the executor inserts.
+    if (now < GetCurrentTimestamp() - scan_floor::kEarly) launcher::report_purge_floor(now);
     // The indexes were opened outside the subtransaction this runs in (can_insert()), and
     // their access methods' insert state was made inside it: ended here, before it ends.
     compat::end_index_inserts(t->rri);

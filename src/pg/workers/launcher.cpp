@@ -113,6 +113,28 @@ Slot* find_slot(Oid db, bool create) {
     return free_slot;
 }
 
+// Runs step(slot) on db's slot under the slots' lock in `mode` (SHARED for what a slot's
+// own atomics or spinlock guard); nothing when the shared state or the slot is absent.
+// The steps are plain data moves: no error can be raised while the lock is held.
+template <typename Step>
+void on_slot(Oid db, LWLockMode mode, Step step) {
+    if (g_shared == nullptr) return;
+    LWLockAcquire(g_lock, mode);
+    Slot* s = find_slot(db, false);
+    if (s != nullptr) step(*s);
+    LWLockRelease(g_lock);
+}
+
+// Runs step(floor) on this database's purge floor, under its spinlock.
+template <typename Step>
+void on_purge_floor(Step step) {
+    on_slot(MyDatabaseId, LW_SHARED, [&](Slot& s) {
+        SpinLockAcquire(&s.purge_mutex);
+        step(s.purge_floor);
+        SpinLockRelease(&s.purge_mutex);
+    });
+}
+
 // Wakes the launcher (its latch, through SIGUSR1), if it runs.
 void wake_launcher() {
     if (g_shared == nullptr) return;
@@ -547,11 +569,9 @@ void forget_launcher(int, Datum) {
 
 // before_shmem_exit callback of a reaper worker: its database has no worker now.
 void detach(int, Datum) {
-    if (g_shared == nullptr) return;
-    LWLockAcquire(g_lock, LW_EXCLUSIVE);
-    Slot* s = find_slot(MyDatabaseId, false);
-    if (s != nullptr && s->worker_pid == MyProcPid) s->worker_pid = 0;
-    LWLockRelease(g_lock);
+    on_slot(MyDatabaseId, LW_EXCLUSIVE, [](Slot& s) {
+        if (s.worker_pid == MyProcPid) s.worker_pid = 0;
+    });
     wake_launcher();
 }
 
@@ -607,106 +627,65 @@ bool attach(uint32_t* announced) {
 }
 
 void report_serving() {
-    if (g_shared == nullptr) return;
-    LWLockAcquire(g_lock, LW_EXCLUSIVE);
-    Slot* s = find_slot(MyDatabaseId, false);
-    if (s != nullptr && s->worker_pid == MyProcPid) s->serving = true;
-    LWLockRelease(g_lock);
+    on_slot(MyDatabaseId, LW_EXCLUSIVE, [](Slot& s) {
+        if (s.worker_pid == MyProcPid) s.serving = true;
+    });
 }
 
 void report_absent(uint32_t announced, TransactionId installing) {
-    if (g_shared == nullptr) return;
-    LWLockAcquire(g_lock, LW_EXCLUSIVE);
-    Slot* s = find_slot(MyDatabaseId, false);
-    if (s != nullptr) {
-        s->absent = true;
-        s->absent_announced = announced;
-        if (TransactionIdIsValid(installing)) s->installing = installing;
-    }
-    LWLockRelease(g_lock);
+    on_slot(MyDatabaseId, LW_EXCLUSIVE, [&](Slot& s) {
+        s.absent = true;
+        s.absent_announced = announced;
+        if (TransactionIdIsValid(installing)) s.installing = installing;
+    });
 }
 
 void report_reaped() {
-    if (g_shared == nullptr) return;
     TimestampTz now = GetCurrentTimestamp();
-    LWLockAcquire(g_lock, LW_EXCLUSIVE);
-    Slot* s = find_slot(MyDatabaseId, false);
-    if (s != nullptr && s->worker_pid == MyProcPid) s->last_reaped = now;
-    LWLockRelease(g_lock);
+    on_slot(MyDatabaseId, LW_EXCLUSIVE, [&](Slot& s) {
+        if (s.worker_pid == MyProcPid) s.last_reaped = now;
+    });
 }
 
 bool last_reaped(Oid db, TimestampTz* at) {
     *at = 0;
-    if (g_shared == nullptr) return false;
-    LWLockAcquire(g_lock, LW_SHARED);
-    Slot* s = find_slot(db, false);
-    if (s != nullptr) *at = s->last_reaped;
-    LWLockRelease(g_lock);
-    return true;
+    on_slot(db, LW_SHARED, [&](Slot& s) { *at = s.last_reaped; });
+    return g_shared != nullptr;
 }
 
 void report_early_lease(TimestampTz lease_until) {
-    if (g_shared == nullptr) return;
-    LWLockAcquire(g_lock, LW_SHARED);
-    Slot* s = find_slot(MyDatabaseId, false);
-    if (s != nullptr) {
-        uint64 seen = pg_atomic_read_u64(&s->early_lease);
+    on_slot(MyDatabaseId, LW_SHARED, [&](Slot& s) {
+        uint64 seen = pg_atomic_read_u64(&s.early_lease);
         while (static_cast<TimestampTz>(seen) > lease_until &&
-               !pg_atomic_compare_exchange_u64(&s->early_lease, &seen, static_cast<uint64>(lease_until))) {
+               !pg_atomic_compare_exchange_u64(&s.early_lease, &seen, static_cast<uint64>(lease_until))) {
         }
-    }
-    LWLockRelease(g_lock);
+    });
 }
 
 TimestampTz early_leases(bool forget) {
-    if (g_shared == nullptr) return DT_NOBEGIN;
     TimestampTz earliest = DT_NOBEGIN;
-    LWLockAcquire(g_lock, LW_SHARED);
-    Slot* s = find_slot(MyDatabaseId, false);
-    if (s != nullptr)
-        earliest = static_cast<TimestampTz>(forget ? pg_atomic_exchange_u64(&s->early_lease, static_cast<uint64>(DT_NOEND))
-                                                   : pg_atomic_read_u64(&s->early_lease));
-    LWLockRelease(g_lock);
+    on_slot(MyDatabaseId, LW_SHARED, [&](Slot& s) {
+        earliest = static_cast<TimestampTz>(forget ? pg_atomic_exchange_u64(&s.early_lease, static_cast<uint64>(DT_NOEND))
+                                                   : pg_atomic_read_u64(&s.early_lease));
+    });
     return earliest;
 }
 
 TimestampTz purge_scan_from(TimestampTz now) {
-    if (g_shared == nullptr) return DT_NOBEGIN;
     TimestampTz from = DT_NOBEGIN;
-    LWLockAcquire(g_lock, LW_SHARED);
-    Slot* s = find_slot(MyDatabaseId, false);
-    if (s != nullptr) {
+    on_purge_floor([&](scan_floor::State& state) {
         bool full = false;
-        SpinLockAcquire(&s->purge_mutex);
-        from = scan_floor::begin(s->purge_floor, now, scan_floor::kNone, &full);
-        SpinLockRelease(&s->purge_mutex);
-    }
-    LWLockRelease(g_lock);
+        from = scan_floor::begin(state, now, scan_floor::kNone, &full);
+    });
     return from;
 }
 
 void report_purge_floor(TimestampTz created_at) {
-    if (g_shared == nullptr) return;
-    LWLockAcquire(g_lock, LW_SHARED);
-    Slot* s = find_slot(MyDatabaseId, false);
-    if (s != nullptr) {
-        SpinLockAcquire(&s->purge_mutex);
-        scan_floor::lower(s->purge_floor, created_at);
-        SpinLockRelease(&s->purge_mutex);
-    }
-    LWLockRelease(g_lock);
+    on_purge_floor([&](scan_floor::State& state) { scan_floor::lower(state, created_at); });
 }
 
 void purge_scanned(TimestampTz floor, TimestampTz now) {
-    if (g_shared == nullptr) return;
-    LWLockAcquire(g_lock, LW_SHARED);
-    Slot* s = find_slot(MyDatabaseId, false);
-    if (s != nullptr) {
-        SpinLockAcquire(&s->purge_mutex);
-        scan_floor::scanned(s->purge_floor, floor, now);
-        SpinLockRelease(&s->purge_mutex);
-    }
-    LWLockRelease(g_lock);
+    on_purge_floor([&](scan_floor::State& state) { scan_floor::scanned(state, floor, now); });
 }
 
 }  // namespace baton::pg::launcher
