@@ -42,7 +42,12 @@
 # (default 5000), --clients N, --batch N, --clean/--hold/--after M (hold; default 2, 10,
 # 5), --load depth|rate (hold), --keys ordered|random (dedup keys in order of time, as the
 # harness' adapter makes them, or random uuids: an enqueue then writes a random page of
-# deliveries_dedup), --leases N (burst), --retention S. Environment: PG_CONFIG, BATON_BENCH_PORT (default 55540).
+# deliveries_dedup), --leases N (burst), --retention S, --setup SQL (run once pg_baton is
+# installed, before the load: a storage parameter of one of its tables, say), --waldump
+# (after the load, the records of the write-ahead log still in pg_wal by kind,
+# pg_waldump --stats=record, in OUT/waldump.txt). Printed too, but for burst: the
+# write-ahead log over the load, bytes and full-page images a delivery finished.
+# Environment: PG_CONFIG, BATON_BENCH_PORT (default 55540).
 set -euo pipefail
 export LC_ALL=C
 
@@ -55,7 +60,7 @@ die() {
     exit 2
 }
 
-MODE=depth LOAD=depth KEYS=ordered MINUTES=5 DEPTH=4000 RATE=5000 CLIENTS=16 BATCH=10 CLEAN=2 HOLD=10 AFTER=5 LEASES=50000 RETENTION=60 OUT=
+MODE=depth LOAD=depth KEYS=ordered MINUTES=5 DEPTH=4000 RATE=5000 CLIENTS=16 BATCH=10 CLEAN=2 HOLD=10 AFTER=5 LEASES=50000 RETENTION=60 WALDUMP=0 SETUP= OUT=
 while (($# > 0)); do
     case $1 in
         --mode) MODE=${2:?}; shift ;;
@@ -72,6 +77,8 @@ while (($# > 0)); do
         --leases) LEASES=${2:?}; shift ;;
         --retention) RETENTION=${2:?}; shift ;;
         --out) OUT=${2:?}; shift ;;
+        --waldump) WALDUMP=1 ;;
+        --setup) SETUP=${2:?}; shift ;;
         -h | --help)
             sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
             exit 0
@@ -115,6 +122,7 @@ q() { "$BIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
 
 q -c "CREATE DATABASE bench"
 q -d bench -c "CREATE EXTENSION pg_baton" -c "SELECT baton.create_tenant('$TENANT')" >/dev/null
+[[ -z $SETUP ]] || q -d bench -c "$SETUP" >/dev/null
 # fill N: N pending deliveries, 10,000 a call.
 fill() {
     q -d bench -c "SET baton.notify = off" \
@@ -160,6 +168,12 @@ echo "== bench/sustained.sh --mode $MODE$([[ $MODE != hold ]] || echo " --load $
 echo "   load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "   PostgreSQL $("$BIN/postgres" --version | awk '{print $3}')"
 secs=$(secs "$MINUTES")
+# The write-ahead log written so far and the updates of baton.deliveries (two a
+# delivery finished), at the load's start and end: OUT/wal.csv.
+wal() {
+    q -d bench -F, -c "SELECT w.wal_bytes, w.wal_fpi, s.n_tup_upd FROM pg_catalog.pg_stat_wal w,
+                         pg_catalog.pg_stat_user_tables s WHERE s.relid = 'baton.deliveries'::pg_catalog.regclass" >>"$OUT/wal.csv"
+}
 [[ $MODE != hold ]] || secs=$(($(secs "$CLEAN") + $(secs "$HOLD") + $(secs "$AFTER")))
 # hold: the transaction that holds an xid, from --clean minutes after the clients start
 # for --hold minutes.
@@ -168,6 +182,7 @@ holder() {
     (sleep "$(secs "$CLEAN")" && q -d bench -c "BEGIN" -c "SELECT txid_current()" \
         -c "SELECT pg_sleep($(secs "$HOLD"))" -c "COMMIT" >/dev/null) &
 }
+[[ $MODE == burst ]] || wal
 case $MODE/$LOAD in
     depth/* | hold/depth)
         fill "$DEPTH"
@@ -206,6 +221,15 @@ case $MODE/$LOAD in
 esac
 kill "$SAMPLER" ${PURGER:+"$PURGER"} 2>/dev/null || true
 SAMPLER= PURGER=
+if [[ $MODE != burst ]]; then
+    sleep 1  # the backends' counts reach the statistics within a second of their last commit
+    wal
+fi
+if ((WALDUMP)); then
+    first=$(find "$CLUSTER/data/pg_wal" -maxdepth 1 -name '[0-9A-F]*' -printf '%f\n' | grep -E '^[0-9A-F]{24}$' | sort | head -1)
+    "$BIN/pg_waldump" --stats=record -p "$CLUSTER/data/pg_wal" "$first" \
+        "$(q -d bench -c "SELECT pg_catalog.pg_walfile_name(pg_catalog.pg_current_wal_lsn())")" >"$OUT/waldump.txt" 2>&1 || true
+fi
 
 python3 - "$OUT" "$MODE" "$CLEAN" "$HOLD" <<'PY'
 import csv, glob, os, statistics, sys
@@ -243,6 +267,13 @@ for rel in sorted(peak):
     print("   %-16s %12d %12d %9.1fM %9.1fM %9d %9d" % (rel, peak[rel][0], v[1], peak[rel][1] / 1048576.0,
           v[2] / 1048576.0, v[3] - first[3], v[4] - first[4]))
 print("   total dead rows, peak over the run: %d" % max(sum(v[1] for v in by_t[t].values()) for t in times))
+walf = os.path.join(out, "wal.csv")
+wal = list(csv.reader(open(walf))) if os.path.exists(walf) else []
+if len(wal) == 2:
+    wbytes, wfpi, wupd = (int(wal[1][i]) - int(wal[0][i]) for i in range(3))
+    if wupd > 0:
+        print("   write-ahead log over the load: %.2f GB, %.0f bytes and %.2f full-page images a delivery finished"
+              % (wbytes / 1e9, wbytes / (wupd / 2), wfpi / (wupd / 2)))
 
 rounds = []  # (end epoch, latency ms)
 for f in glob.glob(os.path.join(out, "round*")):
