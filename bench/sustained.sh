@@ -168,12 +168,6 @@ echo "== bench/sustained.sh --mode $MODE$([[ $MODE != hold ]] || echo " --load $
 echo "   load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "   PostgreSQL $("$BIN/postgres" --version | awk '{print $3}')"
 secs=$(secs "$MINUTES")
-# The write-ahead log written so far and the updates of baton.deliveries (two a
-# delivery finished), at the load's start and end: OUT/wal.csv.
-wal() {
-    q -d bench -F, -c "SELECT w.wal_bytes, w.wal_fpi, s.n_tup_upd FROM pg_catalog.pg_stat_wal w,
-                         pg_catalog.pg_stat_user_tables s WHERE s.relid = 'baton.deliveries'::pg_catalog.regclass" >>"$OUT/wal.csv"
-}
 [[ $MODE != hold ]] || secs=$(($(secs "$CLEAN") + $(secs "$HOLD") + $(secs "$AFTER")))
 # hold: the transaction that holds an xid, from --clean minutes after the clients start
 # for --hold minutes.
@@ -181,6 +175,12 @@ holder() {
     [[ $MODE == hold ]] || return 0
     (sleep "$(secs "$CLEAN")" && q -d bench -c "BEGIN" -c "SELECT txid_current()" \
         -c "SELECT pg_sleep($(secs "$HOLD"))" -c "COMMIT" >/dev/null) &
+}
+# The write-ahead log written so far and the updates of baton.deliveries (two a
+# delivery finished), at the load's start and end: OUT/wal.csv.
+wal() {
+    q -d bench -F, -c "SELECT w.wal_bytes, w.wal_fpi, s.n_tup_upd FROM pg_catalog.pg_stat_wal w,
+                         pg_catalog.pg_stat_user_tables s WHERE s.relid = 'baton.deliveries'::pg_catalog.regclass" >>"$OUT/wal.csv"
 }
 [[ $MODE == burst ]] || wal
 case $MODE/$LOAD in
