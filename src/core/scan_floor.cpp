@@ -17,8 +17,6 @@ Micros begin(State& s, Micros now, Micros reported, bool* full) {
 
 void scanned(State& s, Micros oldest, Micros scan_now) { s.floor = std::min(oldest, scan_now - kSettle); }
 
-void lower(State& s, Micros key) { s.floor = std::min(s.floor, key); }
-
 void forget(State& s) {
     s.floor = kEverything;
     s.next_full = kEverything;

@@ -19,8 +19,8 @@
 //     that scan at the latest.
 //
 // baton.purge reads baton.deliveries in order of creation the same way; its writers
-// report a delivery written with a creation time already behind (lower()), and a
-// delivery behind the floor that becomes purgeable later waits for the next full scan.
+// report a delivery written with a creation time already behind, and a delivery behind
+// the floor that becomes purgeable later waits for the next full scan.
 //
 // Pure logic; keys and clocks are Postgres TimestampTz values (microseconds).
 #pragma once
@@ -57,9 +57,6 @@ void scanned(State& s, Micros oldest, Micros scan_now);
 
 // After a scan that failed: the next one starts at the first entry.
 void forget(State& s);
-
-// A row written behind the floor, reported: the scans look down to its key.
-void lower(State& s, Micros key);
 
 // True when a row with this key, written at `now`, is one to report.
 constexpr bool is_early(Micros key, Micros now) { return key < now + kEarly; }

@@ -241,7 +241,7 @@ q -d reapdb -c "SELECT baton.create_tenant('$T4')" -c "SELECT baton.enqueue('$T4
     -c "SELECT baton.enqueue('$T1', 'early', 'e1')" -c "SELECT count(*) FROM baton.claim('$T1', 'early', '1 hour')" \
     -c "BEGIN" -c "SELECT count(*) FROM baton.claim('$T4', 'w', '6 seconds')" \
     -c "SELECT baton.set_tenant_state('$T4', 'fenced')" -c "COMMIT" >/dev/null
-q -d reapdb -c "BEGIN" -c "SELECT txid_current()" -c "SELECT pg_sleep(35)" -c "COMMIT" >/dev/null &
+q -d reapdb -c "BEGIN" -c "SELECT txid_current()" -c "SELECT pg_sleep(40)" -c "COMMIT" >/dev/null &
 HOLDER=$!
 sleep 0.5
 q -d reapdb -c "SELECT count(*) FROM baton.enqueue_batch('$T1', (SELECT jsonb_agg(jsonb_build_object(
@@ -280,12 +280,15 @@ check "five purges after them, the transaction still held, read fewer than 3,000
     "$(kill -0 "$HOLDER" 2>/dev/null && ((reads < 3000)) && echo t || echo "f ($reads)")"
 # A delivery enqueued by a transaction that began 6 s before, its creation time (that
 # transaction's start) behind the floor a call made meanwhile left: enqueue_batch's
-# direct write reports it, and the next call purges it, still reading from a floor.
+# direct write reports it, a call made before that transaction commits does not see the
+# row and keeps the report, and a call after purges it, still reading from a floor.
 q -d reapdb -c "BEGIN" -c "SELECT now()" -c "SELECT pg_sleep(6)" \
     -c "SELECT count(*) FROM baton.enqueue_batch('$T1', '[{\"target\": \"late\", \"dedup_key\": \"late1\"}]')" \
-    -c "COMMIT" >/dev/null &
+    -c "SELECT pg_sleep(3)" -c "COMMIT" >/dev/null &
 LATE=$!
 sleep 3
+q -d reapdb -c "SELECT baton.purge('0 seconds', 10000)" >/dev/null
+sleep 4.5
 q -d reapdb -c "SELECT baton.purge('0 seconds', 10000)" >/dev/null
 wait "$LATE"
 q -d reapdb -c "WITH c AS (SELECT id, generation FROM baton.claim('$T1', 'late', '1 minute'))

@@ -78,18 +78,6 @@ TEST(ScanFloor, ForgetMakesTheNextBatchAFullScan) {
     EXPECT_TRUE(full);
 }
 
-TEST(ScanFloor, LowerHoldsUntilAScanMovesTheFloor) {
-    State s;
-    bool full = false;
-    begin(s, kT0, kNone, &full);
-    scanned(s, kNone, kT0);
-    lower(s, kT0 - 60 * kSecond);
-    EXPECT_EQ(begin(s, kT0 + kSecond, kNone, &full), kT0 - 60 * kSecond);
-    EXPECT_FALSE(full);
-    lower(s, kT0);  // above the floor: no change
-    EXPECT_EQ(begin(s, kT0 + kSecond, kNone, &full), kT0 - 60 * kSecond);
-}
-
 TEST(ScanFloor, EarlyLeases) {
     EXPECT_TRUE(is_early(kT0 - kSecond, kT0));         // already expired
     EXPECT_TRUE(is_early(kT0 + 2 * kSecond, kT0));     // a 2 s lease

@@ -2,6 +2,7 @@
 //
 // Plain Postgres code, as the reaper: no C++ object with a destructor lives in the
 // launcher, the hook or the callbacks, so a Postgres error may longjmp through them.
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 
@@ -41,8 +42,11 @@ struct Slot {
     TimestampTz last_reaped;    // its worker's last batch (0: none yet)
     pg_atomic_uint64 early_lease;  // the earliest expiry of a lease row written early
                                    // (core/scan_floor.hpp), DT_NOEND when none
-    slock_t purge_mutex;           // guards purge_floor
+    slock_t purge_mutex;           // guards purge_floor and purge_reported
     scan_floor::State purge_floor;  // where purge reads deliveries from, by creation
+    TimestampTz purge_reported;     // the earliest creation writers reported since the last
+                                    // full read (DT_NOEND: none), kept across the reads
+                                    // between, which may not see the writer's row yet
 };
 
 // The shared state: this header, then `nslots` slots.
@@ -110,6 +114,7 @@ Slot* find_slot(Oid db, bool create) {
     pg_atomic_init_u64(&free_slot->early_lease, static_cast<uint64>(DT_NOEND));
     SpinLockInit(&free_slot->purge_mutex);
     free_slot->purge_floor = scan_floor::State{};
+    free_slot->purge_reported = DT_NOEND;
     return free_slot;
 }
 
@@ -125,12 +130,12 @@ void on_slot(Oid db, LWLockMode mode, Step step) {
     LWLockRelease(g_lock);
 }
 
-// Runs step(floor) on this database's purge floor, under its spinlock.
+// Runs step(slot) on this database's slot, under its purge floor's spinlock.
 template <typename Step>
 void on_purge_floor(Step step) {
     on_slot(MyDatabaseId, LW_SHARED, [&](Slot& s) {
         SpinLockAcquire(&s.purge_mutex);
-        step(s.purge_floor);
+        step(s);
         SpinLockRelease(&s.purge_mutex);
     });
 }
@@ -673,19 +678,20 @@ TimestampTz early_leases(bool forget) {
 
 TimestampTz purge_scan_from(TimestampTz now) {
     TimestampTz from = DT_NOBEGIN;
-    on_purge_floor([&](scan_floor::State& state) {
+    on_purge_floor([&](Slot& s) {
         bool full = false;
-        from = scan_floor::begin(state, now, scan_floor::kNone, &full);
+        from = scan_floor::begin(s.purge_floor, now, s.purge_reported, &full);
+        if (full) s.purge_reported = DT_NOEND;
     });
     return from;
 }
 
 void report_purge_floor(TimestampTz created_at) {
-    on_purge_floor([&](scan_floor::State& state) { scan_floor::lower(state, created_at); });
+    on_purge_floor([&](Slot& s) { s.purge_reported = std::min(s.purge_reported, created_at); });
 }
 
 void purge_scanned(TimestampTz floor, TimestampTz now) {
-    on_purge_floor([&](scan_floor::State& state) { scan_floor::scanned(state, floor, now); });
+    on_purge_floor([&](Slot& s) { scan_floor::scanned(s.purge_floor, floor, now); });
 }
 
 }  // namespace baton::pg::launcher
