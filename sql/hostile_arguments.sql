@@ -61,6 +61,8 @@ SELECT stage_id AS "So" FROM baton.transition_stage(:'o', :'Ro', :Go) \gset
 SELECT entry_id AS "Eo" FROM baton.enter_step(:'o', 'subj', 'st', 'dg') \gset
 SELECT baton.claim_marker(:'o', :Eo, 0, 'k');
 SELECT baton.enqueue(:'fz', 'work', 'frozen') AS "Dz" \gset
+-- The binding that pause, resume and set_weight change, and claim_fair serves.
+SELECT baton.bind_target(:'t', 'work', 'baton_hx_role');
 SELECT baton.set_tenant_state(:'fz', 'fenced');
 -- The ids, as the sequences made them (the messages below name them).
 SELECT :D AS d, :Dp AS dp, :Do AS do_, :S AS s, :S2 AS s2, :So AS so, :E AS e, :Eo AS eo, :G AS g, :G2 AS g2;
@@ -73,6 +75,7 @@ CREATE FUNCTION pg_temp.hx_digest() RETURNS text LANGUAGE sql AS $$
 SELECT md5(concat_ws('#',
     (SELECT string_agg(x::text, '|' ORDER BY x.tenant) FROM baton.tenants x),
     (SELECT string_agg(x::text, '|' ORDER BY x.name, x.version) FROM baton.workflows x),
+    (SELECT string_agg(x::text, '|' ORDER BY x.target) FROM baton.paused_targets x),
     (SELECT string_agg(x::text, '|' ORDER BY x.tenant, x.target) FROM baton.target_bindings x
       WHERE x.tenant IN (SELECT tenant FROM hx_tenants)),
     (SELECT string_agg(x::text, '|' ORDER BY x.tenant, x.id) FROM baton.runs x
@@ -142,6 +145,7 @@ INSERT INTO hx_valid VALUES
     ('*', 'role', '''baton_hx_role''::regrole'),
     ('*', 'spec', '''@daily'''),
     ('*', 'time_zone', '''UTC'''),
+    ('*', 'weight', '2'),
     ('set_tenant_state', 'state', '''active'''),
     ('enqueue', 'run_id', 'NULL::uuid'),
     ('approve', 'run_id', quote_literal(:'RG') || '::uuid'),

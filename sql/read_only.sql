@@ -26,7 +26,8 @@ CREATE FUNCTION pg_temp.state() RETURNS text LANGUAGE sql AS $$
     SELECT 'd' || t::text AS x FROM baton.deliveries t UNION ALL SELECT 'r' || t::text FROM baton.runs t
     UNION ALL SELECT 's' || t::text FROM baton.stages t UNION ALL SELECT 'm' || t::text FROM baton.markers t
     UNION ALL SELECT 'e' || t::text FROM baton.step_entries t UNION ALL SELECT 'w' || t::text FROM baton.workflows t
-    UNION ALL SELECT 't' || t::text FROM baton.tenants t UNION ALL SELECT 'b' || t::text FROM baton.target_bindings t) u $$;
+    UNION ALL SELECT 't' || t::text FROM baton.tenants t UNION ALL SELECT 'b' || t::text FROM baton.target_bindings t
+    UNION ALL SELECT 'p' || t::text FROM baton.paused_targets t) u $$;
 SELECT pg_temp.state() AS before \gset
 -- The SQLSTATE and message a statement fails with, or 'ok'.
 CREATE FUNCTION pg_temp.outcome(sql text) RETURNS text LANGUAGE plpgsql AS $$
@@ -55,6 +56,12 @@ INSERT INTO writes VALUES
   ('create_tenant',    'SELECT baton.create_tenant(''00000000-0000-0000-0f01-0000000000ff'')'),
   ('set_tenant_state', format('SELECT baton.set_tenant_state(%L, ''quiescing'')', :'t')),
   ('bind_target',      format('SELECT baton.bind_target(%L, ''ro'', ''baton_ro_role'')', :'t')),
+  ('claim_fair',       'SELECT * FROM baton.claim_fair(''ro'', ''1 minute'', 5)'),
+  ('pause',            format('SELECT baton.pause(%L, ''ro'')', :'t')),
+  ('resume',           format('SELECT baton.resume(%L, ''ro'')', :'t')),
+  ('set_weight',       format('SELECT baton.set_weight(%L, ''ro'', 2)', :'t')),
+  ('pause_everywhere', 'SELECT baton.pause_everywhere(''ro'')'),
+  ('resume_everywhere', 'SELECT baton.resume_everywhere(''ro'')'),
   ('grant_producer',   'SELECT baton.grant_producer(''baton_ro_role'')'),
   ('grant_worker',     'SELECT baton.grant_worker(''baton_ro_role'')'),
   ('grant_admin',      'SELECT baton.grant_admin(''baton_ro_role'')'),

@@ -12,6 +12,7 @@
 #include "pg/access/auth.hpp"
 #include "pg/access/fence.hpp"
 #include "pg/access/read_only.hpp"
+#include "pg/stores/binding_store.hpp"
 
 namespace baton::api {
 
@@ -24,7 +25,7 @@ constexpr const char* kProducerFunctions =
     "enqueue, enqueue_batch, delivery, cancel_delivery, tenant_write_allowed, "
     "submit, inputs_digest, run, run_history, schedule, unschedule";
 constexpr const char* kWorkerFunctions =
-    "claim, renew, finish, finish_batch, retry, reap, delivery, "
+    "claim, claim_fair, renew, finish, finish_batch, retry, reap, delivery, "
     "tenant_write_allowed, acquire_run, acquire_next_run, renew_run, "
     "release_run, transition_stage, start_stage, complete_stage, "
     "fail_stage, run, run_history, enter_step, claim_marker, "
@@ -49,7 +50,7 @@ Datum bind_target(FunctionCallInfo fcinfo, Oid) {
     pg::auth::require_role_exists(role);
     pg::fence::require_writable(tenant);
     pg::Spi spi;
-    pg::auth::bind(spi, tenant, target, role);
+    pg::bindings::bind(spi, tenant, target, role);
     PG_RETURN_VOID();
 }
 

@@ -1,5 +1,4 @@
-// claim: leases up to max_items claimable deliveries of a target, starting where the
-// claim hints say no claimable row can be before.
+// claim: leases up to max_items claimable deliveries of one tenant's target.
 #include <string>
 
 #include "core/claim_hint.hpp"
@@ -9,8 +8,8 @@
 #include "pg/runtime/args.hpp"
 #include "pg/access/auth.hpp"
 #include "pg/citus/citus.hpp"
-#include "pg/deliveries/claim_hints.hpp"
 #include "pg/deliveries/delivery_store.hpp"
+#include "pg/deliveries/claim_take.hpp"
 #include "pg/access/fence.hpp"
 #include "pg/access/read_only.hpp"
 #include "pg/runtime/spi.hpp"
@@ -21,12 +20,8 @@ namespace {
 
 // baton.claim(tenant, target, lease, max_items, expected): leases up to max_items
 // pending deliveries of the target, highest priority then oldest first, skipping rows
-// other claimers hold; each gets generation + 1 and attempts + 1.
-//
-// With claim hints (pg/deliveries/claim_hints.hpp) the scan starts where no claimable row can be
-// before, not over the dead entries of rows claimed before; if that finds fewer rows
-// than asked for, the claim scans again from the top (once a second per target at most),
-// so a hint never hides a row for long.
+// other claimers hold; each gets generation + 1 and attempts + 1
+// (pg/deliveries/claim_take.hpp). Nothing while the target is paused.
 Datum claim(FunctionCallInfo fcinfo, Oid caller) {
     pg::require_read_write("baton.claim");
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
@@ -50,37 +45,13 @@ Datum claim(FunctionCallInfo fcinfo, Oid caller) {
     pg::auth::require_member(caller, store.bound_role(tenant, target_chars, target_len), pg::text_view(target));
 
     ReturnSetInfo* rsinfo = pg::materialize(fcinfo);
+    // A paused target gives nothing; enqueues go on, leases in flight end as usual.
+    if (store.binding(tenant, target_chars, target_len).paused) return static_cast<Datum>(0);
     // A claim filtered by `expected` passes over rows others may claim: it uses no hint.
-    // Nor does a claim on a Citus install: the rows' writes are told to the hints of the
-    // node that holds their shard, not to this node's.
+    // Nor does a claim on a Citus install (pg/deliveries/claim_take.hpp).
     bool use_hint = expected == nullptr && !pg::citus::distributed();
-    pg::claim_hints::Scan scan = pg::claim_hints::begin(tenant, target_chars, target_len, use_hint);
-    pg::ClaimCall call{tenant, target, lease, expected, scan.now, rsinfo};
-    std::int64_t got = 0;
-    claim_hint::Position start = scan.ticket.start;
-    bool hinted = scan.entry != nullptr && start.priority <= PG_INT32_MAX && start.priority >= PG_INT32_MIN;
-    if (hinted) {
-        // The rest of the hint's priority level, then the levels below it.
-        pg::Claimed level = store.claim(call, pg::ClaimRange::kLevel, start, max_items);
-        got = level.n;
-        claim_hint::Position last = level.last;
-        if (got < max_items) {
-            pg::Claimed below = store.claim(call, pg::ClaimRange::kBelow, start, max_items - got);
-            got += below.n;
-            if (below.n > 0) last = below.last;
-        }
-        pg::claim_hints::raise(scan, got < max_items ? claim_hint::kEnd : last);
-    }
-    if (got < max_items && (!hinted || pg::claim_hints::may_scan_from_top(scan))) {
-        // From the top: without a hint, or behind it (a row the hint cannot see, or one
-        // put back while this claim ran, which only a later claim would otherwise see).
-        pg::Claimed top = store.claim(call, pg::ClaimRange::kAll, claim_hint::kTop, max_items - got);
-        if (!hinted && scan.entry != nullptr) {
-            scan.ticket.start = claim_hint::kTop;
-            pg::claim_hints::raise(scan, top.n < max_items - got ? claim_hint::kEnd : top.last);
-        }
-        got += top.n;
-    }
+    pg::ClaimCall call{tenant, target, lease, expected, 0, rsinfo, false};
+    pg::claim_take(store, call, target_chars, target_len, max_items, use_hint);
     store.close();
     return static_cast<Datum>(0);
 }

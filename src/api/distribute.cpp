@@ -24,9 +24,10 @@ namespace {
 constexpr const char* kTenantTables[] = {"tenants", "runs", "target_bindings", "stages",
                                          "step_entries", "markers", "leases", "ready", "deliveries", "schedule_rows"};
 // Global tables: one copy on every node (reference tables); the wake-up secret is one, so
-// that a channel has the same name on every node. baton.in_use stays a local table on
-// each node: it records whether that node's own tables have been written to.
-constexpr const char* kGlobalTables[] = {"workflows", "wakeup_key"};
+// that a channel has the same name on every node; a target paused everywhere is paused
+// on every node. baton.in_use stays a local table on each node: it records whether that
+// node's own tables have been written to.
+constexpr const char* kGlobalTables[] = {"workflows", "wakeup_key", "paused_targets"};
 
 // Refuses a call that cannot distribute: 55000 with what is missing and how to add it.
 [[noreturn]] void refuse(const std::string& why, const std::string& detail, const std::string& hint) {

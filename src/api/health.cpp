@@ -11,7 +11,7 @@ namespace baton::api {
 namespace {
 
 // baton.health_checks(): xmin_horizon, dead_rows, reaper, expired_leases, stuck_runs,
-// markers_in_doubt, schedules_behind, oldest_pending, in that order.
+// markers_in_doubt, schedules_behind, paused, oldest_pending, in that order.
 Datum health_checks(FunctionCallInfo fcinfo, Oid) {
     namespace store = pg::health_store;
     using namespace settings;
@@ -26,6 +26,7 @@ Datum health_checks(FunctionCallInfo fcinfo, Oid) {
         health::stuck_runs(store::stuck_runs(spi, health_stuck_after), health_stuck_after),
         health::markers_in_doubt(store::markers_in_doubt(spi)),
         health::schedules_behind(store::schedules_behind(spi, health_schedules_warn), health_schedules_warn),
+        health::paused(store::paused(spi)),
         health::oldest_pending(store::oldest_pending(spi), health_pending_warn),
     };
     for (const health::Check& c : checks) store::emit(rsinfo, c);

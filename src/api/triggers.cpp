@@ -183,13 +183,19 @@ const char* logical_table(const TriggerData* td) {
 // the fence, or is a restore's). On deliveries, the row must also
 // keep the row rules, and the side tables and claim hints are kept in step with the write
 // (note_move(): a lease it takes added to baton.leases, its place in claim order to
-// baton.ready); on target_bindings, the write is told to pg/access/authz_cache.
+// baton.ready); on target_bindings, the write is told to pg/access/authz_cache. On
+// paused_targets, which holds no tenant's rows, only the latter.
 Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     TriggerData* td = trigger_data(fcinfo);
     Relation rel = td->tg_relation;
     TriggerEvent ev = td->tg_event;
     HeapTuple written = TRIGGER_FIRED_BY_UPDATE(ev) ? td->tg_newtuple : td->tg_trigtuple;
     if (pg::side_rows::writing() && side_table(logical_table(td))) return PointerGetDatum(written);
+    // Not a tenant's row: a target paused in every tenant is part of each binding.
+    if (std::strcmp(logical_table(td), "paused_targets") == 0) {
+        pg::authz_cache::changed(rel);
+        return PointerGetDatum(written);
+    }
     if (TRIGGER_FIRED_BY_INSERT(ev)) {
         // A restore loads every tenant's rows, whatever its state (pg/access/restore_load.hpp).
         if (!pg::restore_load::active(rel)) pg::fence::require_row_writable(row_tenant(td->tg_trigtuple, rel));

@@ -241,6 +241,18 @@ Check schedules_behind(const SchedulesBehind& s, double warn_seconds) {
             "that is not active keeps its schedules unfired."};
 }
 
+// --- paused ----------------------------------------------------------------------------
+
+Check paused(const Paused& p) {
+    std::int64_t n = p.bindings + p.everywhere;
+    if (n == 0) return {"paused", Status::kOk, 0, "no target is paused", ""};
+    std::string detail = plural(p.bindings, "binding", "bindings") + " and " +
+                         plural(p.everywhere, "target everywhere", "targets everywhere") + " paused; the longest, target \"" +
+                         p.target + "\"" + (p.tenant.empty() ? " in every tenant" : " of tenant " + p.tenant) +
+                         ", for " + duration_text(p.paused_seconds);
+    return {"paused", Status::kOk, static_cast<double>(n), detail, ""};
+}
+
 // --- oldest_pending --------------------------------------------------------------------
 
 Check oldest_pending(const OldestPending& p, double warn_seconds) {

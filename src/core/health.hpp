@@ -184,6 +184,21 @@ struct SchedulesBehind {
 // the count.
 Check schedules_behind(const SchedulesBehind& s, double warn_seconds);
 
+// --- paused ----------------------------------------------------------------------------
+
+struct Paused {
+    std::int64_t bindings;    // bindings paused, capped at kCountCap
+    std::int64_t everywhere;  // targets paused in every tenant
+    std::string tenant;       // of the pause in place longest; empty for a pause everywhere
+    std::string target;
+    double paused_seconds;    // since it began
+};
+
+// The row: ok whatever is paused (a pause is an admin's choice, and the deliveries that
+// wait behind it show in oldest_pending); the detail names the pause in place longest.
+// value: bindings and targets paused.
+Check paused(const Paused& p);
+
 // --- oldest_pending --------------------------------------------------------------------
 
 struct OldestPending {

@@ -216,6 +216,21 @@ TEST(HealthTest, SchedulesBehind) {
     EXPECT_TRUE(contains(c.hint, "fire_schedules"));
 }
 
+TEST(HealthTest, Paused) {
+    Check c = paused({0, 0, "", "", 0});
+    EXPECT_EQ(c.status, Status::kOk);
+    EXPECT_EQ(c.value, 0);
+    EXPECT_EQ(c.detail, "no target is paused");
+    c = paused({2, 0, "t1", "mail", 90});
+    EXPECT_EQ(c.status, Status::kOk);
+    EXPECT_EQ(c.value, 2);
+    EXPECT_EQ(c.detail, "2 bindings and 0 targets everywhere paused; the longest, target \"mail\" of tenant t1, for 1 min 30 s");
+    c = paused({0, 1, "", "sms", 5});
+    EXPECT_EQ(c.value, 1);
+    EXPECT_EQ(c.detail, "0 bindings and 1 target everywhere paused; the longest, target \"sms\" in every tenant, for 5 s");
+    EXPECT_TRUE(c.hint.empty());
+}
+
 TEST(HealthTest, OldestPending) {
     EXPECT_EQ(oldest_pending({false, "", "", 0, 0}, 300).status, Status::kOk);
     OldestPending p{true, "t1", "mail", 5, 299};

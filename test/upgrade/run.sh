@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Upgrades: pg_baton 0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 -> 0.11.0 -> 0.12.0 with ALTER EXTENSION pg_baton UPDATE, against the
+# Upgrades: pg_baton 0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 -> 0.11.0 -> 0.12.0 -> 0.13.0 with ALTER EXTENSION pg_baton UPDATE, against the
 # running test cluster (PGHOST/PGPORT/PGUSER exported, PG_CONFIG exported, the extension
 # installed). The library serves the schema of its own version only: on an older one it
 # refuses every call and every write its triggers see (55000, docs/versions.md), so rows
@@ -12,8 +12,8 @@
 #      triggers off, test/tooling/lib.sh's tooling_copy_rows), one decide function then
 #      dropped; digested table by table; ALTER EXTENSION UPDATE; the digests must not
 #      change; the functions of every version must work on the rows.
-#   B  a fresh CREATE EXTENSION pg_baton (the default version, 0.12.0: the 0.3.0 script
-#      and the updates to 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0 and 0.12.0, as Postgres installs a version that has no
+#   B  a fresh CREATE EXTENSION pg_baton (the default version, 0.13.0: the 0.3.0 script
+#      and the updates to 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0, 0.12.0 and 0.13.0, as Postgres installs a version that has no
 #      script of its own).
 #   C  CREATE EXTENSION pg_baton VERSION '0.1.0', left at 0.1.0.
 #   D  CREATE EXTENSION pg_baton VERSION '0.1.0': the grant_* helpers refused there;
@@ -151,7 +151,8 @@ q -d $A -c "DROP FUNCTION up_app.gone(jsonb)"
 digests() {
     q -d "$1" <<'SQL'
 SELECT 'tenants ' || md5(coalesce(string_agg(t::text, '|' ORDER BY tenant), '')) FROM baton.tenants t;
-SELECT 'target_bindings ' || md5(coalesce(string_agg(t::text, '|' ORDER BY tenant, target), '')) FROM baton.target_bindings t;
+-- (0.13.0 appends weight and paused_at: the columns every version has.)
+SELECT 'target_bindings ' || md5(coalesce(string_agg((t.tenant, t.target, t.role, t.created_at)::text, '|' ORDER BY tenant, target), '')) FROM baton.target_bindings t;
 SELECT 'workflows ' || md5(coalesce(string_agg((t.name, t.version, t.definition, t.created_at)::text, '|' ORDER BY name, version), '')) FROM baton.workflows t;
 -- decide changes its type in 0.11.0 (regprocedure, printed as an oid once its function is
 -- gone, to text); the function each row finds must not change.
@@ -173,12 +174,12 @@ SQL
 digests $A >"$WORK/before"
 check "A holds deliveries in every status" "statuses claimed,failed,finished,pending" "$(grep '^statuses' "$WORK/before")"
 check "A holds deliveries, runs, stages, markers" "counts 11 6 5 3" "$(grep '^counts' "$WORK/before")"
-check "0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 -> 0.11.0 -> 0.12.0 is an update path" "0.1.0--0.12.0" \
-    "$(q -d $A -c "SELECT source || '--' || target FROM pg_extension_update_paths('pg_baton') WHERE path = '0.1.0--0.2.0--0.3.0--0.4.0--0.5.0--0.6.0--0.7.0--0.8.0--0.9.0--0.10.0--0.11.0--0.12.0'")"
+check "0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 -> 0.11.0 -> 0.12.0 -> 0.13.0 is an update path" "0.1.0--0.13.0" \
+    "$(q -d $A -c "SELECT source || '--' || target FROM pg_extension_update_paths('pg_baton') WHERE path = '0.1.0--0.2.0--0.3.0--0.4.0--0.5.0--0.6.0--0.7.0--0.8.0--0.9.0--0.10.0--0.11.0--0.12.0--0.13.0'")"
 
 # --- the update --------------------------------------------------------------------
 if q -d $A -c "ALTER EXTENSION pg_baton UPDATE"; then ok "ALTER EXTENSION pg_baton UPDATE"; else not_ok "ALTER EXTENSION pg_baton UPDATE"; fi
-check "A is at 0.12.0" "0.12.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+check "A is at 0.13.0" "0.13.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 digests $A >"$WORK/after"
 if diff "$WORK/before" "$WORK/after"; then ok "no row changed in the update (digests of every table)"; else not_ok "rows changed in the update"; fi
 # 0.9.0: the lease of every claimed delivery has its row in baton.leases, every
@@ -219,10 +220,10 @@ check "the update made one wake-up secret of 32 bytes" "1 32" \
     "$(q -d $A -c "SELECT count(*) || ' ' || max(length(secret)) FROM baton.wakeup_key")"
 check "wakeup_channel names the channel of an upgraded target" "t" \
     "$(q -d $A -c "SELECT baton.wakeup_channel('$T1', 'w') ~ '^baton_[0-9a-f]{32}$'")"
-# 0.8.0: baton.health on the upgraded rows: its eight checks, the pending deliveries
+# 0.8.0: baton.health on the upgraded rows: its checks (paused, 0.13.0), the pending deliveries
 # left above counted by oldest_pending.
 check "baton.health answers on the upgraded database, one row per check" \
-    "xmin_horizon,dead_rows,reaper,expired_leases,stuck_runs,markers_in_doubt,schedules_behind,oldest_pending" \
+    "xmin_horizon,dead_rows,reaper,expired_leases,stuck_runs,markers_in_doubt,schedules_behind,paused,oldest_pending" \
     "$(q -d $A -c "SELECT string_agg(name, ',') FROM baton.health")"
 check "oldest_pending warns under a threshold of 0, naming a delivery of an upgraded tenant" "warn true" \
     "$(q -d $A -c "SET baton.health_pending_warn = 0" -c "SELECT status || ' ' || (detail ~ ' of tenant ($T1|$T2|$T3) ') FROM baton.health WHERE name = 'oldest_pending'")"
@@ -335,9 +336,20 @@ check "a direct DELETE from baton.leases is refused for a fenced tenant (DU002)"
 check "TRUNCATE of baton.leases and baton.ready is refused (DU007)" "DU007 DU007" \
     "$(for t in leases ready; do sqlstate_of $A "TRUNCATE baton.$t"; done | paste -sd' ')"
 
-# --- B: fresh 0.12.0, C: 0.1.0 --------------------------------------------------------
+# 0.13.0: bindings with a weight and a pause, baton.ready in (target, tenant) order. The
+# bound target keeps its role, has weight 1 and is not paused; the fair claim serves it
+# and takes a pending delivery found through the rebuilt primary key.
+check "the binding made at 0.1.0 keeps its role, with weight 1, not paused" "1 1 0" \
+    "$(q -d $A -c "SELECT concat_ws(' ', count(*), min(weight), count(paused_at)) FROM baton.target_bindings")"
+check "ready_pkey is (target, tenant, rank, id)" "PRIMARY KEY (target, tenant, rank, id)" \
+    "$(q -d $A -c "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'ready_pkey'")"
+check "the fair claim serves an upgraded tenant once it binds the target: every due pending delivery, no other tenant's" "2 2 2" \
+    "$(q -d $A -c "BEGIN" -c "SELECT baton.bind_target('$T1', 'w', 'baton_upgrade_role')" -c "SELECT count(*) FROM baton.ready WHERE tenant = '$T1' AND target = 'w' AND run_after <= now()" \
+        -c "CREATE TEMP TABLE got AS SELECT * FROM baton.claim_fair('w', '1 minute', 100)" -c "SELECT count(*) FROM got" -c "SELECT count(*) FROM got WHERE tenant = '$T1'" -c "ROLLBACK" | grep -E '^[0-9]+$' | paste -sd' ')"
+
+# --- B: fresh 0.13.0, C: 0.1.0 --------------------------------------------------------
 q -d $B -c "CREATE EXTENSION pg_baton"
-check "B installs 0.12.0 by default" "0.12.0" "$(q -d $B -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+check "B installs 0.13.0 by default" "0.13.0" "$(q -d $B -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 q -d $C -c "CREATE EXTENSION pg_baton VERSION '0.1.0'"
 
 # schema DB: the extension's objects as pg_dump prints them, without oids, xids and
@@ -360,20 +372,21 @@ else
     not_ok "the dump lists the extension's member objects (only $members)"
 fi
 if diff -u "$WORK/b.sql" "$WORK/a.sql" >"$WORK/ab.diff"; then
-    ok "upgraded schema (A) = fresh 0.12.0 schema (B)"
+    ok "upgraded schema (A) = fresh 0.13.0 schema (B)"
 else
-    not_ok "upgraded schema (A) differs from a fresh 0.12.0 install (B):"
+    not_ok "upgraded schema (A) differs from a fresh 0.13.0 install (B):"
     head -n 80 "$WORK/ab.diff"
 fi
 if diff -q "$WORK/b.sql" "$WORK/c.sql" >/dev/null; then
-    not_ok "a 0.1.0 schema (C) differs from 0.12.0 (B): the comparison sees nothing"
+    not_ok "a 0.1.0 schema (C) differs from 0.13.0 (B): the comparison sees nothing"
 else
-    ok "a 0.1.0 schema (C) differs from 0.12.0 (B): the comparison can fail"
+    ok "a 0.1.0 schema (C) differs from 0.13.0 (B): the comparison can fail"
 fi
 for obj in 'FUNCTION baton.purge' 'VIEW baton.run_stats' 'INDEX deliveries_created' 'INDEX runs_finished' \
     'FUNCTION baton.health_checks' 'VIEW baton.health' \
     'FUNCTION baton.fire_schedules' 'VIEW baton.schedules' 'INDEX schedule_rows_due' \
-    'TABLE baton.leases' 'leases_pkey' 'TABLE baton.ready' 'ready_pkey' 'INDEX ready_due'; do
+    'TABLE baton.leases' 'leases_pkey' 'TABLE baton.ready' 'ready_pkey' 'INDEX ready_due' \
+    'TABLE baton.paused_targets' 'VIEW baton.targets' 'FUNCTION baton.claim_fair' 'FUNCTION baton.set_weight'; do
     if grep -q "$obj" "$WORK/a.sql" && ! grep -q "$obj" "$WORK/c.sql"; then
         ok "the update adds $obj"
     else
@@ -407,7 +420,7 @@ config() {
     q -d "$1" -c "SELECT string_agg(c::regclass::text, ',' ORDER BY c::regclass::text) FROM pg_extension e, unnest(e.extconfig) c WHERE e.extname = 'pg_baton'"
 }
 check "the update marks every table and sequence as configuration" \
-    "baton.deliveries,baton.deliveries_id_seq,baton.entry_id_seq,baton.markers,baton.runs,baton.schedule_rows,baton.stages,baton.step_entries,baton.target_bindings,baton.tenants,baton.workflows" \
+    "baton.deliveries,baton.deliveries_id_seq,baton.entry_id_seq,baton.markers,baton.paused_targets,baton.runs,baton.schedule_rows,baton.stages,baton.step_entries,baton.target_bindings,baton.tenants,baton.workflows" \
     "$(config $A)"
 check "a fresh install marks the same" "$(config $A)" "$(config $B)"
 check "0.1.0 marks none (a dump of it holds no rows)" "" "$(config $C)"

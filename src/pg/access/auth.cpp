@@ -8,11 +8,6 @@ namespace baton::pg::auth {
 
 namespace {
 
-KeptPlan g_bind = {
-    "INSERT INTO baton.target_bindings AS b (tenant, target, role) VALUES ($1, $2, $3) "
-    "ON CONFLICT (tenant, target) DO UPDATE SET role = EXCLUDED.role",
-    3, {UUIDOID, TEXTOID, REGROLEOID}, nullptr};
-
 // Every function of the schema an admin gets.
 constexpr const char* kAdminFunctions =
     "SELECT pg_catalog.string_agg(p.oid::pg_catalog.regprocedure::pg_catalog.text, ', ') "
@@ -95,12 +90,6 @@ void grant_admin(Oid role) {
     spi.exec(kAdminViews);
     const char* views = spi.cstring_at(0, 1);
     run_grants(spi, role, functions, views);
-}
-
-// An upsert on the binding's primary key.
-void bind(Spi& spi, pg_uuid_t* tenant, text* target, Oid role) {
-    Datum values[3] = {UUIDPGetDatum(tenant), PointerGetDatum(target), ObjectIdGetDatum(role)};
-    spi.run(g_bind, values, nullptr);
 }
 
 }  // namespace baton::pg::auth

@@ -1,6 +1,6 @@
 // Authorization of bound targets: only members of the role bound to a target work on
-// its deliveries. The binding is written here (bind) and read with the delivery (the
-// delivery store returns each row's bound role).
+// its deliveries. The binding is written by pg/stores/binding_store and read with the
+// delivery (the delivery store returns each row's bound role).
 #pragma once
 
 #include <string_view>
@@ -32,8 +32,5 @@ void grant(Oid role, const char* names);
 // grant_* helpers and the trigger functions, and SELECT on every view; both read from
 // the catalog, so that a function or view added later cannot be forgotten.
 void grant_admin(Oid role);
-
-// Binds (tenant, target) to role, replacing an earlier binding.
-void bind(Spi& spi, pg_uuid_t* tenant, text* target, Oid role);
 
 }  // namespace baton::pg::auth

@@ -24,7 +24,7 @@ struct Present {};
 // empties the table (a backend keeps the tenants it met last, whatever their number).
 constexpr long kEntries = 1024;
 cache::Map<pg_uuid_t, Present> g_tenants{"pg_baton writable tenants", kEntries, cache::Forgets::kEverything};
-cache::Map<BindingKey, Oid, BindingKey> g_bindings{"pg_baton bound roles", kEntries, cache::Forgets::kEverything};
+cache::Map<BindingKey, Binding, BindingKey> g_bindings{"pg_baton bindings", kEntries, cache::Forgets::kEverything};
 // The transaction that changed a tenant's state or a binding (changed()).
 LocalTransactionId g_changed_lxid = InvalidLocalTransactionId;
 
@@ -59,19 +59,20 @@ void remember_writable(const Ticket& t, const pg_uuid_t* tenant) {
     guard([&t, tenant] { (void)g_tenants.enter(*tenant, t.tenants); });
 }
 
-bool bound_role(const Ticket& t, const pg_uuid_t* tenant, const char* target, int target_len, Oid* role) {
+bool binding(const Ticket& t, const pg_uuid_t* tenant, const char* target, int target_len, Binding* binding) {
     BindingKey key;
     if (!t.usable || !BindingKey::make(&key, tenant, target, target_len)) return false;
-    const Oid* kept = g_bindings.find(key, t.bindings);
+    const Binding* kept = g_bindings.find(key, t.bindings);
     if (kept == nullptr) return false;
-    *role = *kept;
+    *binding = *kept;
     return true;
 }
 
-void remember_bound_role(const Ticket& t, const pg_uuid_t* tenant, const char* target, int target_len, Oid role) {
+void remember_binding(const Ticket& t, const pg_uuid_t* tenant, const char* target, int target_len,
+                      const Binding& binding) {
     BindingKey key;
     if (!t.usable || !BindingKey::make(&key, tenant, target, target_len) || !keepable(tenant)) return;
-    guard([&t, &key, role] { *g_bindings.enter(key, t.bindings) = role; });
+    guard([&t, &key, &binding] { *g_bindings.enter(key, t.bindings) = binding; });
 }
 
 // The invalidation is transactional: discarded if the writer aborts, sent at its commit.

@@ -1,6 +1,7 @@
 // Who may write, kept across transactions in each backend: the tenants the fence found
-// writable, and the role bound to each (tenant, target) (none included). Without it,
-// every writing call read baton.tenants and baton.target_bindings again.
+// writable, and what binds each (tenant, target): its role (none included), weight and
+// pause. Without it, every writing call read baton.tenants and baton.target_bindings
+// again.
 //
 // What makes an entry stale is a committed change of a tenant's state or of a binding.
 // Each such write fires a trigger of pg_baton (tenant_state_guard, fence_row) that
@@ -52,12 +53,23 @@ bool writable(const Ticket& t, const pg_uuid_t* tenant);
 // Records that the tenant was found writable (a read with the latest snapshot, after begin()).
 void remember_writable(const Ticket& t, const pg_uuid_t* tenant);
 
-// True, with *role set (InvalidOid: not bound), when the binding of (tenant, target) is known.
-bool bound_role(const Ticket& t, const pg_uuid_t* tenant, const char* target, int target_len, Oid* role);
-// Records the binding read with the latest snapshot, after begin().
-void remember_bound_role(const Ticket& t, const pg_uuid_t* tenant, const char* target, int target_len, Oid role);
+// What binds (tenant, target): the role (InvalidOid: not bound), the binding's weight in
+// the fair claim (1 when not bound), and whether its claims are paused (the binding's
+// own pause, or the target's in every tenant, baton.paused_targets).
+struct Binding {
+    Oid role;
+    std::int32_t weight;
+    bool paused;
+};
 
-// From the triggers: rel (baton.tenants, baton.target_bindings or a shard of them) was
+// True, with *binding set, when the binding of (tenant, target) is known.
+bool binding(const Ticket& t, const pg_uuid_t* tenant, const char* target, int target_len, Binding* binding);
+// Records the binding read with the latest snapshot, after begin().
+void remember_binding(const Ticket& t, const pg_uuid_t* tenant, const char* target, int target_len,
+                      const Binding& binding);
+
+// From the triggers: rel (baton.tenants, baton.target_bindings or a shard of them,
+// baton.paused_targets) was
 // written. Registers its relcache invalidation, sent at commit, and keeps this
 // transaction off the cache.
 void changed(Relation rel);

@@ -37,9 +37,10 @@ const char* const kColumnNames[kColumns] = {
 enum ReadyColumn { kReadyId, kReadyRunAfter, kReadyRowTid, kReadyColumns };
 const char* const kReadyColumnNames[kReadyColumns] = {"id", "run_after", "row_tid"};
 
-// The columns of baton.target_bindings bound_role() reads, found as those above.
-enum BindingColumn { kBindingTenant, kBindingTarget, kBindingRole, kBindingColumns };
-const char* const kBindingColumnNames[kBindingColumns] = {"tenant", "target", "role"};
+// The columns of baton.target_bindings binding() reads, found as those above: its key
+// first.
+enum BindingColumn { kBindingTenant, kBindingTarget, kBindingRole, kBindingWeight, kBindingPausedAt, kBindingColumns };
+const char* const kBindingColumnNames[kBindingColumns] = {"tenant", "target", "role", "weight", "paused_at"};
 
 // True when the direct path does the trigger's work itself: pg_baton's fence and
 // fence_truncate, or a check of pg_baton's own foreign key (tenant, run_id) to
@@ -644,10 +645,10 @@ Cursor* begin_claim(Table* t, const pg_uuid_t* tenant, const text* target, Claim
         c->table = t;
         c->tenant = tenant;
         c->in_written = -1;
-        // ready_pkey is (tenant, target, rank, id), rank the priority negated.
-        ScanKeyInit(&c->keys[0], 1, BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
-        ScanKeyInit(&c->keys[1], 2, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(target));
-        c->keys[1].sk_collation = t->ready_pkey->rd_indcollation[1];
+        // ready_pkey is (target, tenant, rank, id), rank the priority negated.
+        ScanKeyInit(&c->keys[0], 1, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(target));
+        c->keys[0].sk_collation = t->ready_pkey->rd_indcollation[0];
+        ScanKeyInit(&c->keys[1], 2, BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
         std::int64_t rank = side_rows::rank_of(static_cast<std::int32_t>(from.priority));
         c->nkeys = 2;
         if (range == ClaimRange::kLevel) {
@@ -885,11 +886,11 @@ Claimed claim(Table* t, const ClaimCall& call, ClaimRange range, claim_hint::Pos
     }
     Claimed got{0, claim_hint::kEnd};
     for (std::int64_t i = 0; i < reserved; i++) {
-        Datum values[8];
-        bool nulls[8];
+        Datum values[kClaimColumns];
+        bool nulls[kClaimColumns];
         complete(cursor, static_cast<int>(i), values, nulls, &got.last);
         remember_claimed(t, call.tenant, DatumGetInt64(values[0]), &cursor->reserved[i]);
-        put_row(call.rsinfo, values, nulls);
+        put_claimed(call, values, nulls);
         got.n++;
     }
     end_claim(cursor);
@@ -1015,38 +1016,61 @@ void insert(Table* t, const pg_uuid_t* tenant, const NewDelivery* items, int n, 
 // After insert() raised (see the header).
 void insert_failed(Table* t) { compat::forget_index_inserts(t->rri); }
 
-// A probe of target_bindings' primary key (see the header).
-Oid bound_role(const pg_uuid_t* tenant, const char* target, int target_len) {
+namespace {
+
+// The first row of `table` whose primary key `index` equals keys[0..nkeys), under
+// snapshot: each found column of cols (0: not wanted) read into values, its null flag
+// into nulls. False when there is none.
+bool probe(const char* table, const char* index, ScanKeyData* keys, int nkeys, Snapshot snapshot,
+           const char* const* names, int ncols, Datum* values, bool* nulls) {
+    // The table locked first, then its index: see relations.hpp.
+    Oid indexid = InvalidOid;
+    Relation rel = relations::open_with_index(table, index, AccessShareLock, &indexid);
+    TupleDesc desc = RelationGetDescr(rel);
+    const AttrNumber* cols = relations::attnums(rel, names, ncols);
+    for (int k = 0; k < nkeys; k++) {
+        if (cols[k] == 0) elog(ERROR, "pg_baton cannot find the key columns of baton.%s", table);
+        keys[k].sk_attno = cols[k];
+        keys[k].sk_collation = TupleDescAttr(desc, cols[k] - 1)->attcollation;
+    }
+    SysScanDesc scan = systable_beginscan(rel, indexid, true, snapshot, nkeys, keys);
+    HeapTuple tuple = systable_getnext(scan);
+    bool found = HeapTupleIsValid(tuple);
+    for (int c = nkeys; c < ncols && found; c++) {
+        nulls[c] = true;
+        if (cols[c] > 0) values[c] = heap_getattr(tuple, cols[c], desc, &nulls[c]);
+    }
+    systable_endscan(scan);
+    table_close(rel, AccessShareLock);
+    return found;
+}
+
+}  // namespace
+
+// Probes of target_bindings' and paused_targets' primary keys (see the header).
+authz_cache::Binding binding(const pg_uuid_t* tenant, const char* target, int target_len) {
     return guard([tenant, target, target_len] {
-        // The table locked first, then its index: see relations.hpp.
-        Oid indexid = InvalidOid;
-        Relation rel =
-            relations::open_with_index("target_bindings", "target_bindings_pkey", AccessShareLock, &indexid);
-        TupleDesc desc = RelationGetDescr(rel);
-        const AttrNumber* cols = relations::attnums(rel, kBindingColumnNames, kBindingColumns);
-        AttrNumber role_col = cols[kBindingRole];
-        AttrNumber target_col = cols[kBindingTarget];
-        if (cols[kBindingTenant] == 0 || target_col == 0)
-            elog(ERROR, "pg_baton cannot find the key columns of baton.target_bindings");
-        ScanKeyData keys[2];
-        ScanKeyInit(&keys[0], cols[kBindingTenant], BTEqualStrategyNumber, F_UUID_EQ,
-                    UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
-        ScanKeyInit(&keys[1], target_col, BTEqualStrategyNumber, F_TEXTEQ,
-                    PointerGetDatum(cstring_to_text_with_len(target, target_len)));
-        keys[1].sk_collation = TupleDescAttr(desc, target_col - 1)->attcollation;
+        authz_cache::Binding b{InvalidOid, 1, false};
+        text* target_text = cstring_to_text_with_len(target, target_len);
         Snapshot snapshot = RegisterSnapshot(GetLatestSnapshot());
-        SysScanDesc scan = systable_beginscan(rel, indexid, true, snapshot, 2, keys);
-        HeapTuple tuple = systable_getnext(scan);
-        Oid role = InvalidOid;
-        if (HeapTupleIsValid(tuple) && role_col > 0) {
-            bool isnull = false;
-            Datum d = heap_getattr(tuple, role_col, desc, &isnull);
-            if (!isnull) role = DatumGetObjectId(d);
+        ScanKeyData keys[2];
+        ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)));
+        ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(target_text));
+        Datum values[kBindingColumns];
+        bool nulls[kBindingColumns];
+        if (probe("target_bindings", "target_bindings_pkey", keys, 2, snapshot, kBindingColumnNames, kBindingColumns,
+                  values, nulls)) {
+            if (!nulls[kBindingRole]) b.role = DatumGetObjectId(values[kBindingRole]);
+            if (!nulls[kBindingWeight]) b.weight = DatumGetInt32(values[kBindingWeight]);
+            b.paused = !nulls[kBindingPausedAt];
         }
-        systable_endscan(scan);
+        if (!b.paused) {
+            ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(target_text));
+            const char* const names[] = {"target"};
+            b.paused = probe("paused_targets", "paused_targets_pkey", keys, 1, snapshot, names, 1, values, nulls);
+        }
         UnregisterSnapshot(snapshot);
-        table_close(rel, AccessShareLock);
-        return role;
+        return b;
     });
 }
 

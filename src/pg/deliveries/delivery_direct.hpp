@@ -30,6 +30,7 @@
 
 #include <cstdint>
 
+#include "pg/access/authz_cache.hpp"
 #include "pg/deliveries/delivery_rows.hpp"
 
 namespace baton::pg::delivery_direct {
@@ -66,7 +67,7 @@ Claimed claim(Table* table, const ClaimCall& call, ClaimRange range, claim_hint:
 // Settles (tenant, id) where the caller holds its lease at `generation`: status
 // `outcome`, lease_until NULL, settled_at now(), and result (unless keep_result).
 // Otherwise changes nothing. The row as found (after the write, when it wrote); its role
-// is left to bound_role().
+// is left to binding().
 FoundDelivery settle(Table* table, const pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
                      delivery::Status outcome, const Jsonb* result, bool keep_result);
 
@@ -88,10 +89,11 @@ void insert(Table* table, const pg_uuid_t* tenant, const NewDelivery* items, int
 // whose buffers the subtransaction's rollback released.
 void insert_failed(Table* table);
 
-// The role bound to (tenant, target), InvalidOid when unbound: one probe of the
-// primary key of baton.target_bindings, under the latest snapshot (as the fence reads
-// the tenant: a binding committed before the call counts whatever the isolation level,
-// and pg/access/authz_cache's entry is no older than its ticket).
-Oid bound_role(const pg_uuid_t* tenant, const char* target, int target_len);
+// What binds (tenant, target): a probe of the primary key of baton.target_bindings (its
+// role, weight and pause) and, unless the binding is paused, of baton.paused_targets,
+// under the latest snapshot (as the fence reads the tenant: a binding committed before
+// the call counts whatever the isolation level, and pg/access/authz_cache's entry is no
+// older than its ticket).
+authz_cache::Binding binding(const pg_uuid_t* tenant, const char* target, int target_len);
 
 }  // namespace baton::pg::delivery_direct

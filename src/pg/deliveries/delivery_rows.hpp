@@ -53,7 +53,14 @@ struct ClaimCall {
     Jsonb* expected;       // nullptr: no filter
     TimestampTz now;       // the clock run_after is compared with (claim_hints::begin)
     ReturnSetInfo* rsinfo;  // the claimed rows are appended here, in claim order
+    bool with_tenant;       // each row begins with the tenant (baton.claim_fair's rows)
 };
+
+// The claim's columns of one claimed row (id, generation, lease_until, dedup_key,
+// payload, binding, attempt, run_id) appended to call.rsinfo, after the tenant's when
+// call.with_tenant.
+constexpr int kClaimColumns = 8;
+void put_claimed(const ClaimCall& call, const Datum* values, const bool* nulls);
 
 // What one range of a claim took: how many rows, and the position of the last (kEnd for none).
 struct Claimed {

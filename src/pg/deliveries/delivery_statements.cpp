@@ -359,7 +359,7 @@ FoundDelivery read_found(Spi& spi, KeptPlan& plan, pg_uuid_t* tenant, std::int64
 
 // The rows one claim statement returned, in claim order (priority descending, then
 // enqueue order), into the result.
-Claimed emit_claimed(Spi& spi, std::uint64_t n, ReturnSetInfo* rsinfo) {
+Claimed emit_claimed(Spi& spi, std::uint64_t n, const ClaimCall& call) {
     if (n == 0) return {0, claim_hint::kEnd};
     std::vector<std::uint64_t> order(n);
     for (std::uint64_t row = 0; row < n; row++) order[row] = row;
@@ -367,7 +367,12 @@ Claimed emit_claimed(Spi& spi, std::uint64_t n, ReturnSetInfo* rsinfo) {
         std::int32_t pa = spi.int32_at(a, 9), pb = spi.int32_at(b, 9);
         return pa != pb ? pa > pb : spi.int64_at(a, 1) < spi.int64_at(b, 1);
     });
-    for (std::uint64_t row : order) spi.emit_row(rsinfo, row);
+    for (std::uint64_t row : order) {
+        Datum values[kClaimColumns];
+        bool nulls[kClaimColumns];
+        for (int col = 0; col < kClaimColumns; col++) values[col] = spi.value(row, col + 1, &nulls[col]);
+        put_claimed(call, values, nulls);
+    }
     std::uint64_t last = order.back();
     return {static_cast<std::int64_t>(n), {spi.int32_at(last, 9), spi.int64_at(last, 1)}};
 }
@@ -572,6 +577,36 @@ Added DeliveryStore::existing(pg_uuid_t* tenant, const NewDelivery& d) {
     return {Added::kNeither, 0, false};
 }
 
+// The first tenant, after $2 in order of id (or from the first, without $2), with a
+// ready row of target $1 due at $3: the fair claim's next turn. ready_pkey leads with
+// (target, tenant), so the scan starts at the tenant after $2; it reads past the rows
+// not yet due of the tenants it passes.
+#define TENANT_WITH_WORK(AFTER)                                                              \
+    "SELECT r.tenant FROM baton.ready r WHERE r.target OPERATOR(pg_catalog.=) $1 " AFTER    \
+    "AND r.run_after OPERATOR(pg_catalog.<=) $3 ORDER BY r.target, r.tenant LIMIT 1"
+KeptPlan g_tenant_with_work_after = {TENANT_WITH_WORK("AND r.tenant OPERATOR(pg_catalog.>) $2 "), 3,
+                                     {TEXTOID, UUIDOID, TIMESTAMPTZOID}, nullptr};
+KeptPlan g_tenant_with_work_first = {"SELECT r.tenant FROM baton.ready r WHERE r.target OPERATOR(pg_catalog.=) $1 "
+                                     "AND r.run_after OPERATOR(pg_catalog.<=) $2 ORDER BY r.target, r.tenant LIMIT 1",
+                                     2, {TEXTOID, TIMESTAMPTZOID}, nullptr};
+
+bool DeliveryStore::tenant_with_work(text* target, const pg_uuid_t* after, TimestampTz now, pg_uuid_t* tenant) {
+    Spi& s = spi();
+    std::uint64_t n = 0;
+    if (after != nullptr) {
+        Datum values[3] = {PointerGetDatum(target), UUIDPGetDatum(const_cast<pg_uuid_t*>(after)),
+                           TimestampTzGetDatum(now)};
+        n = s.run(g_tenant_with_work_after, values, nullptr, 1);
+    } else {
+        Datum values[2] = {PointerGetDatum(target), TimestampTzGetDatum(now)};
+        n = s.run(g_tenant_with_work_first, values, nullptr, 1);
+    }
+    if (n == 0) return false;
+    bool isnull = false;
+    *tenant = *DatumGetUUIDP(s.value(0, 1, &isnull));
+    return true;
+}
+
 // One claim statement for the range (the filtered one with `expected`).
 Claimed DeliveryStore::claim_by_statement(const ClaimCall& call, ClaimRange range, claim_hint::Position from,
                                           std::int64_t n) {
@@ -589,7 +624,7 @@ Claimed DeliveryStore::claim_by_statement(const ClaimCall& call, ClaimRange rang
         plan = range == ClaimRange::kLevel ? &plans.level : &plans.below;
     }
     Spi& s = spi();
-    return emit_claimed(s, s.run(*plan, values, nullptr), call.rsinfo);
+    return emit_claimed(s, s.run(*plan, values, nullptr), call);
 }
 
 // The fenced UPDATE; when it matches nothing, the row as it is.
@@ -634,7 +669,7 @@ void DeliveryStore::settle_batch_by_statement(pg_uuid_t* tenant, const Int64Arra
 FoundDelivery DeliveryStore::lock(pg_uuid_t* tenant, std::int64_t id) {
     if (!citus::distributed()) return read_found(spi(), g_row_for_update, tenant, id);
     FoundDelivery f = read_found(spi(), g_row_for_update_citus, tenant, id);
-    if (f.found) f.role = bound_role(tenant, f.target, static_cast<int>(std::strlen(f.target)));
+    if (f.found) f.role = binding(tenant, f.target, static_cast<int>(std::strlen(f.target))).role;
     return f;
 }
 

@@ -14,12 +14,14 @@ namespace baton::pg {
 
 namespace {
 
-// The role bound to (tenant, target), as a statement: on a Citus install
-// target_bindings' rows are in shards, which the direct probe cannot read. The role by
-// name, resolved on this node (auth::role_named()): the shard's node has its own oid.
-KeptPlan g_bound_role = {
-    "SELECT b.role::pg_catalog.text FROM baton.target_bindings b "
-    "WHERE b.tenant OPERATOR(pg_catalog.=) $1 AND b.target OPERATOR(pg_catalog.=) $2",
+// What binds (tenant, target), as a statement: on a Citus install target_bindings'
+// rows are in shards, which the direct probe cannot read. One row whether bound or not:
+// the role by name (NULL: not bound), resolved on this node (auth::role_named(): the
+// shard's node has its own oid), the weight, and whether claims are paused.
+KeptPlan g_binding = {
+    "SELECT b.role::pg_catalog.text, b.weight, b.paused_at IS NOT NULL OR EXISTS (SELECT 1 FROM baton.paused_targets p "
+    "WHERE p.target OPERATOR(pg_catalog.=) $2) FROM (SELECT 1) one LEFT JOIN baton.target_bindings b "
+    "ON b.tenant OPERATOR(pg_catalog.=) $1 AND b.target OPERATOR(pg_catalog.=) $2",
     2, {UUIDOID, TEXTOID}, nullptr};
 
 }  // namespace
@@ -40,6 +42,19 @@ delivery_direct::Table* DeliveryStore::direct(delivery_direct::Use use) {
     return table_;
 }
 
+void put_claimed(const ClaimCall& call, const Datum* values, const bool* nulls) {
+    Datum row[kClaimColumns + 1];
+    bool row_nulls[kClaimColumns + 1];
+    int at = 0;
+    if (call.with_tenant) {
+        row[at] = UUIDPGetDatum(call.tenant);
+        row_nulls[at++] = false;
+    }
+    std::memcpy(row + at, values, sizeof(Datum) * kClaimColumns);
+    std::memcpy(row_nulls + at, nulls, sizeof(bool) * kClaimColumns);
+    put_row(call.rsinfo, row, row_nulls);
+}
+
 // Closes the direct access; the SPI connection ends with the store.
 void DeliveryStore::close() {
     if (table_ != nullptr) delivery_direct::close(table_);
@@ -48,14 +63,16 @@ void DeliveryStore::close() {
 
 // Keeps the last answer: a batch mostly names one target. From pg/access/authz_cache
 // when it knows the binding; else read with the latest snapshot, by a statement on a
-// Citus install (g_bound_role, the role's name resolved here) or by a probe of its
-// primary key, and told to the cache. The target's bytes (an argument, or a
-// row's target copied out) live as long as the call.
-Oid DeliveryStore::bound_role(const pg_uuid_t* tenant, const char* target, int target_len) {
-    if (role_target_ != nullptr && role_target_len_ == target_len && std::memcmp(role_target_, target, target_len) == 0)
-        return role_;
+// Citus install (g_binding, the role's name resolved here) or by probes of the primary
+// keys, and told to the cache. The target's bytes (an argument, or a row's target
+// copied out) live as long as the call.
+const authz_cache::Binding& DeliveryStore::binding(const pg_uuid_t* tenant, const char* target, int target_len) {
+    if (binding_target_ != nullptr && binding_target_len_ == target_len &&
+        std::memcmp(&binding_tenant_, tenant, sizeof binding_tenant_) == 0 &&
+        std::memcmp(binding_target_, target, target_len) == 0)
+        return binding_;
     authz_cache::Ticket ticket = authz_cache::begin();
-    if (authz_cache::bound_role(ticket, tenant, target, target_len, &role_)) {
+    if (authz_cache::binding(ticket, tenant, target, target_len, &binding_)) {
         // known, and no binding changed since
     } else if (citus::distributed()) {
         Spi& s = spi();
@@ -63,15 +80,19 @@ Oid DeliveryStore::bound_role(const pg_uuid_t* tenant, const char* target, int t
                            PointerGetDatum(guard([target, target_len] {
                                return cstring_to_text_with_len(target, target_len);
                            }))};
-        role_ = s.run_latest(g_bound_role, values, nullptr) == 0 ? InvalidOid : auth::role_named(s.cstring_at(0, 1));
-        authz_cache::remember_bound_role(ticket, tenant, target, target_len, role_);
+        s.run_latest(g_binding, values, nullptr);
+        bool bound = !s.is_null(0, 1);
+        binding_ = {bound ? auth::role_named(s.cstring_at(0, 1)) : InvalidOid, bound ? s.int32_at(0, 2) : 1,
+                    s.bool_at(0, 3)};
+        authz_cache::remember_binding(ticket, tenant, target, target_len, binding_);
     } else {
-        role_ = delivery_direct::bound_role(tenant, target, target_len);
-        authz_cache::remember_bound_role(ticket, tenant, target, target_len, role_);
+        binding_ = delivery_direct::binding(tenant, target, target_len);
+        authz_cache::remember_binding(ticket, tenant, target, target_len, binding_);
     }
-    role_target_ = target;
-    role_target_len_ = target_len;
-    return role_;
+    binding_tenant_ = *tenant;
+    binding_target_ = target;
+    binding_target_len_ = target_len;
+    return binding_;
 }
 
 // Direct when the table opens and no `expected` filter asks for the statement's.
@@ -88,7 +109,7 @@ FoundDelivery DeliveryStore::settle(pg_uuid_t* tenant, std::int64_t id, std::int
     delivery_direct::Table* t = direct(delivery_direct::Use::kSettle);
     if (t == nullptr) return settle_by_statement(tenant, id, generation, outcome, result);
     FoundDelivery f = delivery_direct::settle(t, tenant, id, generation, outcome, result, false);
-    if (f.found) f.role = bound_role(tenant, f.target, static_cast<int>(std::strlen(f.target)));
+    if (f.found) f.role = binding(tenant, f.target, static_cast<int>(std::strlen(f.target))).role;
     return f;
 }
 
@@ -100,7 +121,7 @@ void DeliveryStore::settle_batch(pg_uuid_t* tenant, const Int64Array& ids, const
     for (int i = 0; i < ids.n; i++) {
         out[i] = delivery_direct::settle(t, tenant, DatumGetInt64(ids.values[i]), DatumGetInt64(generations.values[i]),
                                          outcome, nullptr, true);
-        if (out[i].found) out[i].role = bound_role(tenant, out[i].target, static_cast<int>(std::strlen(out[i].target)));
+        if (out[i].found) out[i].role = binding(tenant, out[i].target, static_cast<int>(std::strlen(out[i].target))).role;
     }
 }
 

@@ -16,6 +16,7 @@
 
 #include "core/claim_hint.hpp"
 #include "core/delivery.hpp"
+#include "pg/access/authz_cache.hpp"
 #include "pg/deliveries/delivery_rows.hpp"
 #include "pg/runtime/arrays.hpp"
 #include "pg/runtime/spi.hpp"
@@ -37,8 +38,12 @@ public:
     DeliveryStore& operator=(const DeliveryStore&) = delete;
     void close();
 
-    // The role bound to (tenant, target), InvalidOid when unbound; the last answer is kept.
-    Oid bound_role(const pg_uuid_t* tenant, const char* target, int target_len);
+    // What binds (tenant, target): its role (InvalidOid when unbound), weight and pause;
+    // the last answer is kept.
+    const authz_cache::Binding& binding(const pg_uuid_t* tenant, const char* target, int target_len);
+    Oid bound_role(const pg_uuid_t* tenant, const char* target, int target_len) {
+        return binding(tenant, target, target_len).role;
+    }
 
     // enqueue: whether run_id names a run of the tenant; one insert attempt.
     bool run_exists(pg_uuid_t* tenant, pg_uuid_t* run_id);
@@ -62,6 +67,11 @@ public:
     // with nothing inserted and ids unchanged.
     bool add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, const bool* insert, std::int64_t* ids,
                  bool around_taken);
+
+    // The fair claim's next tenant: the first after `after` (nullptr: the first of all),
+    // in order of id, with a pending delivery of target due at `now`, into *tenant;
+    // false when there is none.
+    bool tenant_with_work(text* target, const pg_uuid_t* after, TimestampTz now, pg_uuid_t* tenant);
 
     // Claims up to n rows of one range, appending them to call.rsinfo.
     Claimed claim(const ClaimCall& call, ClaimRange range, claim_hint::Position from, std::int64_t n);
@@ -117,9 +127,10 @@ private:
     std::optional<Spi> spi_;
     delivery_direct::Table* table_ = nullptr;
     bool tried_direct_ = false;
-    const char* role_target_ = nullptr;  // the target of the last bound_role() answer
-    int role_target_len_ = 0;
-    Oid role_ = InvalidOid;
+    pg_uuid_t binding_tenant_{};            // the key of the last binding() answer
+    const char* binding_target_ = nullptr;
+    int binding_target_len_ = 0;
+    authz_cache::Binding binding_{InvalidOid, 1, false};
 };
 
 }  // namespace baton::pg

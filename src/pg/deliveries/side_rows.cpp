@@ -17,7 +17,7 @@ namespace {
 //   leases: (tenant, id, generation, lease_until), found by its primary key
 //           leases_pkey (lease_until, tenant, id, generation)
 //   ready:  (tenant, target, rank, id, run_after, row_tid), rank the priority negated,
-//           found by its primary key ready_pkey (tenant, target, rank, id); row_tid
+//           found by its primary key ready_pkey (target, tenant, rank, id); row_tid
 //           NULL when not known
 constexpr int kMaxColumns = 6;
 struct Spec {
@@ -293,8 +293,15 @@ void run_statement(Writer* w, const char* sql, int n, const Oid* types, const Da
     "AND id OPERATOR(pg_catalog.=) $4"
 const Oid kReadyTypes[kReadyRowTid] = {UUIDOID, TEXTOID, INT8OID, INT8OID, TIMESTAMPTZOID};
 
-// The key of a ready row, as ready_pkey orders it, and its equality procedures.
-const RegProcedure kReadyProcs[4] = {F_UUID_EQ, F_TEXTEQ, F_INT8EQ, F_INT8EQ};
+// The key of a ready row, as ready_pkey (target, tenant, rank, id) orders it, and its
+// equality procedures.
+const RegProcedure kReadyProcs[4] = {F_TEXTEQ, F_UUID_EQ, F_INT8EQ, F_INT8EQ};
+void ready_key(const Datum* values, Datum* key) {
+    key[0] = values[kReadyTarget];
+    key[1] = values[kReadyTenant];
+    key[2] = values[kReadyRank];
+    key[3] = values[kReadyId];
+}
 
 // The values of a ready row (in the order of its Spec) and which are NULL.
 void ready_values(const pg_uuid_t* tenant, const ReadyRow& r, Datum* values, bool* nulls) {
@@ -381,7 +388,9 @@ void add_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int3
                       kReadyRowTid, kReadyTypes, values);
         return;
     }
-    put(w, values, nulls, values, kReadyProcs, 4);
+    Datum key[4];
+    ready_key(values, key);
+    put(w, values, nulls, key, kReadyProcs, 4);
 }
 
 // add_ready() for each row, their heap rows written kManyRows at a time by one
@@ -410,7 +419,9 @@ void add_ready_all(Writer* w, const pg_uuid_t* tenant, const ReadyRow* rows, int
         table_multi_insert(w->rel, w->many, k, cid, 0, nullptr);
         for (int j = 0; j < k; j++) {
             ready_values(tenant, rows[done + j], values, nulls);
-            index_and_replace(w, w->many[j], values, kReadyProcs, 4);
+            Datum key[4];
+            ready_key(values, key);
+            index_and_replace(w, w->many[j], key, kReadyProcs, 4);
             ExecClearTuple(w->many[j]);
         }
     }
@@ -418,12 +429,14 @@ void add_ready_all(Writer* w, const pg_uuid_t* tenant, const ReadyRow* rows, int
 
 // A probe of the primary key, then the heap delete; by SQL for a table with triggers.
 void remove_ready(Writer* w, const pg_uuid_t* tenant, const text* target, std::int32_t priority, std::int64_t id) {
-    Datum key[4] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)), PointerGetDatum(target),
-                    Int64GetDatum(rank_of(priority)), Int64GetDatum(id)};
+    Datum values[4] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)), PointerGetDatum(target),
+                       Int64GetDatum(rank_of(priority)), Int64GetDatum(id)};
     if (w->by_statement) {
-        run_statement(w, "DELETE FROM %s WHERE " READY_KEY_SQL, 4, kReadyTypes, key);
+        run_statement(w, "DELETE FROM %s WHERE " READY_KEY_SQL, 4, kReadyTypes, values);
         return;
     }
+    Datum key[4];
+    ready_key(values, key);
     if (find(w, key, kReadyProcs, 4)) simple_heap_delete(w->rel, &w->found->tts_tid);
 }
 

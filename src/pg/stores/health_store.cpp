@@ -78,6 +78,16 @@ KeptPlan g_behind_oldest = {
     " ORDER BY s.next_fire_at LIMIT 1",
     2, {INT8OID, TIMESTAMPTZOID}, nullptr};
 
+// The bindings paused (capped), the targets paused everywhere, and the pause in place
+// longest (a scan of target_bindings, which holds a row per tenant and target).
+KeptPlan g_paused = {
+    "SELECT (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM baton.target_bindings b WHERE b.paused_at IS NOT NULL "
+    "LIMIT $1) c), (SELECT pg_catalog.count(*) FROM baton.paused_targets), x.tenant::pg_catalog.text, x.target, "
+    SECONDS_SINCE("x.paused_at") " FROM (SELECT b.tenant, b.target, b.paused_at FROM baton.target_bindings b "
+    "WHERE b.paused_at IS NOT NULL UNION ALL SELECT NULL, p.target, p.paused_at FROM baton.paused_targets p) x "
+    "ORDER BY x.paused_at LIMIT 1",
+    1, {INT8OID}, nullptr};
+
 // The pending delivery due first: the first row of baton.ready on its index ready_due.
 KeptPlan g_oldest_pending = {
     "SELECT d.tenant::pg_catalog.text, d.target, d.id, " SECONDS_SINCE("d.run_after") " FROM baton.ready d "
@@ -257,6 +267,19 @@ health::SchedulesBehind schedules_behind(Spi& spi, double warn_seconds) {
         s.late_seconds = double_at(spi, 0, 3);
     }
     return s;
+}
+
+health::Paused paused(Spi& spi) {
+    health::Paused p{0, 0, "", "", 0};
+    Datum values[1] = {Int64GetDatum(health::kCountCap)};
+    if (spi.run(g_paused, values, nullptr) == 1) {
+        p.bindings = spi.int64_at(0, 1);
+        p.everywhere = spi.int64_at(0, 2);
+        if (!spi.is_null(0, 3)) p.tenant = string_at(spi, 0, 3);
+        p.target = string_at(spi, 0, 4);
+        p.paused_seconds = double_at(spi, 0, 5);
+    }
+    return p;
 }
 
 health::OldestPending oldest_pending(Spi& spi) {

@@ -44,6 +44,9 @@ health::MarkersInDoubt markers_in_doubt(Spi& spi);
 // from baton.schedule_rows on its index schedule_rows_due.
 health::SchedulesBehind schedules_behind(Spi& spi, double warn_seconds);
 
+// The bindings and targets paused, and the pause in place longest.
+health::Paused paused(Spi& spi);
+
 // The due pending delivery that became due first (baton.ready's index ready_due).
 health::OldestPending oldest_pending(Spi& spi);
 

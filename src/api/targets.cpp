@@ -1,0 +1,105 @@
+// A tenant's targets: pause, resume and set_weight of a binding, and a target paused in
+// every tenant (pause_everywhere, resume_everywhere). Admin functions (grant_admin).
+#include <string>
+
+#include "core/delivery.hpp"
+#include "core/error.hpp"
+#include "core/tenant.hpp"
+#include "core/fair_share.hpp"
+#include "pg/runtime/args.hpp"
+#include "pg/access/fence.hpp"
+#include "pg/access/read_only.hpp"
+#include "pg/runtime/notify.hpp"
+#include "pg/stores/binding_store.hpp"
+
+namespace baton::api {
+
+namespace {
+
+// DU008 for a change of a binding that does not exist: weights and pauses are a
+// binding's, and a target is bound with bind_target() first.
+void require_bound(pg::bindings::Change c, const pg_uuid_t* tenant, const text* target) {
+    if (c != pg::bindings::Change::kUnbound) return;
+    throw Error(SqlState::kNotFound,
+                "target \"" + std::string(pg::text_view(target)) + "\" is not bound in tenant " +
+                    std::string(pg::tenant_text(tenant)),
+                "Weights and pauses belong to a target's binding.",
+                "Bind it with baton.bind_target(tenant, target, role), or pause it in every tenant with "
+                "baton.pause_everywhere(target).");
+}
+
+text* target_arg(FunctionCallInfo fcinfo, int n) {
+    text* target = pg::text_arg(fcinfo, n, "target");
+    delivery::check_target_chars(pg::text_chars(target));
+    return target;
+}
+
+// pause and resume of one binding: true when it changed. A resume wakes the workers
+// listening on the target's channel, as an enqueue does.
+Datum set_paused(FunctionCallInfo fcinfo, const char* function, bool paused) {
+    pg::require_read_write(function);
+    pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
+    text* target = target_arg(fcinfo, 1);
+    pg::fence::require_writable(tenant);
+    pg::Spi spi;
+    pg::bindings::Change c = pg::bindings::set_paused(spi, tenant, target, paused);
+    require_bound(c, tenant, target);
+    if (c == pg::bindings::Change::kChanged && !paused) pg::notify::enqueued(tenant, target);
+    PG_RETURN_BOOL(c == pg::bindings::Change::kChanged);
+}
+
+// baton.pause(tenant, target): claims of the target in the tenant return nothing until
+// resume(); enqueues go on and leases in flight end as usual.
+Datum pause(FunctionCallInfo fcinfo, Oid) { return set_paused(fcinfo, "baton.pause", true); }
+
+// baton.resume(tenant, target).
+Datum resume(FunctionCallInfo fcinfo, Oid) { return set_paused(fcinfo, "baton.resume", false); }
+
+// baton.pause_everywhere(target) and resume_everywhere(target): the target in every
+// tenant, those bound later included; true when it changed. Workers of a resumed
+// target find its work at their next claim or poll.
+// A pause of a target no tenant binds or has pending work of is DU008 (a misspelt
+// name); a resume of one not paused is false.
+Datum set_paused_everywhere(FunctionCallInfo fcinfo, const char* function, bool paused) {
+    pg::require_read_write(function);
+    text* target = target_arg(fcinfo, 0);
+    pg::Spi spi;
+    pg::bindings::Change c = pg::bindings::set_paused_everywhere(spi, target, paused);
+    if (c == pg::bindings::Change::kUnbound)
+        throw Error(SqlState::kNotFound, "target \"" + std::string(pg::text_view(target)) + "\" is unknown",
+                    "No tenant binds the target or has a pending delivery of it.",
+                    "Check the name; a target is paused in every tenant once one binds it or enqueues to it.");
+    PG_RETURN_BOOL(c == pg::bindings::Change::kChanged);
+}
+
+Datum pause_everywhere(FunctionCallInfo fcinfo, Oid) {
+    return set_paused_everywhere(fcinfo, "baton.pause_everywhere", true);
+}
+
+Datum resume_everywhere(FunctionCallInfo fcinfo, Oid) {
+    return set_paused_everywhere(fcinfo, "baton.resume_everywhere", false);
+}
+
+// baton.set_weight(tenant, target, weight): the binding's share of the fair claim's
+// turns (items a turn gives the tenant).
+Datum set_weight(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.set_weight");
+    pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
+    text* target = target_arg(fcinfo, 1);
+    std::int32_t weight = pg::int32_arg(fcinfo, 2, "weight");
+    fair_share::check_weight(weight);
+    pg::fence::require_writable(tenant);
+    pg::Spi spi;
+    require_bound(pg::bindings::set_weight(spi, tenant, target, weight), tenant, target);
+    PG_RETURN_VOID();
+}
+
+}  // namespace
+
+}  // namespace baton::api
+
+BATON_FUNCTION(baton_pause, baton::api::pause)
+BATON_FUNCTION(baton_resume, baton::api::resume)
+BATON_FUNCTION(baton_pause_everywhere, baton::api::pause_everywhere)
+BATON_FUNCTION(baton_resume_everywhere, baton::api::resume_everywhere)
+BATON_FUNCTION(baton_set_weight, baton::api::set_weight)

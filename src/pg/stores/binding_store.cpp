@@ -1,0 +1,74 @@
+// The statements on target_bindings and paused_targets (see binding_store.hpp).
+#include "pg/stores/binding_store.hpp"
+
+namespace baton::pg::bindings {
+
+namespace {
+
+KeptPlan g_bind = {
+    "INSERT INTO baton.target_bindings AS b (tenant, target, role) VALUES ($1, $2, $3) "
+    "ON CONFLICT (tenant, target) DO UPDATE SET role = EXCLUDED.role",
+    3, {UUIDOID, TEXTOID, REGROLEOID}, nullptr};
+// Each change writes only a binding it changes; the second column says whether it did.
+KeptPlan g_pause = {
+    "SELECT b.paused_at IS NULL FROM baton.target_bindings b "
+    "WHERE b.tenant OPERATOR(pg_catalog.=) $1 AND b.target OPERATOR(pg_catalog.=) $2 FOR UPDATE",
+    2, {UUIDOID, TEXTOID}, nullptr};
+KeptPlan g_set_paused = {
+    "UPDATE baton.target_bindings b SET paused_at = CASE WHEN $3 THEN pg_catalog.now() END "
+    "WHERE b.tenant OPERATOR(pg_catalog.=) $1 AND b.target OPERATOR(pg_catalog.=) $2",
+    3, {UUIDOID, TEXTOID, BOOLOID}, nullptr};
+KeptPlan g_weight = {
+    "SELECT b.weight FROM baton.target_bindings b "
+    "WHERE b.tenant OPERATOR(pg_catalog.=) $1 AND b.target OPERATOR(pg_catalog.=) $2 FOR UPDATE",
+    2, {UUIDOID, TEXTOID}, nullptr};
+KeptPlan g_set_weight = {
+    "UPDATE baton.target_bindings b SET weight = $3 "
+    "WHERE b.tenant OPERATOR(pg_catalog.=) $1 AND b.target OPERATOR(pg_catalog.=) $2",
+    3, {UUIDOID, TEXTOID, INT4OID}, nullptr};
+// A target is known when some tenant binds it or has a pending delivery of it.
+KeptPlan g_known_target = {
+    "SELECT EXISTS (SELECT 1 FROM baton.target_bindings b WHERE b.target OPERATOR(pg_catalog.=) $1) "
+    "OR EXISTS (SELECT 1 FROM baton.ready r WHERE r.target OPERATOR(pg_catalog.=) $1)",
+    1, {TEXTOID}, nullptr};
+KeptPlan g_pause_everywhere = {
+    "INSERT INTO baton.paused_targets (target) VALUES ($1) ON CONFLICT (target) DO NOTHING", 1, {TEXTOID}, nullptr};
+KeptPlan g_resume_everywhere = {
+    "DELETE FROM baton.paused_targets p WHERE p.target OPERATOR(pg_catalog.=) $1", 1, {TEXTOID}, nullptr};
+
+}  // namespace
+
+// An upsert on the binding's primary key.
+void bind(Spi& spi, pg_uuid_t* tenant, text* target, Oid role) {
+    Datum values[3] = {UUIDPGetDatum(tenant), PointerGetDatum(target), ObjectIdGetDatum(role)};
+    spi.run(g_bind, values, nullptr);
+}
+
+// The binding locked, then written only when it changes.
+Change set_paused(Spi& spi, pg_uuid_t* tenant, text* target, bool paused) {
+    Datum values[3] = {UUIDPGetDatum(tenant), PointerGetDatum(target), BoolGetDatum(paused)};
+    if (spi.run(g_pause, values, nullptr) == 0) return Change::kUnbound;
+    if (spi.bool_at(0, 1) != paused) return Change::kAlready;
+    spi.run(g_set_paused, values, nullptr);
+    return Change::kChanged;
+}
+
+Change set_weight(Spi& spi, pg_uuid_t* tenant, text* target, std::int32_t weight) {
+    Datum values[3] = {UUIDPGetDatum(tenant), PointerGetDatum(target), Int32GetDatum(weight)};
+    if (spi.run(g_weight, values, nullptr) == 0) return Change::kUnbound;
+    if (spi.int32_at(0, 1) == weight) return Change::kAlready;
+    spi.run(g_set_weight, values, nullptr);
+    return Change::kChanged;
+}
+
+Change set_paused_everywhere(Spi& spi, text* target, bool paused) {
+    Datum values[1] = {PointerGetDatum(target)};
+    if (paused) {
+        spi.run(g_known_target, values, nullptr);
+        if (!spi.bool_at(0, 1)) return Change::kUnbound;
+    }
+    return spi.run(paused ? g_pause_everywhere : g_resume_everywhere, values, nullptr) > 0 ? Change::kChanged
+                                                                                           : Change::kAlready;
+}
+
+}  // namespace baton::pg::bindings

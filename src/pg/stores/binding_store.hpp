@@ -1,0 +1,29 @@
+// The statements on baton.target_bindings and baton.paused_targets: a binding's role,
+// its weight in the fair claim and its pause, and the targets paused in every tenant.
+// Claims read them through the delivery store (DeliveryStore::binding(), kept by
+// pg/access/authz_cache); every write here fires the tables' trigger, which makes every
+// backend forget the bindings it knows at the writer's commit.
+#pragma once
+
+#include <cstdint>
+
+#include "pg/runtime/spi.hpp"
+
+namespace baton::pg::bindings {
+
+// Binds (tenant, target) to role, replacing an earlier binding's role (its weight and
+// pause stay).
+void bind(Spi& spi, pg_uuid_t* tenant, text* target, Oid role);
+
+// What a change found: it changed something, it was so already, or the binding (for a
+// pause everywhere: the target, bound nowhere and with nothing pending) does not exist.
+enum class Change { kChanged, kAlready, kUnbound };
+
+// Pauses (paused) or resumes the binding of (tenant, target).
+Change set_paused(Spi& spi, pg_uuid_t* tenant, text* target, bool paused);
+// Sets the binding's weight.
+Change set_weight(Spi& spi, pg_uuid_t* tenant, text* target, std::int32_t weight);
+// Pauses (paused) or resumes target in every tenant.
+Change set_paused_everywhere(Spi& spi, text* target, bool paused);
+
+}  // namespace baton::pg::bindings
