@@ -173,6 +173,26 @@ SELECT baton.pause(:'a', 'mail'), baton.set_weight(:'a', 'mail', 2), baton.resum
 RESET ROLE;
 SELECT right(tenant::text, 1) AS tenant, weight, paused FROM ours WHERE weight > 1 ORDER BY tenant;
 
+-- ---------------------------------------------------------------------------
+-- A call visits at most 256 tenants (each one it serves holds its fence lock until the
+-- transaction ends); the next call goes on from there.
+-- ---------------------------------------------------------------------------
+CREATE TEMP TABLE wide AS
+SELECT ('00000000-0000-0000-0f14-' || lpad(to_hex(g), 12, '0'))::uuid AS tenant FROM generate_series(1, 300) g;
+SELECT count(baton.create_tenant(tenant)) AS tenants FROM wide;
+SELECT count(baton.bind_target(tenant, 'wide', 'baton_fair_pool')) AS bound FROM wide;
+SELECT count(baton.enqueue(tenant, 'wide', 'one')) AS enqueued FROM wide;
+BEGIN;
+SET LOCAL ROLE baton_fair_worker;
+SELECT count(*) AS first_call, count(DISTINCT tenant) AS tenants FROM baton.claim_fair('wide', '1 hour', 1000);
+RESET ROLE;
+SELECT count(*) AS fence_locks_held FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+COMMIT;
+SET ROLE baton_fair_worker;
+SELECT count(*) AS second_call FROM baton.claim_fair('wide', '1 hour', 1000);
+RESET ROLE;
+DELETE FROM baton.target_bindings WHERE tenant IN (SELECT tenant FROM wide);
+
 DROP VIEW ours;
 DROP FUNCTION pg_temp.fair(int);
 -- The bindings name the roles by oid: gone with them.

@@ -3,6 +3,7 @@
 //
 //     npm ci
 //     BATON_TENANT=<uuid> BATON_TARGET=email PGHOST=... PGDATABASE=... node worker.mjs
+//     BATON_FAIR=1 BATON_TARGET=email PGHOST=... PGDATABASE=... node worker.mjs
 //
 // Needs Node.js 18 or later and pg (node-postgres) from npm. What it does, in a loop:
 //
@@ -28,26 +29,38 @@
 //      renew, finish and retry are fenced by generation, not by session, so held leases
 //      survive a reconnect.
 //
+// With BATON_FAIR=1 the worker serves the target for every tenant instead of one: it
+// claims with baton.claim_fair(target, lease, BATON_BATCH), which leases deliveries of
+// each tenant that binds the target (baton.bind_target) to a role the worker's user is a
+// member of, is active and has not paused it, tenant after tenant in turns of each
+// binding's weight (docs/fairness.md). Each item carries its tenant, and every renew,
+// finish, retry and release names the item's tenant. A fair pool has no wake-up channel:
+// step 1 is skipped and step 4 waits BATON_POLL_SECONDS (poll only). BATON_TENANT must
+// not be set then (the worker refuses to start: it would not be the tenant served).
+//
 // Configuration (environment):
 //   connection      libpq-style PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD (read by
 //                   pg), or BATON_DSN (a postgresql:// URL)
-//   BATON_TENANT    tenant uuid (required)
+//   BATON_TENANT    tenant uuid (required, unless BATON_FAIR=1; refused with it)
 //   BATON_TARGET    target (required)
+//   BATON_FAIR                     1: claim_fair over every tenant served, poll only; 0 (default): one tenant
 //   BATON_LEASE_SECONDS            lease of a claim (default 30)
 //   BATON_BATCH                    max_items of a claim (default 10)
 //   BATON_POLL_SECONDS             fallback poll when no notification comes (default 10)
-//   BATON_LISTEN                   1 (default): LISTEN; 0: poll only
+//   BATON_LISTEN                   1 (default): LISTEN; 0: poll only (BATON_FAIR=1: always poll only)
 //   BATON_SHUTDOWN_GRACE_SECONDS   how long a shutdown waits for the running handler (default 10)
 //   BATON_REAP                     1 (default): call baton.reap() on each fallback wake-up
 //
-// Every event is logged as one line on stdout: "worker[node] EVENT key=value ...".
+// Every event is logged as one line on stdout: "worker[node] EVENT key=value ..."; with
+// BATON_FAIR=1 an item's lines name its tenant (tenant=<uuid> before id=).
 import pg from 'pg';
 
 // YOUR WORK GOES HERE. Resolve with a JSON-able result (stored by finish; undefined or
-// null stores none), or throw to retry. `signal` aborts when the lease is lost (DU001) or the worker shuts down: stop
-// early if you can, the result will not be stored. This demo handler does what the
-// payload says: waits payload.sleep seconds, and throws while the attempt is at most
-// payload.fail_attempts.
+// null stores none), or throw to retry. item.tenant is the delivery's tenant (always
+// BATON_TENANT, unless BATON_FAIR=1). `signal` aborts when the lease is lost (DU001) or
+// the worker shuts down: stop early if you can, the result will not be stored. This demo
+// handler does what the payload says: waits payload.sleep seconds, and throws while the
+// attempt is at most payload.fail_attempts.
 export async function handle(item, signal) {
   const ms = Number(item.payload.sleep ?? 0) * 1000;
   await new Promise((resolve) => {
@@ -80,24 +93,39 @@ function envNumber(name, fallback) {
 export function configFromEnv() {
   const tenant = process.env.BATON_TENANT ?? '';
   const target = process.env.BATON_TARGET ?? '';
-  if (!tenant || !target) {
+  const fair = !['', '0'].includes(process.env.BATON_FAIR ?? '0');
+  if (fair && tenant) {
+    console.error('worker: BATON_TENANT must not be set with BATON_FAIR=1'
+      + ' (a fair worker serves every tenant that binds the target to its role)');
+    process.exit(2);
+  }
+  if (fair && !target) {
+    console.error('worker: BATON_TARGET is required');
+    process.exit(2);
+  }
+  if (!fair && (!tenant || !target)) {
     console.error('worker: BATON_TENANT and BATON_TARGET are required');
     process.exit(2);
   }
   return {
     dsn: process.env.BATON_DSN || undefined,
-    tenant: tenant.toLowerCase(), // the canonical form
+    tenant: tenant.toLowerCase(), // the canonical form ('' when fair)
     target,
+    fair,
     lease: Math.max(1, envNumber('BATON_LEASE_SECONDS', 30)),
     batch: Math.max(1, Math.floor(envNumber('BATON_BATCH', 10))),
     poll: Math.max(0.1, envNumber('BATON_POLL_SECONDS', 10)),
-    listen: (process.env.BATON_LISTEN ?? '1') !== '0',
+    listen: (process.env.BATON_LISTEN ?? '1') !== '0' && !fair, // a fair pool has no channel
     grace: envNumber('BATON_SHUTDOWN_GRACE_SECONDS', 10),
     reap: (process.env.BATON_REAP ?? '1') !== '0',
   };
 }
 
 class LeaseLost extends Error {}
+
+// The key of a held lease: ids are unique per tenant, and a fair worker holds leases of
+// many tenants.
+const heldKey = (tenant, id) => `${tenant}/${id}`;
 
 // True when an error means the connection is gone (not a refusal by the server).
 function isConnectionError(e) {
@@ -115,7 +143,7 @@ export class Worker {
     this.broken = false;
     this.woken = false; // a notification for our (tenant, target) arrived
     this.channel = ''; // our wake-up channel, from baton.wakeup_channel()
-    this.held = new Map(); // id -> generation of every lease we hold
+    this.held = new Map(); // key(tenant, id) -> { tenant, id, gen } of every lease we hold
     this.signals = 0;
     this.wakeup = null; // resolves the current wait
     this.stopped = new Promise((resolve) => { this.onStop = resolve; });
@@ -219,28 +247,40 @@ export class Worker {
   }
 
   // --- the lease calls ----------------------------------------------------------------------
+  // The tenant= field of an item's log lines: fair mode only (one tenant otherwise).
+  who(tenant) {
+    return this.config.fair ? { tenant } : {};
+  }
+
   async claim() {
     const c = this.config;
-    return this.call(
+    if (c.fair) {
+      return this.call(
+        `SELECT tenant, id, generation, lease_until, dedup_key, payload, binding, attempt, run_id
+           FROM baton.claim_fair($1, $2 * interval '1 second', $3)`,
+        [c.target, c.lease, c.batch]);
+    }
+    const rows = await this.call(
       `SELECT id, generation, lease_until, dedup_key, payload, binding, attempt, run_id
          FROM baton.claim($1, $2, $3 * interval '1 second', $4)`,
       [c.tenant, c.target, c.lease, c.batch]);
+    return rows.map((r) => ({ tenant: c.tenant, ...r }));
   }
 
   // Renews every held lease; a DU001 drops that item and aborts its handler.
   async renewAll(aborts) {
-    for (const [id, gen] of [...this.held]) {
+    for (const [key, { tenant, id, gen }] of [...this.held]) {
       try {
         await this.call("SELECT baton.renew($1, $2, $3, $4 * interval '1 second')",
-          [this.config.tenant, id, gen, this.config.lease]);
-        log('renewed', { id, generation: gen });
+          [tenant, id, gen, this.config.lease]);
+        log('renewed', { ...this.who(tenant), id, generation: gen });
       } catch (e) {
         if (!(e instanceof LeaseLost) && e.code !== 'DU007') throw e;
         // DU007: settled at our generation between the timer and the call; nothing to do.
-        if (e instanceof LeaseLost && this.held.get(id) === gen) {
-          log('lease_lost', { id, generation: gen, during: 'renew' });
-          this.held.delete(id);
-          aborts.get(id)?.abort();
+        if (e instanceof LeaseLost && this.held.get(key)?.gen === gen) {
+          log('lease_lost', { ...this.who(tenant), id, generation: gen, during: 'renew' });
+          this.held.delete(key);
+          aborts.get(key)?.abort();
         }
       }
     }
@@ -248,51 +288,56 @@ export class Worker {
 
   // finish after success, retry after a throw; DU001 drops the item.
   async settle(item, outcome) {
-    const gen = this.held.get(item.id);
-    this.held.delete(item.id);
+    const key = heldKey(item.tenant, item.id);
+    const who = this.who(item.tenant);
+    const gen = this.held.get(key)?.gen;
+    this.held.delete(key);
     if (gen === undefined) {
-      log('dropped', { id: item.id, generation: item.generation, reason: 'lease_lost' });
+      log('dropped', { ...who, id: item.id, generation: item.generation, reason: 'lease_lost' });
       return;
     }
     try {
       if (outcome.ok) {
         const [row] = await this.call("SELECT baton.finish($1, $2, $3, 'finished', $4) AS status",
-          [this.config.tenant, item.id, gen, outcome.result == null ? null : JSON.stringify(outcome.result)]);
-        log('finished', { id: item.id, generation: gen, attempt: item.attempt, status: row.status });
+          [item.tenant, item.id, gen, outcome.result == null ? null : JSON.stringify(outcome.result)]);
+        log('finished', { ...who, id: item.id, generation: gen, attempt: item.attempt, status: row.status });
       } else {
         const err = outcome.error;
         const text = `${err && err.name ? err.name : 'Error'}: ${err && err.message ? err.message : String(err)}`;
         const [row] = await this.call('SELECT baton.retry($1, $2, $3, $4) AS status',
-          [this.config.tenant, item.id, gen, text]);
-        log('retried', { id: item.id, generation: gen, attempt: item.attempt, status: row.status,
+          [item.tenant, item.id, gen, text]);
+        log('retried', { ...who, id: item.id, generation: gen, attempt: item.attempt, status: row.status,
           error: JSON.stringify(String(err && err.message)) });
       }
     } catch (e) {
       if (!(e instanceof LeaseLost)) throw e;
-      log('lease_lost', { id: item.id, generation: gen, during: outcome.ok ? 'finish' : 'retry' });
+      log('lease_lost', { ...who, id: item.id, generation: gen, during: outcome.ok ? 'finish' : 'retry' });
     }
   }
 
-  // Shutdown: gives every held lease back at once (retry with a zero delay).
+  // Shutdown: gives every held lease back at once (retry with a zero delay), each with
+  // its own tenant.
   async releaseHeld() {
-    for (const [id, gen] of [...this.held]) {
+    for (const [key, { tenant, id, gen }] of [...this.held]) {
       try {
         const [row] = await this.call(
           "SELECT baton.retry($1, $2, $3, 'released: worker shutting down', interval '0') AS status",
-          [this.config.tenant, id, gen]);
-        log('released', { id, generation: gen, status: row.status });
+          [tenant, id, gen]);
+        log('released', { ...this.who(tenant), id, generation: gen, status: row.status });
       } catch (e) {
         log(e instanceof LeaseLost ? 'lease_lost' : 'release_failed',
-          { id, generation: gen, error: JSON.stringify(String(e.message)) });
+          { ...this.who(tenant), id, generation: gen, error: JSON.stringify(String(e.message)) });
       }
-      this.held.delete(id);
+      this.held.delete(key);
     }
   }
 
   // --- working ------------------------------------------------------------------------------
   // Works a claimed batch one item at a time, renewing all held leases every lease/3.
   async work(items) {
-    for (const it of items) this.held.set(it.id, it.generation);
+    for (const it of items) {
+      this.held.set(heldKey(it.tenant, it.id), { tenant: it.tenant, id: it.id, gen: it.generation });
+    }
     const aborts = new Map();
     let renewing = Promise.resolve();
     const timer = setInterval(() => {
@@ -302,20 +347,22 @@ export class Worker {
     try {
       for (const item of items) {
         if (this.stopping) break;
-        if (!this.held.has(item.id)) {
-          log('dropped', { id: item.id, generation: item.generation, reason: 'lease_lost' });
+        const key = heldKey(item.tenant, item.id);
+        const who = this.who(item.tenant);
+        if (!this.held.has(key)) {
+          log('dropped', { ...who, id: item.id, generation: item.generation, reason: 'lease_lost' });
           continue;
         }
-        log('claimed', { id: item.id, generation: item.generation, attempt: item.attempt });
+        log('claimed', { ...who, id: item.id, generation: item.generation, attempt: item.attempt });
         const ac = new AbortController();
-        aborts.set(item.id, ac);
+        aborts.set(key, ac);
         const outcome = Promise.resolve()
           .then(() => this.handler(item, ac.signal))
           .then((result) => ({ ok: true, result }), (error) => ({ ok: false, error }));
         const done = await Promise.race([outcome, this.graceOver]);
         if (done.abandoned) {
           ac.abort();
-          log('abandoned', { id: item.id, generation: item.generation });
+          log('abandoned', { ...who, id: item.id, generation: item.generation });
           return; // releaseHeld gives the lease back
         }
         await renewing; // a renew in flight finishes before the lease is settled
@@ -349,7 +396,8 @@ export class Worker {
     process.on('SIGINT', () => this.onSignal('SIGINT'));
     process.on('SIGTERM', () => this.onSignal('SIGTERM'));
     const c = this.config;
-    log('starting', { tenant: c.tenant, target: c.target, lease: c.lease, batch: c.batch, poll: c.poll });
+    log('starting', { ...(c.fair ? { fair: 1 } : { tenant: c.tenant }), target: c.target, lease: c.lease,
+      batch: c.batch, poll: c.poll });
     try {
       await this.connect();
       while (!this.stopping) {

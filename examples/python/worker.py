@@ -2,6 +2,7 @@
 """A pg_baton worker in Python: copy this file, replace handle(), run it.
 
     BATON_TENANT=<uuid> BATON_TARGET=email PGHOST=... PGDATABASE=... python3 worker.py
+    BATON_FAIR=1 BATON_TARGET=email PGHOST=... PGDATABASE=... python3 worker.py
 
 Needs psycopg 3 (Debian: apt-get install python3-psycopg). What it does, in a loop:
 
@@ -26,19 +27,30 @@ Needs psycopg 3 (Debian: apt-get install python3-psycopg). What it does, in a lo
      renew, finish and retry are fenced by generation, not by session, so held leases
      survive a reconnect.
 
+With BATON_FAIR=1 the worker serves the target for every tenant instead of one: it
+claims with baton.claim_fair(target, lease, BATON_BATCH), which leases deliveries of
+each tenant that binds the target (baton.bind_target) to a role the worker's user is a
+member of, is active and has not paused it, tenant after tenant in turns of each
+binding's weight (docs/fairness.md). Each item carries its tenant, and every renew,
+finish, retry and release names the item's tenant. A fair pool has no wake-up channel:
+step 1 is skipped and step 4 waits BATON_POLL_SECONDS (poll only). BATON_TENANT must
+not be set then (the worker refuses to start: it would not be the tenant served).
+
 Configuration (environment):
   connection      libpq's PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD..., or
                   BATON_DSN (a conninfo string or postgresql:// URL)
-  BATON_TENANT    tenant uuid (required)
+  BATON_TENANT    tenant uuid (required, unless BATON_FAIR=1; refused with it)
   BATON_TARGET    target (required)
+  BATON_FAIR                     1: claim_fair over every tenant served, poll only; 0 (default): one tenant
   BATON_LEASE_SECONDS            lease of a claim (default 30)
   BATON_BATCH                    max_items of a claim (default 10)
   BATON_POLL_SECONDS             fallback poll when no notification comes (default 10)
-  BATON_LISTEN                   1 (default): LISTEN; 0: poll only
+  BATON_LISTEN                   1 (default): LISTEN; 0: poll only (BATON_FAIR=1: always poll only)
   BATON_SHUTDOWN_GRACE_SECONDS   how long a shutdown waits for the running handler (default 10)
   BATON_REAP                     1 (default): call baton.reap() on each fallback wake-up
 
-Every event is logged as one line on stdout: "worker[python] EVENT key=value ...".
+Every event is logged as one line on stdout: "worker[python] EVENT key=value ..."; with
+BATON_FAIR=1 an item's lines name its tenant (tenant=<uuid> before id=).
 """
 
 import json
@@ -50,7 +62,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import psycopg
 import psycopg.sql
@@ -58,8 +70,10 @@ from psycopg.types.json import Jsonb
 
 @dataclass
 class Item:
-    """One claimed delivery, as baton.claim returns it."""
+    """One claimed delivery, as baton.claim_fair returns it (baton.claim: the same columns
+    but the tenant, which is then the worker's own)."""
 
+    tenant: str
     id: int
     generation: int
     lease_until: Any
@@ -74,6 +88,7 @@ def handle(item: Item, lease_lost: threading.Event) -> Any:
     """YOUR WORK GOES HERE. Return a JSON-able result (stored by finish; None stores
     none), or raise to retry.
 
+    item.tenant is the delivery's tenant (always BATON_TENANT, unless BATON_FAIR=1).
     lease_lost is set when the worker learns that the lease is gone (DU001): stop early
     if you can, the result will not be stored. This demo handler does what the payload
     says: sleeps payload["sleep"] seconds, and raises while the attempt is at most
@@ -109,8 +124,9 @@ class Config:
     """The worker's settings; from_env reads them from the environment."""
 
     dsn: str
-    tenant: str
+    tenant: str  # "" when fair
     target: str
+    fair: bool = False
     lease: float = 30.0
     batch: int = 10
     poll: float = 10.0
@@ -122,16 +138,23 @@ class Config:
     def from_env() -> "Config":
         tenant = os.environ.get("BATON_TENANT", "")
         target = os.environ.get("BATON_TARGET", "")
-        if not tenant or not target:
+        fair = os.environ.get("BATON_FAIR", "0") not in ("", "0")
+        if fair and tenant:
+            sys.exit("worker: BATON_TENANT must not be set with BATON_FAIR=1"
+                     " (a fair worker serves every tenant that binds the target to its role)")
+        if fair and not target:
+            sys.exit("worker: BATON_TARGET is required")
+        if not fair and (not tenant or not target):
             sys.exit("worker: BATON_TENANT and BATON_TARGET are required")
         return Config(
             dsn=os.environ.get("BATON_DSN", ""),
-            tenant=str(uuid.UUID(tenant)),  # the canonical form
+            tenant=str(uuid.UUID(tenant)) if tenant else "",  # the canonical form
             target=target,
+            fair=fair,
             lease=max(1.0, env_number("BATON_LEASE_SECONDS", 30)),
             batch=max(1, int(env_number("BATON_BATCH", 10))),
             poll=max(0.1, env_number("BATON_POLL_SECONDS", 10)),
-            listen=os.environ.get("BATON_LISTEN", "1") != "0",
+            listen=os.environ.get("BATON_LISTEN", "1") != "0" and not fair,  # a fair pool has no channel
             grace=env_number("BATON_SHUTDOWN_GRACE_SECONDS", 10),
             reap=os.environ.get("BATON_REAP", "1") != "0",
         )
@@ -152,7 +175,7 @@ class Worker:
         self.signals = 0
         self.woken = False  # a notification for our (tenant, target) arrived
         self.channel = ""  # our wake-up channel, from baton.wakeup_channel()
-        self.held: Dict[int, int] = {}  # id -> generation of every lease we hold
+        self.held: Dict[Tuple[str, int], int] = {}  # (tenant, id) -> generation of every lease we hold
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_w, False)
 
@@ -232,91 +255,107 @@ class Worker:
                 raise
 
     # --- the lease calls -------------------------------------------------------------------
+    def who(self, tenant: str) -> Dict[str, str]:
+        """The tenant= field of an item's log lines: fair mode only (one tenant otherwise)."""
+        return {"tenant": tenant} if self.config.fair else {}
+
     def claim(self) -> list:
+        c = self.config
+        if c.fair:
+            rows = self.call(
+                "SELECT tenant, id, generation, lease_until, dedup_key, payload, binding, attempt, run_id"
+                "  FROM baton.claim_fair(%s, %s * interval '1 second', %s)",
+                (c.target, c.lease, c.batch),
+            )
+            return [Item(str(r[0]), *r[1:]) for r in rows]
         rows = self.call(
             "SELECT id, generation, lease_until, dedup_key, payload, binding, attempt, run_id"
             "  FROM baton.claim(%s, %s, %s * interval '1 second', %s)",
-            (self.config.tenant, self.config.target, self.config.lease, self.config.batch),
+            (c.tenant, c.target, c.lease, c.batch),
         )
-        return [Item(*r) for r in rows]
+        return [Item(c.tenant, *r) for r in rows]
 
-    def renew_all(self, lost: Dict[int, threading.Event]) -> None:
+    def renew_all(self, lost: Dict[Tuple[str, int], threading.Event]) -> None:
         """Renews every held lease; a DU001 drops that item and tells its handler."""
-        for did, gen in list(self.held.items()):
+        for (tenant, did), gen in list(self.held.items()):
             try:
                 self.call(
                     "SELECT baton.renew(%s, %s, %s, %s * interval '1 second')",
-                    (self.config.tenant, did, gen, self.config.lease),
+                    (tenant, did, gen, self.config.lease),
                 )
-                log("renewed", id=did, generation=gen)
+                log("renewed", **self.who(tenant), id=did, generation=gen)
             except LeaseLost:
-                log("lease_lost", id=did, generation=gen, during="renew")
-                del self.held[did]
-                if did in lost:
-                    lost[did].set()
+                log("lease_lost", **self.who(tenant), id=did, generation=gen, during="renew")
+                del self.held[(tenant, did)]
+                if (tenant, did) in lost:
+                    lost[(tenant, did)].set()
             except psycopg.Error as e:  # e.g. DU002 (tenant fenced): tried again next time
-                log("renew_failed", id=did, generation=gen, sqlstate=e.sqlstate,
+                log("renew_failed", **self.who(tenant), id=did, generation=gen, sqlstate=e.sqlstate,
                     error=json.dumps(str(e).strip()))
 
     def settle(self, item: Item, error: Optional[BaseException], result: Any) -> None:
         """finish after success, retry after an exception; DU001 drops the item."""
-        gen = self.held.pop(item.id, None)
+        who = self.who(item.tenant)
+        gen = self.held.pop((item.tenant, item.id), None)
         if gen is None:
-            log("dropped", id=item.id, generation=item.generation, reason="lease_lost")
+            log("dropped", **who, id=item.id, generation=item.generation, reason="lease_lost")
             return
         try:
             if error is None:
                 status = self.call(
                     "SELECT baton.finish(%s, %s, %s, 'finished', %s)",
-                    (self.config.tenant, item.id, gen, None if result is None else Jsonb(result)),
+                    (item.tenant, item.id, gen, None if result is None else Jsonb(result)),
                 )[0][0]
-                log("finished", id=item.id, generation=gen, attempt=item.attempt, status=status)
+                log("finished", **who, id=item.id, generation=gen, attempt=item.attempt, status=status)
             else:
                 status = self.call(
                     "SELECT baton.retry(%s, %s, %s, %s)",
-                    (self.config.tenant, item.id, gen, f"{type(error).__name__}: {error}"),
+                    (item.tenant, item.id, gen, f"{type(error).__name__}: {error}"),
                 )[0][0]
-                log("retried", id=item.id, generation=gen, attempt=item.attempt, status=status,
+                log("retried", **who, id=item.id, generation=gen, attempt=item.attempt, status=status,
                     error=json.dumps(str(error)))
         except LeaseLost:
-            log("lease_lost", id=item.id, generation=gen, during="finish" if error is None else "retry")
+            log("lease_lost", **who, id=item.id, generation=gen, during="finish" if error is None else "retry")
 
     def release_held(self) -> None:
-        """Shutdown: gives every held lease back at once (retry with a zero delay)."""
-        for did, gen in list(self.held.items()):
+        """Shutdown: gives every held lease back at once (retry with a zero delay), each
+        with its own tenant."""
+        for (tenant, did), gen in list(self.held.items()):
             try:
                 status = self.call(
                     "SELECT baton.retry(%s, %s, %s, 'released: worker shutting down', interval '0')",
-                    (self.config.tenant, did, gen),
+                    (tenant, did, gen),
                 )[0][0]
-                log("released", id=did, generation=gen, status=status)
+                log("released", **self.who(tenant), id=did, generation=gen, status=status)
             except LeaseLost:
-                log("lease_lost", id=did, generation=gen, during="release")
+                log("lease_lost", **self.who(tenant), id=did, generation=gen, during="release")
             except psycopg.Error as e:
-                log("release_failed", id=did, generation=gen, error=json.dumps(str(e).strip()))
-            del self.held[did]
+                log("release_failed", **self.who(tenant), id=did, generation=gen,
+                    error=json.dumps(str(e).strip()))
+            del self.held[(tenant, did)]
 
     # --- working ----------------------------------------------------------------------------
     def work(self, items: list) -> None:
         """Works a claimed batch one item at a time, renewing all held leases every lease/3."""
         for it in items:
-            self.held[it.id] = it.generation
-        lost: Dict[int, threading.Event] = {}
+            self.held[(it.tenant, it.id)] = it.generation
+        lost: Dict[Tuple[str, int], threading.Event] = {}
         interval = self.config.lease / 3
         next_renew = time.monotonic() + interval
         for item in items:
             if self.stopping:
                 break
-            if item.id not in self.held:  # lost while it waited its turn
-                log("dropped", id=item.id, generation=item.generation, reason="lease_lost")
+            key, who = (item.tenant, item.id), self.who(item.tenant)
+            if key not in self.held:  # lost while it waited its turn
+                log("dropped", **who, id=item.id, generation=item.generation, reason="lease_lost")
                 continue
-            log("claimed", id=item.id, generation=item.generation, attempt=item.attempt)
-            lost[item.id] = threading.Event()
+            log("claimed", **who, id=item.id, generation=item.generation, attempt=item.attempt)
+            lost[key] = threading.Event()
             box: Dict[str, Any] = {}
 
-            def run(item: Item = item, box: Dict[str, Any] = box) -> None:
+            def run(item: Item = item, box: Dict[str, Any] = box, key: Tuple[str, int] = key) -> None:
                 try:
-                    box["result"] = self.handler(item, lost[item.id])
+                    box["result"] = self.handler(item, lost[key])
                 except BaseException as e:  # the handler's failure is the retry's error
                     box["error"] = e
 
@@ -327,9 +366,9 @@ class Worker:
                 now = time.monotonic()
                 if self.stopping and grace_until is None:
                     grace_until = now + (0 if self.signals > 1 else self.config.grace)
-                    log("stopping", id=item.id, grace=self.config.grace)
+                    log("stopping", **who, id=item.id, grace=self.config.grace)
                 if grace_until is not None and (now >= grace_until or self.signals > 1):
-                    log("abandoned", id=item.id, generation=item.generation)
+                    log("abandoned", **who, id=item.id, generation=item.generation)
                     return  # release_held gives the lease back; the thread is a daemon
                 if now >= next_renew:
                     self.renew_all(lost)
@@ -377,7 +416,10 @@ class Worker:
         signal.signal(signal.SIGINT, self.on_signal)
         signal.signal(signal.SIGTERM, self.on_signal)
         c = self.config
-        log("starting", tenant=c.tenant, target=c.target, lease=c.lease, batch=c.batch, poll=c.poll)
+        if c.fair:
+            log("starting", fair=1, target=c.target, lease=c.lease, batch=c.batch, poll=c.poll)
+        else:
+            log("starting", tenant=c.tenant, target=c.target, lease=c.lease, batch=c.batch, poll=c.poll)
         try:
             self.connect()
             while not self.stopping:

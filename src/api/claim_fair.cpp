@@ -38,10 +38,11 @@ bool may_serve(pg::DeliveryStore& store, Oid caller, const pg_uuid_t* tenant, co
 // baton.claim_fair(target, lease, max_items): up to max_items deliveries of the target,
 // each row with its tenant. The caller's place in the round over the tenants with work
 // (pg/deliveries/fair_turns.hpp) says which tenant is served: it takes up to what is
-// left of its weight (in its own claim order: priority, then age), and the turn passes
-// to the next tenant by id once it had its weight or ran dry. A call stops at
+// left of its weight (in its own claim order: priority, then age; all that is asked
+// when it is the only tenant with pending work), and the turn passes to the next tenant
+// by id once it had its weight or ran dry. A call stops at
 // max_items, when no tenant has work, after a whole round that gave nothing, or after
-// passing over fair_share::kMaxIdleVisits tenants that gave nothing.
+// fair_share::kMaxVisits tenants.
 Datum claim_fair(FunctionCallInfo fcinfo, Oid caller) {
     pg::require_read_write("baton.claim_fair");
     text* target = pg::text_arg(fcinfo, 0, "target");
@@ -59,18 +60,21 @@ Datum claim_fair(FunctionCallInfo fcinfo, Oid caller) {
     pg::fair_turns::Place* place = pg::fair_turns::place(caller, target_chars, target_len);
     if (place == nullptr) place = &local;
     bool use_hint = !pg::citus::distributed();
-    TimestampTz now = GetCurrentTimestamp();
     std::int64_t got = 0;
-    int idle = 0;
-    bool idle_from_known = false;  // the tenant where the current run of idle visits began
+    int visits = 0;
+    bool idle_from_known = false;  // the tenant where the current run of visits that gave nothing began
     pg_uuid_t idle_from{};
-    while (got < max_items && idle < fair_share::kMaxIdleVisits) {
+    while (got < max_items && visits < fair_share::kMaxVisits) {
+        bool alone = false;
         if (!place->turn.open) {
             pg_uuid_t next;
-            if (!store.tenant_with_work(target, place->known ? &place->tenant : nullptr, now, &next) &&
-                !(place->known && store.tenant_with_work(target, nullptr, now, &next))) {
-                place->known = false;
-                break;
+            if (!place->known || !store.tenant_with_pending(target, &place->tenant, &next)) {
+                if (!store.tenant_with_pending(target, nullptr, &next)) {
+                    place->known = false;
+                    break;
+                }
+                // Round from the end to the tenant just served: it is the only one.
+                alone = place->known && std::memcmp(&next, &place->tenant, sizeof next) == 0;
             }
             // Back at the first tenant that gave nothing: a whole round gave nothing.
             if (idle_from_known && std::memcmp(&next, &idle_from, sizeof next) == 0) break;
@@ -81,10 +85,11 @@ Datum claim_fair(FunctionCallInfo fcinfo, Oid caller) {
         // The rows name their tenant by this copy: the place moves on.
         auto* tenant = static_cast<pg_uuid_t*>(pg::guard([] { return palloc(sizeof(pg_uuid_t)); }));
         *tenant = place->tenant;
+        visits++;
         std::int32_t weight = fair_share::kMinWeight;
         std::int64_t taken = 0;
         if (may_serve(store, caller, tenant, target_chars, target_len, &weight)) {
-            std::int64_t asked = fair_share::quota(place->turn, weight, max_items - got);
+            std::int64_t asked = fair_share::quota(place->turn, weight, max_items - got, alone);
             pg::ClaimCall call{tenant, target, lease, nullptr, 0, rsinfo, true};
             taken = pg::claim_take(store, call, target_chars, target_len, asked, use_hint);
             fair_share::took(place->turn, weight, asked, taken);
@@ -93,12 +98,10 @@ Datum claim_fair(FunctionCallInfo fcinfo, Oid caller) {
         }
         if (taken > 0) {
             got += taken;
-            idle = 0;
             idle_from_known = false;
-        } else {
-            if (!idle_from_known) idle_from = *tenant;
+        } else if (!idle_from_known) {
+            idle_from = *tenant;
             idle_from_known = true;
-            idle++;
         }
     }
     store.close();

@@ -19,7 +19,8 @@ void open(Turn& turn) {
     turn.served = 0;
 }
 
-std::int64_t quota(const Turn& turn, std::int32_t weight, std::int64_t wanted) {
+std::int64_t quota(const Turn& turn, std::int32_t weight, std::int64_t wanted, bool alone) {
+    if (alone) return wanted;
     std::int64_t left = std::max<std::int64_t>(1, static_cast<std::int64_t>(weight) - turn.served);
     return std::min(left, wanted);
 }

@@ -20,10 +20,11 @@ constexpr std::int32_t kMaxWeight = 10000;
 // Refuses (22023) a weight outside [kMinWeight, kMaxWeight].
 void check_weight(std::int64_t weight);
 
-// A call passes over at most this many tenants that give it nothing (no claimable row
-// after all, a pause, a fence, a binding the caller may not serve) before it returns
-// what it has: the next call goes on from there.
-constexpr int kMaxIdleVisits = 64;
+// A call visits at most this many tenants, those that give it nothing (no claimable row
+// after all, a pause, a fence, a binding the caller may not serve) included: each one
+// served holds its fence lock (an entry of the server's shared lock table) until the
+// transaction ends. The next call goes on from there.
+constexpr int kMaxVisits = 256;
 
 // Where a worker stands in its round: whether it is serving a tenant, and how many
 // items that tenant has had in this turn.
@@ -35,8 +36,9 @@ struct Turn {
 // Opens the turn of the next tenant.
 void open(Turn& turn);
 // How many of `wanted` items the open turn's tenant may take now: what is left of its
-// weight, at least one.
-std::int64_t quota(const Turn& turn, std::int32_t weight, std::int64_t wanted);
+// weight, at least one; all of them when it is alone in the round (no other tenant has
+// work to share with).
+std::int64_t quota(const Turn& turn, std::int32_t weight, std::int64_t wanted, bool alone = false);
 // After the tenant was asked for `asked` items and gave `got`: the turn closes when
 // the tenant ran dry (got < asked) or had its weight.
 void took(Turn& turn, std::int32_t weight, std::int64_t asked, std::int64_t got);

@@ -26,6 +26,24 @@
 #              period: that item is finished
 # and both workers at once on one target: every item finished exactly once.
 #
+# For each worker in fair mode (BATON_FAIR=1: baton.claim_fair, no BATON_TENANT), logged
+# in as a role of its own, a member of the pool role that tenants FA, FB and FC bind the
+# fair targets to (FD binds them to another role):
+#   refused    BATON_TENANT with BATON_FAIR=1: the worker exits non-zero at once
+#   drain      40 items of FA, 5 of FB, 5 of FC, 3 of FD before the worker starts
+#              (batches of 4): every item of FA, FB and FC finished exactly once
+#              (generation 1, attempt 1; the log names each (tenant, id) once), in turns:
+#              the first 3 of three tenants, FB's and FC's last within the first 15 (not
+#              after FA's backlog); FD's items untouched; the worker polls (listen=0)
+#   pause      FB's binding paused: new items of FA and FC finished, FB's left pending
+#              over two polls; after baton.resume, FB's finished
+#   renew      a 5 s handler of FB on a 3 s lease while the test reaps every 0.3 s:
+#              finished at generation 1, renewed with FB as tenant; an item of FC that
+#              throws once: retried (tenant FC), finished at attempt 2
+#   shutdown   SIGTERM while the worker holds 6 leases of 3 tenants (one handler running
+#              past the grace period): exit 0, each lease released with its own tenant
+#              (pending at once, generation 2, no lease), claimable by each tenant again
+#
 # Prints "N passed, N failed" last; exits non-zero when anything failed.
 set -uo pipefail
 
@@ -35,6 +53,14 @@ PY=/usr/bin/python3
 NODE=${NODE:-node}
 DB=baton_clients_$$
 T=5eed0000-0000-4000-8000-00000000c11e
+# Fair mode's tenants (in this order of id: a fair claim's round goes by id) and roles.
+FA=5eed0000-0000-4000-8000-00000000fa01
+FB=5eed0000-0000-4000-8000-00000000fa02
+FC=5eed0000-0000-4000-8000-00000000fa03
+FD=5eed0000-0000-4000-8000-00000000fa04
+POOL=baton_clients_pool_$$      # FA, FB and FC bind the fair targets to it
+FAIR_USER=baton_clients_fair_$$ # the fair workers log in as this member of POOL
+OTHER=baton_clients_other_$$    # FD binds them to it: not served
 WORKDIR=$(mktemp -d /tmp/pg_baton-clients.XXXXXX)
 PASS=0
 FAIL=0
@@ -63,6 +89,7 @@ cleanup() {
     done
     wait 2>/dev/null
     dropdb --if-exists -f "$DB" 2>/dev/null || true
+    psql -X -q -d postgres -c "DROP ROLE IF EXISTS $FAIR_USER, $POOL, $OTHER" 2>/dev/null || true
     rm -rf -- "$WORKDIR"
 }
 trap cleanup EXIT
@@ -114,6 +141,22 @@ stop_worker() {
     if kill -0 "$pid" 2>/dev/null; then
         kill -KILL "$pid" 2>/dev/null
         WRC=timeout
+    else
+        WRC=0
+        wait "$pid" || WRC=$?
+    fi
+}
+
+# wait_exit PID SECONDS: until PID exits; its status in WRC (running: it did not, and
+# was killed).
+wait_exit() {
+    local pid=$1 deadline=$((SECONDS + $2))
+    while ((SECONDS < deadline)) && kill -0 "$pid" 2>/dev/null; do
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -KILL "$pid" 2>/dev/null
+        WRC=running
     else
         WRC=0
         wait "$pid" || WRC=$?
@@ -262,9 +305,161 @@ scenarios() {
         test "$(q "SELECT status || ' ' || generation FROM baton.delivery('$T', $id)")" = "finished 1"
 }
 
+# --- fair mode, for one worker ---------------------------------------------------------------
+# start_fair LANG TARGET LOG [VAR=VALUE...]: a worker with BATON_FAIR=1, no BATON_TENANT,
+# logged in as FAIR_USER; its pid in WPID.
+start_fair() {
+    local lang=$1 target=$2 log=$3
+    shift 3
+    start_worker "$lang" "$target" "$log" PGUSER="$FAIR_USER" BATON_TENANT= BATON_FAIR=1 "$@"
+}
+
+# fenqueue TENANT TARGET N PREFIX [PAYLOAD]: N items of TENANT, keys PREFIX1..PREFIXN.
+fenqueue() {
+    local payload=${5:-}
+    [[ -n $payload ]] || payload='{}'
+    q "SELECT count(*) FROM baton.enqueue_batch('$1', (SELECT jsonb_agg(jsonb_build_object(
+           'target', '$2', 'dedup_key', '$4' || i, 'payload', '$payload'::jsonb))
+           FROM generate_series(1, $3) i))" >/dev/null
+}
+
+# fcount TARGET TENANT PREFIX CONDITION: how many items of the tenant with keys
+# PREFIX<n> meet CONDITION.
+fcount() {
+    q "SELECT count(*) FROM baton.deliveries WHERE target = '$1' AND tenant = '$2'
+         AND dedup_key ~ '^$3[0-9]+\$' AND $4"
+}
+
+# fair_tenants LOG EVENT: the tenant of each EVENT line of LOG, in order, one a line.
+fair_tenants() {
+    grep -oE "^worker\[[a-z]+\] $2 tenant=[0-9a-f-]+ " "$1" | sed -E 's/.*tenant=([0-9a-f-]+) $/\1/'
+}
+
+fair_scenarios() {
+    local L=$1 tgt=$1-fair log id id2 n t0 first last_b last_c order db_ids log_ids
+
+    # refused: BATON_TENANT (start_worker sets it) with BATON_FAIR=1.
+    log=$WORKDIR/$L-fair-refused.log
+    start_worker "$L" "$tgt" "$log" BATON_FAIR=1
+    wait_exit "$WPID" 10
+    check "$L fair refused: BATON_TENANT with BATON_FAIR=1: exits non-zero at once ($WRC), says why" \
+        bash -c "[[ $WRC != 0 && $WRC != running ]] && grep -q 'BATON_TENANT must not be set with BATON_FAIR=1' '$log'"
+
+    # drain: a deep backlog in FA, a few items in FB and FC, some in FD (another role's).
+    fenqueue "$FA" "$tgt" 40 d
+    fenqueue "$FB" "$tgt" 5 d
+    fenqueue "$FC" "$tgt" 5 d
+    fenqueue "$FD" "$tgt" 3 d
+    log=$WORKDIR/$L-fair.log
+    start_fair "$L" "$tgt" "$log" BATON_BATCH=4 BATON_LEASE_SECONDS=3 BATON_REAP=0
+    local fpid=$WPID
+    wait_sql "SELECT count(*) = 50 FROM baton.deliveries WHERE target = '$tgt' AND status = 'finished'" 30
+    check "$L fair drain: the 50 items of FA, FB and FC finished, each claimed once (generation 1, attempt 1)" \
+        test "$(q "SELECT count(*) FROM baton.deliveries WHERE target = '$tgt' AND tenant IN ('$FA', '$FB', '$FC')
+                     AND status = 'finished' AND generation = 1 AND attempts = 1")" = 50
+    db_ids=$(q "SELECT string_agg(tenant || ' ' || id, ' ' ORDER BY tenant, id) FROM baton.deliveries
+                 WHERE target = '$tgt' AND tenant IN ('$FA', '$FB', '$FC')")
+    log_ids=$(grep -oE '^worker\[[a-z]+\] finished tenant=[0-9a-f-]+ id=[0-9]+ ' "$log" \
+        | sed -E 's/.*tenant=([0-9a-f-]+) id=([0-9]+) $/\1 \2/' | sort -k1,1 -k2,2n | tr '\n' ' ' | sed 's/ $//')
+    check "$L fair drain: the log names each (tenant, id) finished once" test "$log_ids" = "$db_ids"
+    check "$L fair drain: the results are the handler's" \
+        test "$(q "SELECT count(*) FROM baton.deliveries WHERE target = '$tgt' AND result->>'handled_by' = '$L'")" = 50
+    order=$(fair_tenants "$log" finished)
+    first=$(head -n 3 <<<"$order" | sort -u | wc -l)
+    last_b=$(grep -nx "$FB" <<<"$order" | tail -n 1 | cut -d: -f1)
+    last_c=$(grep -nx "$FC" <<<"$order" | tail -n 1 | cut -d: -f1)
+    check "$L fair drain: turns: the first 3 finished are of $first tenants (expected 3)" test "$first" = 3
+    check "$L fair drain: turns: FB's and FC's last items finished at ${last_b:-never} and ${last_c:-never} of 50, not after FA's backlog of 40 (expected <= 15)" \
+        test "${last_b:-99}" -le 15 -a "${last_c:-99}" -le 15
+    check "$L fair drain: FD binds the target to another role: its 3 items untouched (pending, generation 0)" \
+        test "$(fcount "$tgt" "$FD" d "status = 'pending' AND generation = 0")" = 3
+    check "$L fair drain: the worker logs as fair, polls (listen=0), names the tenant in every item line" \
+        bash -c "grep -q ' starting fair=1 target=$tgt ' '$log' && grep -q ' connected pid=[0-9]* listen=0' '$log' \
+            && ! grep -E ' (claimed|finished) ' '$log' | grep -qv ' tenant='"
+
+    # pause: FB's binding paused, FA and FC go on; resume gives FB's items back.
+    check "$L fair pause: baton.pause(FB, target)" test "$(q "SELECT baton.pause('$FB', '$tgt')")" = t
+    fenqueue "$FA" "$tgt" 3 p
+    fenqueue "$FB" "$tgt" 3 p
+    fenqueue "$FC" "$tgt" 3 p
+    wait_sql "SELECT count(*) = 6 FROM baton.deliveries WHERE target = '$tgt' AND tenant IN ('$FA', '$FC')
+                AND dedup_key LIKE 'p%' AND status = 'finished'" 10
+    check "$L fair pause: the new items of FA and FC finished" \
+        test "$(fcount "$tgt" "$FA" p "status = 'finished'")$(fcount "$tgt" "$FC" p "status = 'finished'")" = 33
+    sleep 2.5 # more than two polls
+    check "$L fair pause: FB's items not taken over two more polls (pending, generation 0)" \
+        test "$(fcount "$tgt" "$FB" p "status = 'pending' AND generation = 0")" = 3
+    check "$L fair pause: baton.resume(FB, target)" test "$(q "SELECT baton.resume('$FB', '$tgt')")" = t
+    wait_sql "SELECT count(*) = 3 FROM baton.deliveries WHERE target = '$tgt' AND tenant = '$FB'
+                AND dedup_key LIKE 'p%' AND status = 'finished'" 10
+    check "$L fair pause: after resume, FB's items finished (generation 1)" \
+        test "$(fcount "$tgt" "$FB" p "status = 'finished' AND generation = 1")" = 3
+
+    # renew and retry: every lease call names the item's tenant.
+    id=$(q "SELECT baton.enqueue('$FB', '$tgt', 'slow', '{\"sleep\": 5}'::jsonb)")
+    id2=$(q "SELECT baton.enqueue('$FC', '$tgt', 'once', '{\"fail_attempts\": 1}'::jsonb)")
+    t0=$SECONDS
+    while ((SECONDS - t0 < 20)) && [[ $(q "SELECT count(*) FROM baton.deliveries
+            WHERE target = '$tgt' AND dedup_key IN ('slow', 'once') AND status = 'finished'") != 2 ]]; do
+        q "SELECT baton.reap()" >/dev/null
+        sleep 0.3
+    done
+    check "$L fair renew: FB's 5 s handler on a 3 s lease finished at generation 1 (never reaped)" \
+        test "$(q "SELECT status || ' ' || generation || ' ' || attempts FROM baton.delivery('$FB', $id)")" = "finished 1 1"
+    n=$(grep -cE "renewed tenant=$FB id=$id " "$log" || true)
+    check "$L fair renew: renewed as FB's ($n renewals, expected >= 3)" test "$n" -ge 3
+    check "$L fair retry: FC's throwing item retried as FC's, then finished at attempt 2" \
+        bash -c "[[ '$(q "SELECT status || ' ' || attempts FROM baton.delivery('$FC', $id2)")' == 'finished 2' ]] \
+            && grep -qE 'retried tenant=$FC id=$id2 .*status=pending' '$log'"
+    stop_worker "$fpid"
+    check "$L fair: SIGTERM when idle: exit 0 ($WRC), stopped" bash -c "[[ $WRC == 0 ]] && grep -q ' stopped' '$log'"
+
+    # shutdown: 6 leases of three tenants held, the first handler past the grace period.
+    tgt=$L-fairstop
+    fenqueue "$FA" "$tgt" 2 s '{"sleep": 120}'
+    fenqueue "$FB" "$tgt" 2 s '{"sleep": 120}'
+    fenqueue "$FC" "$tgt" 2 s '{"sleep": 120}'
+    log=$WORKDIR/$L-fairstop.log
+    start_fair "$L" "$tgt" "$log" BATON_BATCH=6 BATON_LEASE_SECONDS=60 BATON_SHUTDOWN_GRACE_SECONDS=1
+    wait_log "$log" ' claimed tenant=' 10
+    check "$L fair shutdown: the worker holds 6 leases of 3 tenants" \
+        test "$(q "SELECT count(*) || ' ' || count(DISTINCT tenant) FROM baton.deliveries
+                     WHERE target = '$tgt' AND status = 'claimed'")" = "6 3"
+    t0=$SECONDS
+    stop_worker "$WPID"
+    check "$L fair shutdown: SIGTERM mid-item: exit 0 ($WRC)" test "$WRC" = 0
+    check "$L fair shutdown: every lease released: pending at once (generation 2, no lease, attempt counted)" \
+        test "$(q "SELECT count(*) FROM baton.deliveries WHERE target = '$tgt' AND status = 'pending'
+                     AND generation = 2 AND attempts = 1 AND lease_until IS NULL AND run_after <= now()
+                     AND last_error = 'released: worker shutting down'")" = 6
+    check "$L fair shutdown: the log released each with its own tenant (2 of each of 3 tenants)" \
+        test "$(grep -E ' released tenant=[0-9a-f-]+ id=[0-9]+ generation=1 status=pending$' "$log" \
+                | sed -E 's/.*tenant=([0-9a-f-]+) .*/\1/' | sort | uniq -c | awk '{ print $1 }' | tr '\n' ' ')" = "2 2 2 "
+    check "$L fair shutdown: released after $((SECONDS - t0)) s, before the 60 s lease; each tenant can claim its 2 now" \
+        test "$(q "SELECT (SELECT count(*) FROM baton.claim('$FA', '$tgt', interval '5 seconds', 10)) || ' '
+                       || (SELECT count(*) FROM baton.claim('$FB', '$tgt', interval '5 seconds', 10)) || ' '
+                       || (SELECT count(*) FROM baton.claim('$FC', '$tgt', interval '5 seconds', 10))")" = "2 2 2"
+}
+
 # --- setup ----------------------------------------------------------------------------------
 if ! createdb "$DB" || ! q "CREATE EXTENSION pg_baton; SELECT baton.create_tenant('$T')" >/dev/null; then
     fail "setup: could not create database $DB with pg_baton"
+    echo "$PASS passed, $FAIL failed"
+    exit 1
+fi
+# Fair mode: four tenants, the pool role and its login, another role; the bindings.
+if ! psql -X -q -v ON_ERROR_STOP=1 -d "$DB" >/dev/null <<SQL; then
+CREATE ROLE $POOL NOLOGIN;
+CREATE ROLE $OTHER NOLOGIN;
+CREATE ROLE $FAIR_USER LOGIN IN ROLE $POOL;
+SELECT baton.grant_worker('$FAIR_USER');
+SELECT baton.create_tenant(t::uuid) FROM unnest(ARRAY['$FA', '$FB', '$FC', '$FD']) t;
+SELECT baton.bind_target(t::uuid, l || s, '$POOL')
+  FROM unnest(ARRAY['$FA', '$FB', '$FC']) t, unnest(ARRAY['python', 'node']) l, unnest(ARRAY['-fair', '-fairstop']) s;
+SELECT baton.bind_target('$FD', l || s, '$OTHER')
+  FROM unnest(ARRAY['python', 'node']) l, unnest(ARRAY['-fair', '-fairstop']) s;
+SQL
+    fail "setup: could not create the fair mode's tenants, roles and bindings"
     echo "$PASS passed, $FAIL failed"
     exit 1
 fi
@@ -275,6 +470,7 @@ LANGS=${BATON_CLIENTS:-python node} # a subset while working on one worker
 if [[ " $LANGS " == *" python "* ]]; then
     echo "# Python worker (examples/python/worker.py)"
     scenarios python
+    fair_scenarios python
 fi
 
 node_ok=1
@@ -291,6 +487,7 @@ elif ! (cd examples/node && timeout 300 npm ci --no-audit --no-fund --loglevel=e
 fi
 if ((node_ok)); then
     scenarios node
+    fair_scenarios node
 fi
 if ((node_ok)) && [[ " $LANGS " == *" python "* ]]; then
 

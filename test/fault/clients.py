@@ -224,6 +224,28 @@ def delivery_worker(c):
             c.nap(0.05)
 
 
+def fair_worker(c):
+    """Claims up to three deliveries of a target from every tenant at once (the fair claim,
+    each row with its tenant) with a 2-second lease and settles each."""
+    while not c.stop.is_set():
+        tg = c.rand.choice(TARGETS)
+        ts = now()
+        res = c.db.call("SELECT tenant::text, id, generation FROM baton.claim_fair(%s, '2 seconds', 3)", (tg,))
+        if res[0] == "err":
+            c.refused("claim_fair", res)
+            continue
+        if res[0] != "ok":
+            continue
+        at = now()
+        for t, did, gen in res[1]:
+            c.log.write("claim", t=t, id=did, g=gen, ts=ts, at=at)
+        for t, did, gen in res[1]:
+            c.nap(c.rand.random() * 0.02)
+            settle(c, t, did, gen)
+        if not res[1]:
+            c.nap(0.05)
+
+
 def resolve_in_doubt(c, t, run, gen):
     """After taking a run over: every marker left in progress by an earlier owner is
     resolved by looking at the outside world (the action's row in public.fault_actions):
@@ -486,7 +508,7 @@ def firer(c):
         c.nap(0.05 + c.rand.random() * 0.2)
 
 
-ROLES = {"producer": producer, "dworker": delivery_worker, "rworker": run_worker, "reaper": reaper,
+ROLES = {"producer": producer, "dworker": delivery_worker, "fworker": fair_worker, "rworker": run_worker, "reaper": reaper,
          "operator": operator, "redriver": redriver, "firer": firer}
 
 

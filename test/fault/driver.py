@@ -22,13 +22,14 @@ import selftest
 from check import Checker
 import clients
 from clients import client_main
-from common import DECIDE_LOCK, WORKFLOW
+from common import DECIDE_LOCK, TARGETS, WORKFLOW
 from inject import Injector
 
 KINDS = ("restart", "kill_claim", "frozen", "kill_finish", "fence", "kill_transition", "kill_fire")
 
 # The load: role -> number of processes.
-LOAD = {"producer": 2, "dworker": 3, "rworker": 2, "reaper": 1, "operator": 1, "redriver": 1, "firer": 2}
+LOAD = {"producer": 2, "dworker": 3, "fworker": 1, "rworker": 2, "reaper": 1, "operator": 1, "redriver": 1,
+        "firer": 2}
 
 # The schedules of each initial tenant, fired by the firer clients: (name, target, spec).
 SCHEDULES = (("tick", "alpha", "@every 1 second"), ("tock", "beta", "@every 2 seconds"))
@@ -89,6 +90,10 @@ def setup():
         for _ in range(TENANTS):
             tenant = str(uuid.uuid4())
             conn.execute("SELECT baton.create_tenant(%s)", (tenant,))
+            # Bound, so that the fair claim serves them (the suite's role is a superuser:
+            # a member of every role).
+            for target in TARGETS:
+                conn.execute("SELECT baton.bind_target(%s, %s, current_user::regrole)", (tenant, target))
             for name, target, spec in SCHEDULES:
                 conn.execute("SELECT baton.schedule(%s, %s, %s, %s)", (tenant, name, target, spec))
 

@@ -28,6 +28,17 @@ TEST(FairShare, AQuotaIsNoMoreThanWantedAndAtLeastOne) {
     EXPECT_EQ(quota(t, 5, 4), 1);
 }
 
+TEST(FairShare, ATenantAloneInTheRoundTakesAllItIsAsked) {
+    Turn t;
+    open(t);
+    EXPECT_EQ(quota(t, 1, 50, true), 50);
+    took(t, 1, 50, 50);
+    EXPECT_FALSE(t.open);  // the next call looks for others again
+    open(t);
+    took(t, 1, 50, 7);     // ran dry
+    EXPECT_FALSE(t.open);
+}
+
 TEST(FairShare, ATenantThatRunsDryEndsItsTurn) {
     Turn t;
     open(t);

@@ -578,29 +578,22 @@ Added DeliveryStore::existing(pg_uuid_t* tenant, const NewDelivery& d) {
 }
 
 // The first tenant, after $2 in order of id (or from the first, without $2), with a
-// ready row of target $1 due at $3: the fair claim's next turn. ready_pkey leads with
-// (target, tenant), so the scan starts at the tenant after $2; it reads past the rows
-// not yet due of the tenants it passes.
-#define TENANT_WITH_WORK(AFTER)                                                              \
-    "SELECT r.tenant FROM baton.ready r WHERE r.target OPERATOR(pg_catalog.=) $1 " AFTER    \
-    "AND r.run_after OPERATOR(pg_catalog.<=) $3 ORDER BY r.target, r.tenant LIMIT 1"
-KeptPlan g_tenant_with_work_after = {TENANT_WITH_WORK("AND r.tenant OPERATOR(pg_catalog.>) $2 "), 3,
-                                     {TEXTOID, UUIDOID, TIMESTAMPTZOID}, nullptr};
-KeptPlan g_tenant_with_work_first = {"SELECT r.tenant FROM baton.ready r WHERE r.target OPERATOR(pg_catalog.=) $1 "
-                                     "AND r.run_after OPERATOR(pg_catalog.<=) $2 ORDER BY r.target, r.tenant LIMIT 1",
-                                     2, {TEXTOID, TIMESTAMPTZOID}, nullptr};
+// pending delivery of target $1: the fair claim's next turn. ready_pkey leads with
+// (target, tenant), so this is one descent to the first entry past (target, $2), not a
+// read of the rows not yet due, which the tenant's claim passes with its claim hint.
+KeptPlan g_tenant_with_pending_after = {
+    "SELECT r.tenant FROM baton.ready r WHERE r.target OPERATOR(pg_catalog.=) $1 "
+    "AND r.tenant OPERATOR(pg_catalog.>) $2 ORDER BY r.target, r.tenant LIMIT 1",
+    2, {TEXTOID, UUIDOID}, nullptr};
+KeptPlan g_tenant_with_pending_first = {
+    "SELECT r.tenant FROM baton.ready r WHERE r.target OPERATOR(pg_catalog.=) $1 ORDER BY r.target, r.tenant LIMIT 1",
+    1, {TEXTOID}, nullptr};
 
-bool DeliveryStore::tenant_with_work(text* target, const pg_uuid_t* after, TimestampTz now, pg_uuid_t* tenant) {
+bool DeliveryStore::tenant_with_pending(text* target, const pg_uuid_t* after, pg_uuid_t* tenant) {
     Spi& s = spi();
-    std::uint64_t n = 0;
-    if (after != nullptr) {
-        Datum values[3] = {PointerGetDatum(target), UUIDPGetDatum(const_cast<pg_uuid_t*>(after)),
-                           TimestampTzGetDatum(now)};
-        n = s.run(g_tenant_with_work_after, values, nullptr, 1);
-    } else {
-        Datum values[2] = {PointerGetDatum(target), TimestampTzGetDatum(now)};
-        n = s.run(g_tenant_with_work_first, values, nullptr, 1);
-    }
+    Datum values[2] = {PointerGetDatum(target), UUIDPGetDatum(const_cast<pg_uuid_t*>(after))};
+    std::uint64_t n = s.run(after != nullptr ? g_tenant_with_pending_after : g_tenant_with_pending_first, values,
+                            nullptr, 1);
     if (n == 0) return false;
     bool isnull = false;
     *tenant = *DatumGetUUIDP(s.value(0, 1, &isnull));

@@ -69,9 +69,9 @@ public:
                  bool around_taken);
 
     // The fair claim's next tenant: the first after `after` (nullptr: the first of all),
-    // in order of id, with a pending delivery of target due at `now`, into *tenant;
-    // false when there is none.
-    bool tenant_with_work(text* target, const pg_uuid_t* after, TimestampTz now, pg_uuid_t* tenant);
+    // in order of id, with a pending delivery of target, into *tenant; false when there
+    // is none.
+    bool tenant_with_pending(text* target, const pg_uuid_t* after, pg_uuid_t* tenant);
 
     // Claims up to n rows of one range, appending them to call.rsinfo.
     Claimed claim(const ClaimCall& call, ClaimRange range, claim_hint::Position from, std::int64_t n);
