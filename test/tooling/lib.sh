@@ -51,7 +51,7 @@ TOOLING_T_DELETED=00000000-0000-0000-0013-000000000004
 
 # tooling_fill DB ROLE: pg_baton rows of every kind in DB (which has the extension):
 # tenants in every state, deliveries in every status (some with TOASTed payloads and
-# results), a bound target with a weight and a pause, a target paused everywhere, two
+# results), a bound target, another with a weight and a pause, a target paused everywhere, two
 # versions of a workflow, runs in several states with
 # stages, an approval, step entries and markers; ROLE (existing) gets the grant_*
 # helpers' privileges and the bound target.
@@ -105,8 +105,9 @@ SELECT baton.enqueue(r.tenant, 'runw', 'of-' || r.id, run_id => r.id) FROM baton
 -- Step entries outside the engine, with markers.
 SELECT e.entry_id, baton.claim_marker(t, e.entry_id, "position" => 1, kind => 'db')
   FROM unnest(ARRAY['$ta', '$tq', '$tf', '$td']::uuid[]) t, baton.enter_step(t, 'user-1', 'purge', 'd1') e;
--- A weight and a pause of the bound target, and a target paused everywhere (0.13.0).
-SELECT baton.set_weight('$ta', 'bound', 3), baton.pause('$ta', 'bound'), baton.pause_everywhere('runw');
+-- A binding with a weight and a pause, and a target paused everywhere (0.13.0).
+SELECT baton.bind_target('$ta', 'paused', '$role');
+SELECT baton.set_weight('$ta', 'paused', 3), baton.pause('$ta', 'paused'), baton.pause_everywhere('runw');
 -- Tenant states last.
 SELECT baton.set_tenant_state('$tq', 'quiescing'), baton.set_tenant_state('$tf', 'fenced');
 SELECT baton.set_tenant_state('$td', 'quiescing'), baton.set_tenant_state('$td', 'deleted');

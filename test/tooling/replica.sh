@@ -294,6 +294,7 @@ reads=(
     "health_checks|SELECT name FROM baton.health_checks()"
     "health|SELECT name FROM baton.health"
     "schedules|SELECT count(*), max(next_fire_at) FROM baton.schedules"
+    "targets|SELECT tenant, target, weight, paused, paused_everywhere_at FROM baton.targets ORDER BY 1, 2"
 )
 for r in "${reads[@]}"; do
     name=${r%%|*}
@@ -327,6 +328,12 @@ writes=(
     "create_tenant|SELECT baton.create_tenant('00000000-0000-0000-0013-0000000000ff')"
     "set_tenant_state|SELECT baton.set_tenant_state('$TA', 'quiescing')"
     "bind_target|SELECT baton.bind_target('$TA', 'bound2', '$ROLE')"
+    "claim_fair|SELECT * FROM baton.claim_fair('bound', '1 minute', 5)"
+    "set_weight|SELECT baton.set_weight('$TA', 'bound', 2)"
+    "pause|SELECT baton.pause('$TA', 'bound')"
+    "resume|SELECT baton.resume('$TA', 'paused')"
+    "pause_everywhere|SELECT baton.pause_everywhere('w')"
+    "resume_everywhere|SELECT baton.resume_everywhere('runw')"
     "grant_producer|SELECT baton.grant_producer('$ROLE')"
     "grant_worker|SELECT baton.grant_worker('$ROLE')"
     "grant_admin|SELECT baton.grant_admin('$ROLE')"
@@ -353,7 +360,7 @@ for r in "${reads[@]}" "${writes[@]}"; do classified[${r%%|*}]=1; done
 unclassified=$(P -c "SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
                      WHERE n.nspname = 'baton' AND p.prorettype <> 'trigger'::regtype ORDER BY 1" |
     while read -r f; do [[ -n ${classified[$f]:-} ]] || echo "$f"; done | tr '\n' ' ')
-check "every function of the extension is a tested read or write (${#reads[@]} reads incl. 4 views, ${#writes[@]} writes)" "" "$unclassified"
+check "every function of the extension is a tested read or write (${#reads[@]} reads incl. 5 views, ${#writes[@]} writes)" "" "$unclassified"
 
 slog_mark=$(stat -c %s "$SDIR/log")
 # The reaper: none on the standby (it waits for promotion) and nothing in its log.
