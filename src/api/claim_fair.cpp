@@ -40,9 +40,8 @@ bool may_serve(pg::DeliveryStore& store, Oid caller, const pg_uuid_t* tenant, co
 // (pg/deliveries/fair_turns.hpp) says which tenant is served: it takes up to what is
 // left of its weight (in its own claim order: priority, then age; all that is asked
 // when it is the only tenant with pending work), and the turn passes to the next tenant
-// by id once it had its weight or ran dry. A call stops at
-// max_items, when no tenant has work, after a whole round that gave nothing, or after
-// fair_share::kMaxVisits tenants.
+// by id once it had its weight or ran dry. A call stops at max_items, when no tenant has
+// work, after a whole round that gave nothing, or after fair_share::kMaxVisits tenants.
 Datum claim_fair(FunctionCallInfo fcinfo, Oid caller) {
     pg::require_read_write("baton.claim_fair");
     text* target = pg::text_arg(fcinfo, 0, "target");

@@ -57,9 +57,8 @@ Datum resume(FunctionCallInfo fcinfo, Oid) { return set_paused(fcinfo, "baton.re
 
 // baton.pause_everywhere(target) and resume_everywhere(target): the target in every
 // tenant, those bound later included; true when it changed. Workers of a resumed
-// target find its work at their next claim or poll.
-// A pause of a target no tenant binds or has pending work of is DU008 (a misspelt
-// name); a resume of one not paused is false.
+// target find its work at their next claim or poll. A pause of a target no tenant binds
+// or has pending work of is DU008 (a misspelt name); a resume of one not paused is false.
 Datum set_paused_everywhere(FunctionCallInfo fcinfo, const char* function, bool paused) {
     pg::require_read_write(function);
     text* target = target_arg(fcinfo, 0);

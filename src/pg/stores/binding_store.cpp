@@ -9,7 +9,8 @@ KeptPlan g_bind = {
     "INSERT INTO baton.target_bindings AS b (tenant, target, role) VALUES ($1, $2, $3) "
     "ON CONFLICT (tenant, target) DO UPDATE SET role = EXCLUDED.role",
     3, {UUIDOID, TEXTOID, REGROLEOID}, nullptr};
-// Each change writes only a binding it changes; the second column says whether it did.
+// A change locks the binding (g_pause, g_weight: its current value) and writes it only
+// when it changes (g_set_paused, g_set_weight).
 KeptPlan g_pause = {
     "SELECT b.paused_at IS NULL FROM baton.target_bindings b "
     "WHERE b.tenant OPERATOR(pg_catalog.=) $1 AND b.target OPERATOR(pg_catalog.=) $2 FOR UPDATE",
