@@ -9,24 +9,18 @@ KeptPlan g_bind = {
     "INSERT INTO baton.target_bindings AS b (tenant, target, role) VALUES ($1, $2, $3) "
     "ON CONFLICT (tenant, target) DO UPDATE SET role = EXCLUDED.role",
     3, {UUIDOID, TEXTOID, REGROLEOID}, nullptr};
-// A change locks the binding (g_pause, g_weight: its current value) and writes it only
-// when it changes (g_set_paused, g_set_weight).
-KeptPlan g_pause = {
-    "SELECT b.paused_at IS NULL FROM baton.target_bindings b "
-    "WHERE b.tenant OPERATOR(pg_catalog.=) $1 AND b.target OPERATOR(pg_catalog.=) $2 FOR UPDATE",
-    2, {UUIDOID, TEXTOID}, nullptr};
+// A change writes only a binding it changes (under READ COMMITTED a concurrent change
+// is waited for and the condition checked again on its result); g_bound tells an
+// unchanged binding from a missing one.
+#define BINDING_KEY "b.tenant OPERATOR(pg_catalog.=) $1 AND b.target OPERATOR(pg_catalog.=) $2"
 KeptPlan g_set_paused = {
     "UPDATE baton.target_bindings b SET paused_at = CASE WHEN $3 THEN pg_catalog.now() END "
-    "WHERE b.tenant OPERATOR(pg_catalog.=) $1 AND b.target OPERATOR(pg_catalog.=) $2",
+    "WHERE " BINDING_KEY " AND (b.paused_at IS NULL) OPERATOR(pg_catalog.=) $3",
     3, {UUIDOID, TEXTOID, BOOLOID}, nullptr};
-KeptPlan g_weight = {
-    "SELECT b.weight FROM baton.target_bindings b "
-    "WHERE b.tenant OPERATOR(pg_catalog.=) $1 AND b.target OPERATOR(pg_catalog.=) $2 FOR UPDATE",
-    2, {UUIDOID, TEXTOID}, nullptr};
 KeptPlan g_set_weight = {
-    "UPDATE baton.target_bindings b SET weight = $3 "
-    "WHERE b.tenant OPERATOR(pg_catalog.=) $1 AND b.target OPERATOR(pg_catalog.=) $2",
+    "UPDATE baton.target_bindings b SET weight = $3 WHERE " BINDING_KEY " AND b.weight OPERATOR(pg_catalog.<>) $3",
     3, {UUIDOID, TEXTOID, INT4OID}, nullptr};
+KeptPlan g_bound = {"SELECT 1 FROM baton.target_bindings b WHERE " BINDING_KEY, 2, {UUIDOID, TEXTOID}, nullptr};
 // A target is known when some tenant binds it or has a pending delivery of it.
 KeptPlan g_known_target = {
     "SELECT EXISTS (SELECT 1 FROM baton.target_bindings b WHERE b.target OPERATOR(pg_catalog.=) $1) "
@@ -45,21 +39,24 @@ void bind(Spi& spi, pg_uuid_t* tenant, text* target, Oid role) {
     spi.run(g_bind, values, nullptr);
 }
 
-// The binding locked, then written only when it changes.
+namespace {
+
+// kChanged when the update wrote a row, else whether the binding exists.
+Change changed(Spi& spi, std::uint64_t written, const Datum* key) {
+    if (written > 0) return Change::kChanged;
+    return spi.run(g_bound, key, nullptr) > 0 ? Change::kAlready : Change::kUnbound;
+}
+
+}  // namespace
+
 Change set_paused(Spi& spi, pg_uuid_t* tenant, text* target, bool paused) {
     Datum values[3] = {UUIDPGetDatum(tenant), PointerGetDatum(target), BoolGetDatum(paused)};
-    if (spi.run(g_pause, values, nullptr) == 0) return Change::kUnbound;
-    if (spi.bool_at(0, 1) != paused) return Change::kAlready;
-    spi.run(g_set_paused, values, nullptr);
-    return Change::kChanged;
+    return changed(spi, spi.run(g_set_paused, values, nullptr), values);
 }
 
 Change set_weight(Spi& spi, pg_uuid_t* tenant, text* target, std::int32_t weight) {
     Datum values[3] = {UUIDPGetDatum(tenant), PointerGetDatum(target), Int32GetDatum(weight)};
-    if (spi.run(g_weight, values, nullptr) == 0) return Change::kUnbound;
-    if (spi.int32_at(0, 1) == weight) return Change::kAlready;
-    spi.run(g_set_weight, values, nullptr);
-    return Change::kChanged;
+    return changed(spi, spi.run(g_set_weight, values, nullptr), values);
 }
 
 Change set_paused_everywhere(Spi& spi, text* target, bool paused) {
