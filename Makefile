@@ -10,7 +10,8 @@ DATA        = pg_baton--0.1.0.sql pg_baton--0.2.0.sql pg_baton--0.3.0.sql \
               pg_baton--0.5.0--0.6.0.sql pg_baton--0.6.0--0.7.0.sql \
               pg_baton--0.7.0--0.8.0.sql pg_baton--0.8.0--0.9.0.sql \
               pg_baton--0.9.0--0.10.0.sql pg_baton--0.10.0--0.11.0.sql \
-              pg_baton--0.11.0--0.12.0.sql pg_baton--0.12.0--0.13.0.sql
+              pg_baton--0.11.0--0.12.0.sql pg_baton--0.12.0--0.13.0.sql \
+              pg_baton--0.13.0--0.14.0.sql
 
 # The sources, found beside this Makefile (through VPATH when it is run from elsewhere).
 ROOT_DIR := $(patsubst %/,%,$(dir $(abspath $(firstword $(MAKEFILE_LIST)))))
@@ -42,7 +43,7 @@ REGRESS     += monitoring retention
 # Every refusal of every function names its object (after retention: its own run ids).
 REGRESS     += messages cancel
 # The fair claim across tenants, weights and pauses (0.13.0).
-REGRESS     += fairness
+REGRESS     += fairness key_limits
 # Recurring schedules (0.8.0): schedule, unschedule, fire_schedules, the view.
 REGRESS     += schedules
 # Write functions refused in read-only transactions (25006), reads answering.

@@ -26,7 +26,8 @@ SELECT baton.define_workflow('fence_tables_wf', '{"start": "a", "stages": {"a": 
 -- A row of the tenant in every tenant-owned table: a bound target (target_bindings),
 -- three deliveries, one claimed (deliveries, leases, ready), a run with a stage and a
 -- marker (runs, stages, markers), a step entry (step_entries), a schedule
--- (schedule_rows).
+-- (schedule_rows), a key limited to one with a delivery admitted and one waiting
+-- (key_limits, key_slots, key_waiting).
 CREATE FUNCTION fence_tables.fill(t uuid) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     run uuid;
@@ -44,6 +45,8 @@ BEGIN
     PERFORM baton.claim_marker(t, sid, "position" => 0, kind => 'mail');
     PERFORM baton.enter_step(t, 'user-1', 'purge', 'd1');
     PERFORM baton.schedule(t, 'fence-s', 'fence-w', '@daily');
+    PERFORM baton.limit_key(t, 'fence-bound', 1, 'one');
+    PERFORM baton.enqueue_keyed(t, 'fence-bound', 'kk' || i, 'one') FROM generate_series(1, 2) i;
 END $$;
 SELECT fence_tables.fill(:'ta'), fence_tables.fill(:'tq'), fence_tables.fill(:'tf'), fence_tables.fill(:'td');
 SELECT baton.set_tenant_state(:'tq', 'quiescing');

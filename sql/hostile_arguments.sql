@@ -78,6 +78,8 @@ SELECT md5(concat_ws('#',
     (SELECT string_agg(x::text, '|' ORDER BY x.target) FROM baton.paused_targets x),
     (SELECT string_agg(x::text, '|' ORDER BY x.tenant, x.target) FROM baton.target_bindings x
       WHERE x.tenant IN (SELECT tenant FROM hx_tenants)),
+    (SELECT string_agg(x::text, '|' ORDER BY x.tenant, x.target, x.key) FROM baton.key_limits x
+      WHERE x.tenant IN (SELECT tenant FROM hx_tenants)),
     (SELECT string_agg(x::text, '|' ORDER BY x.tenant, x.id) FROM baton.runs x
       WHERE x.tenant IN (SELECT tenant FROM hx_tenants)),
     (SELECT string_agg(x::text, '|' ORDER BY x.tenant, x.id) FROM baton.stages x
@@ -146,8 +148,12 @@ INSERT INTO hx_valid VALUES
     ('*', 'spec', '''@daily'''),
     ('*', 'time_zone', '''UTC'''),
     ('*', 'weight', '2'),
+    ('*', 'key', '''acme'''),
+    ('*', 'max_leased', '2'),
+    ('*', 'ordered', 'false'),
     ('set_tenant_state', 'state', '''active'''),
     ('enqueue', 'run_id', 'NULL::uuid'),
+    ('enqueue_keyed', 'run_id', 'NULL::uuid'),
     ('approve', 'run_id', quote_literal(:'RG') || '::uuid'),
     ('enter_step', 'digest', '''dg'''),
     ('transition_stage', 'generation', :'G' || '::bigint'),
@@ -224,6 +230,7 @@ INSERT INTO hx_hostile VALUES
     ('_int8', '*', 'two dimensions', '''{{1},{2}}''::bigint[]'),
     ('_int8', '*', 'bigint max', 'ARRAY[9223372036854775807]::bigint[]'),
     ('_int8', '*', '1001 items', 'array_fill(1::bigint, ARRAY[1001])'),
+    ('bool', '*', 'null', 'NULL::boolean'),
     ('regrole', '*', 'null', 'NULL::regrole'),
     ('regrole', '*', 'oid 0', '0::oid::regrole'),
     ('regrole', '*', 'superuser', '''postgres''::regrole'),

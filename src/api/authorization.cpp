@@ -22,7 +22,7 @@ namespace {
 // names. Admins may execute every function but the grant_* helpers and the trigger
 // functions.
 constexpr const char* kProducerFunctions =
-    "enqueue, enqueue_batch, delivery, cancel_delivery, tenant_write_allowed, "
+    "enqueue, enqueue_keyed, enqueue_batch, delivery, cancel_delivery, tenant_write_allowed, "
     "submit, inputs_digest, run, run_history, schedule, unschedule";
 constexpr const char* kWorkerFunctions =
     "claim, claim_fair, renew, finish, finish_batch, retry, reap, delivery, "

@@ -34,6 +34,7 @@ void check_item(const pg::NewDelivery& item) {
     if (item.has_run_after && TIMESTAMP_NOT_FINITE(item.run_after))
         throw_invalid_argument("run_after", "run_after is a finite timestamp, or NULL for now.");
     delivery::check_max_attempts(item.max_attempts);
+    if (item.key != nullptr) delivery::check_key_chars(pg::text_chars(item.key));
 }
 
 struct Enqueued {
@@ -47,12 +48,17 @@ struct Enqueued {
 std::optional<Enqueued> enqueued(pg_uuid_t* tenant, const pg::NewDelivery& item, const pg::Added& added) {
     if (added.outcome == pg::Added::kInserted) return Enqueued{added.id, true};
     if (added.outcome == pg::Added::kNeither) return std::nullopt;
-    if (!added.same)
+    if (!added.same) {
+        bool keyed = item.key != nullptr;
         throw Error(SqlState::kDedupConflict,
                     "dedup key " + pg::quoted(item.dedup_key) + " of target " + pg::quoted(item.target) +
-                        " is already used with another payload or binding in tenant " + pg::uuid_text(tenant),
-                    "An enqueue repeated with the same key must carry the same payload and binding.",
+                        (keyed ? " is already used with another payload, binding or key in tenant "
+                               : " is already used with another payload or binding in tenant ") +
+                        pg::uuid_text(tenant),
+                    keyed ? "An enqueue repeated with the same dedup key must carry the same payload, binding and key."
+                          : "An enqueue repeated with the same key must carry the same payload and binding.",
                     "Use a new dedup key for different work.");
+    }
     return Enqueued{added.id, false};
 }
 
@@ -74,6 +80,18 @@ Enqueued enqueue_item(pg::DeliveryStore& store, pg_uuid_t* tenant, const pg::New
                                          pg::quoted(item.dedup_key) + " of target " + pg::quoted(item.target));
 }
 
+// The arguments (payload, binding, run_after, priority, max_attempts, run_id) from
+// argument `first` on, as enqueue and enqueue_keyed take them.
+void read_rest(FunctionCallInfo fcinfo, int first, pg::NewDelivery& item) {
+    item.payload = pg::jsonb_arg(fcinfo, first, "payload");
+    item.binding = pg::jsonb_arg(fcinfo, first + 1, "binding");
+    item.has_run_after = !PG_ARGISNULL(first + 2);
+    item.run_after = item.has_run_after ? PG_GETARG_TIMESTAMPTZ(first + 2) : 0;
+    item.priority = pg::int32_arg(fcinfo, first + 3, "priority");
+    item.max_attempts = pg::int32_arg(fcinfo, first + 4, "max_attempts");
+    item.run_id = PG_ARGISNULL(first + 5) ? nullptr : PG_GETARG_UUID_P(first + 5);
+}
+
 // baton.enqueue(tenant, target, dedup_key, payload, binding, run_after, priority,
 // max_attempts, run_id): adds a pending delivery, idempotent on (tenant, target,
 // dedup_key); returns its id.
@@ -83,13 +101,24 @@ Datum enqueue(FunctionCallInfo fcinfo, Oid) {
     pg::NewDelivery item{};
     item.target = pg::text_arg(fcinfo, 1, "target");
     item.dedup_key = pg::text_arg(fcinfo, 2, "dedup_key");
-    item.payload = pg::jsonb_arg(fcinfo, 3, "payload");
-    item.binding = pg::jsonb_arg(fcinfo, 4, "binding");
-    item.has_run_after = !PG_ARGISNULL(5);
-    item.run_after = item.has_run_after ? PG_GETARG_TIMESTAMPTZ(5) : 0;
-    item.priority = pg::int32_arg(fcinfo, 6, "priority");
-    item.max_attempts = pg::int32_arg(fcinfo, 7, "max_attempts");
-    item.run_id = PG_ARGISNULL(8) ? nullptr : PG_GETARG_UUID_P(8);
+    read_rest(fcinfo, 3, item);
+    check_item(item);
+    pg::fence::require_writable(tenant);
+    pg::DeliveryStore store;
+    PG_RETURN_INT64(enqueue_item(store, tenant, item).id);
+}
+
+// baton.enqueue_keyed(tenant, target, dedup_key, key, payload, binding, run_after,
+// priority, max_attempts, run_id): enqueue with a key, which the key's limit counts
+// (pg/deliveries/key_admission.hpp).
+Datum enqueue_keyed(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.enqueue_keyed");
+    pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
+    pg::NewDelivery item{};
+    item.target = pg::text_arg(fcinfo, 1, "target");
+    item.dedup_key = pg::text_arg(fcinfo, 2, "dedup_key");
+    item.key = pg::text_arg(fcinfo, 3, "key");
+    read_rest(fcinfo, 4, item);
     check_item(item);
     pg::fence::require_writable(tenant);
     pg::DeliveryStore store;
@@ -171,6 +200,12 @@ Datum enqueue_batch(FunctionCallInfo fcinfo, Oid) {
     pg::fence::require_writable(tenant);
     ReturnSetInfo* rsinfo = pg::materialize(fcinfo);
     pg::DeliveryStore store;
+    // Items with a key go one statement each, through the row's trigger that admits them
+    // under their key's limit in order (pg/deliveries/key_admission.hpp).
+    if (std::any_of(parsed, parsed + n, [](const pg::NewDelivery& d) { return d.key != nullptr; })) {
+        enqueue_each(store, tenant, parsed, n, rsinfo);
+        return static_cast<Datum>(0);
+    }
     int with_runs = store.first_missing_run(tenant, parsed, n);
     pg::Added* found = pg::guard([n] { return static_cast<pg::Added*>(palloc(sizeof(pg::Added) * (n + 1))); });
     int* repeat = repeats(parsed, with_runs);
@@ -249,4 +284,5 @@ Datum enqueue_batch(FunctionCallInfo fcinfo, Oid) {
 }  // namespace baton::api
 
 BATON_FUNCTION(baton_enqueue, baton::api::enqueue)
+BATON_FUNCTION(baton_enqueue_keyed, baton::api::enqueue_keyed)
 BATON_FUNCTION(baton_enqueue_batch, baton::api::enqueue_batch)

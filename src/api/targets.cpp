@@ -1,5 +1,6 @@
-// A tenant's targets: pause, resume and set_weight of a binding, and a target paused in
-// every tenant (pause_everywhere, resume_everywhere). Admin functions (grant_admin).
+// A tenant's targets: pause, resume, set_weight and limit_key of a binding, and a target
+// paused in every tenant (pause_everywhere, resume_everywhere). Admin functions
+// (grant_admin).
 #include <string>
 
 #include "core/delivery.hpp"
@@ -7,6 +8,7 @@
 #include "core/tenant.hpp"
 #include "core/fair_share.hpp"
 #include "pg/runtime/args.hpp"
+#include "pg/citus/citus.hpp"
 #include "pg/access/fence.hpp"
 #include "pg/access/read_only.hpp"
 #include "pg/runtime/notify.hpp"
@@ -18,14 +20,14 @@ namespace {
 
 // DU008 for a change of a binding that does not exist: weights and pauses are a
 // binding's, and a target is bound with bind_target() first.
-void require_bound(pg::bindings::Change c, const pg_uuid_t* tenant, const text* target) {
+void require_bound(pg::bindings::Change c, const pg_uuid_t* tenant, const text* target,
+                   const char* hint = "Bind it with baton.bind_target(tenant, target, role), or pause it in every "
+                                      "tenant with baton.pause_everywhere(target).") {
     if (c != pg::bindings::Change::kUnbound) return;
     throw Error(SqlState::kNotFound,
                 "target \"" + std::string(pg::text_view(target)) + "\" is not bound in tenant " +
                     std::string(pg::tenant_text(tenant)),
-                "Weights and pauses belong to a target's binding.",
-                "Bind it with baton.bind_target(tenant, target, role), or pause it in every tenant with "
-                "baton.pause_everywhere(target).");
+                "Weights, pauses and key limits belong to a target's binding.", hint);
 }
 
 text* target_arg(FunctionCallInfo fcinfo, int n) {
@@ -93,6 +95,63 @@ Datum set_weight(FunctionCallInfo fcinfo, Oid) {
     PG_RETURN_VOID();
 }
 
+// The key argument of limit_key and unlimit_key, as baton.key_limits stores it: '' for
+// NULL, every key of the target without a limit of its own.
+text* limited_key(FunctionCallInfo fcinfo, int n) {
+    text* key = pg::optional_text_arg(fcinfo, n);
+    if (key != nullptr) delivery::check_key_chars(pg::text_chars(key));
+    return key != nullptr ? key : pg::guard([] { return cstring_to_text(""); });
+}
+
+// Key limits are written on one server: the admission of a key's deliveries is a
+// statement on the node that writes them.
+void require_single_node() {
+    if (pg::citus::distributed())
+        throw Error(SqlState::kFeatureNotSupported, "key limits are not available on a distributed install",
+                    "The admission of a key's deliveries is kept on a single server.",
+                    "Limit keys on a single server; see docs/limits.md.");
+}
+
+// baton.limit_key(tenant, target, max_leased, key, ordered): at most max_leased
+// deliveries of the key (NULL: of every key without a limit of its own) admitted at
+// once, pending in the claim order or leased; ordered: one at a time, in enqueue order.
+// The deliveries the change covers are admitted afresh (pg/deliveries/key_admission.hpp).
+Datum limit_key(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.limit_key");
+    pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
+    text* target = target_arg(fcinfo, 1);
+    std::int32_t max_leased = pg::int32_arg(fcinfo, 2, "max_leased");
+    delivery::check_max_leased(max_leased);
+    text* key = limited_key(fcinfo, 3);
+    pg::require(fcinfo, 4, "ordered");
+    bool ordered = PG_GETARG_BOOL(4);
+    if (ordered && max_leased != 1)
+        throw_invalid_argument("max_leased", "An ordered key has one delivery admitted at a time: max_leased is 1 "
+                                             "with ordered; got " + std::to_string(max_leased) + ".");
+    require_single_node();
+    pg::fence::require_writable(tenant);
+    pg::Spi spi;
+    require_bound(pg::bindings::set_key_limit(spi, tenant, target, key, max_leased, ordered), tenant, target,
+                  "Bind it with baton.bind_target(tenant, target, role) first.");
+    PG_RETURN_VOID();
+}
+
+// baton.unlimit_key(tenant, target, key): removes the limit; the key's waiting
+// deliveries enter the claim order (or the target's limit for every key applies to
+// them). True when there was a limit.
+Datum unlimit_key(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.unlimit_key");
+    pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
+    text* target = target_arg(fcinfo, 1);
+    text* key = limited_key(fcinfo, 2);
+    require_single_node();
+    pg::fence::require_writable(tenant);
+    pg::Spi spi;
+    pg::bindings::Change c = pg::bindings::set_key_limit(spi, tenant, target, key, 0, false);
+    require_bound(c, tenant, target, "Bind it with baton.bind_target(tenant, target, role) first.");
+    PG_RETURN_BOOL(c == pg::bindings::Change::kChanged);
+}
+
 }  // namespace
 
 }  // namespace baton::api
@@ -102,3 +161,5 @@ BATON_FUNCTION(baton_resume, baton::api::resume)
 BATON_FUNCTION(baton_pause_everywhere, baton::api::pause_everywhere)
 BATON_FUNCTION(baton_resume_everywhere, baton::api::resume_everywhere)
 BATON_FUNCTION(baton_set_weight, baton::api::set_weight)
+BATON_FUNCTION(baton_limit_key, baton::api::limit_key)
+BATON_FUNCTION(baton_unlimit_key, baton::api::unlimit_key)

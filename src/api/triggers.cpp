@@ -17,6 +17,7 @@
 #include "pg/deliveries/upkeep.hpp"
 #include "pg/runtime/relations.hpp"
 #include "pg/access/restore_load.hpp"
+#include "pg/deliveries/key_admission.hpp"
 #include "pg/workers/launcher.hpp"
 
 namespace baton::api {
@@ -51,10 +52,12 @@ TriggerData* trigger_data(FunctionCallInfo fcinfo) {
 struct DeliveryColumns {
     bool is_deliveries;
     AttrNumber id, target, status, priority, run_after, max_attempts, generation, lease_until, created_at;
+    AttrNumber key;  // 0 in a schema before keys
 };
 const char* const kDeliveryColumnNames[] = {"id",        "target",       "status",     "priority",    "run_after",
                                             "max_attempts", "generation", "lease_until", "created_at"};
 constexpr int kDeliveryColumns = sizeof kDeliveryColumnNames / sizeof kDeliveryColumnNames[0];
+const char* const kKeyColumnName[] = {"key"};
 
 // The columns of `rel` when it is baton.deliveries, or on Citus one of its shards
 // (deliveries_102008, ...). `table` is the logical table the trigger guards
@@ -72,9 +75,10 @@ DeliveryColumns delivery_columns(Relation rel, const char* table) {
             RelationGetNamespace(rel) != get_namespace_oid("baton", true))
             return;
         const AttrNumber* n = pg::relations::attnums(rel, kDeliveryColumnNames, kDeliveryColumns);
-        c = {true, n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7], n[8]};
+        c = {true, n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7], n[8], 0};
         for (int i = 0; i < kDeliveryColumns; i++)
             if (n[i] <= 0) c.is_deliveries = false;
+        c.key = pg::relations::attnums(rel, kKeyColumnName, 1)[0];
     });
     return c;
 }
@@ -128,7 +132,10 @@ void check_delivery_row(HeapTuple tuple, Relation rel, const DeliveryColumns& c)
 }
 
 // True for the side tables of deliveries (their logical names, logical_table()).
-bool side_table(const char* table) { return std::strcmp(table, "leases") == 0 || std::strcmp(table, "ready") == 0; }
+bool side_table(const char* table) {
+    return std::strcmp(table, "leases") == 0 || std::strcmp(table, "ready") == 0 ||
+           std::strcmp(table, "key_slots") == 0 || std::strcmp(table, "key_waiting") == 0;
+}
 
 // Keeps baton.ready, baton.leases and the claim hints in step with a write to
 // baton.deliveries (pg/deliveries/upkeep.hpp): the row's versions before and after, as
@@ -137,7 +144,7 @@ bool side_table(const char* table) { return std::strcmp(table, "leases") == 0 ||
 void note_move(TriggerData* td, const DeliveryColumns& c) {
     pg::guard([td, &c] {
         const pg::upkeep::Columns cols{1, c.id, c.target, c.status, c.priority, c.run_after, c.generation,
-                                       c.lease_until};
+                                       c.lease_until, c.key};
         TriggerEvent ev = td->tg_event;
         pg::upkeep::Version before{}, after{};
         bool has_before = !TRIGGER_FIRED_BY_INSERT(ev), has_after = !TRIGGER_FIRED_BY_DELETE(ev);
@@ -146,6 +153,54 @@ void note_move(TriggerData* td, const DeliveryColumns& c) {
         pg::upkeep::Writers w = pg::upkeep::writers(td->tg_relation);
         pg::upkeep::move(&w, has_before ? &before : nullptr, has_after ? &after : nullptr);
         pg::upkeep::close(&w);
+    });
+}
+
+// The columns of baton.key_limits note_limit() reads.
+const char* const kLimitColumnNames[] = {"tenant", "target", "key", "max_leased", "ordered"};
+
+// A write to baton.key_limits (limit_key, direct SQL, a restore's rows): the deliveries
+// of the keys the old and the new row cover are admitted afresh under the limit that
+// applies to them now (pg/deliveries/key_admission.hpp).
+void note_limit(TriggerData* td) {
+    pg::guard([td] {
+        Relation rel = td->tg_relation;
+        TupleDesc desc = RelationGetDescr(rel);
+        const AttrNumber* n = pg::relations::attnums(rel, kLimitColumnNames, 5);
+        AttrNumber col[5] = {n[0], n[1], n[2], n[3], n[4]};
+        for (AttrNumber a : col)
+            if (a <= 0) elog(ERROR, "pg_baton cannot find the columns of baton.key_limits");
+        struct Row {
+            const pg_uuid_t* tenant;
+            text* target;
+            text* key;
+            pg::key_admission::Limit limit;
+        };
+        auto read = [desc, &col](HeapTuple t) {
+            bool isnull[5] = {};
+            Datum v[5];
+            for (int i = 0; i < 5; i++) v[i] = heap_getattr(t, col[i], desc, &isnull[i]);
+            for (bool b : isnull)
+                if (b) elog(ERROR, "pg_baton found a row of baton.key_limits with a NULL");
+            return Row{DatumGetUUIDP(v[0]), DatumGetTextPP(v[1]), DatumGetTextPP(v[2]),
+                       {true, DatumGetInt32(v[3]), DatumGetBool(v[4])}};
+        };
+        TriggerEvent ev = td->tg_event;
+        if (!TRIGGER_FIRED_BY_INSERT(ev)) {
+            Row old = read(td->tg_trigtuple);
+            bool same_scope = false;
+            if (TRIGGER_FIRED_BY_UPDATE(ev)) {
+                Row now = read(td->tg_newtuple);
+                same_scope = std::memcmp(old.tenant, now.tenant, sizeof *old.tenant) == 0 &&
+                             pg::text_view(old.target) == pg::text_view(now.target) &&
+                             pg::text_view(old.key) == pg::text_view(now.key);
+            }
+            if (!same_scope) pg::key_admission::set(old.tenant, old.target, old.key, nullptr);
+        }
+        if (!TRIGGER_FIRED_BY_DELETE(ev)) {
+            Row now = read(TRIGGER_FIRED_BY_UPDATE(ev) ? td->tg_newtuple : td->tg_trigtuple);
+            pg::key_admission::set(now.tenant, now.target, now.key, &now.limit);
+        }
     });
 }
 
@@ -209,6 +264,10 @@ Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     }
     // A binding written: every backend forgets the bindings it knows, at this commit.
     if (std::strcmp(logical_table(td), "target_bindings") == 0) pg::authz_cache::changed(rel);
+    if (std::strcmp(logical_table(td), "key_limits") == 0) {
+        pg::side_rows::Writing side_rows;  // the waiting deliveries' rows move with the limit
+        note_limit(td);
+    }
     const DeliveryColumns c = delivery_columns(td->tg_relation, logical_table(td));
     if (c.is_deliveries) {
         if (!TRIGGER_FIRED_BY_DELETE(ev)) {

@@ -14,10 +14,11 @@ bool same_lease(const Version& a, const Version& b) {
     return a.tenant == b.tenant && a.id == b.id && a.generation == b.generation && a.lease_until == b.lease_until;
 }
 
-// True when two ready versions sit at the same place in claim order.
+// True when two ready versions sit at the same place in claim order, under the same key
+// (whose limit decides whether the row is in that order at all).
 bool same_place(const Version& a, const Version& b) {
     return a.tenant == b.tenant && a.target == b.target && a.priority == b.priority && a.id == b.id &&
-           a.run_after == b.run_after;
+           a.run_after == b.run_after && a.has_key == b.has_key && a.key == b.key;
 }
 
 }  // namespace

@@ -29,6 +29,8 @@ struct Version {
     bool has_lease;        // tenant, id, generation and lease_until are all non-NULL
     std::int64_t generation;
     std::int64_t lease_until;  // microseconds
+    bool has_key;          // the delivery carries a key (a limit may hold it back)
+    std::string_view key;
 };
 
 // True when the version has a ready row: pending, with its place in claim order known.
@@ -44,8 +46,8 @@ struct Changes {
     // should the transaction abort): it stopped being pending, or moved in claim order.
     bool leaves_ready;
     // after's ready row comes, and the claim hints learn the row is pending there: it
-    // became pending, or moved in claim order (its tenant, target, priority, id or
-    // run_after changed while pending).
+    // became pending, or moved in claim order (its tenant, target, priority, id,
+    // run_after or key changed while pending).
     bool enters_ready;
     // after's lease goes into baton.leases: it is leased, and before did not hold that
     // very lease (the same generation and lease_until).

@@ -16,7 +16,7 @@ constexpr char kTenantB[] = "bbbbbbbbbbbbbbbb";
 // A version of delivery 42 of tenant A, target "t", priority 0, due at 100, generation 3,
 // lease until 500.
 Version version(Status s) {
-    return {true, s, true, std::string_view(kTenantA, 16), "t", 0, 42, 100, true, 3, 500};
+    return {true, s, true, std::string_view(kTenantA, 16), "t", 0, 42, 100, true, 3, 500, false, {}};
 }
 
 void expect(const Changes& c, bool leaves_ready, bool enters_ready, bool adds_lease, bool drops_lease = false) {
@@ -24,6 +24,18 @@ void expect(const Changes& c, bool leaves_ready, bool enters_ready, bool adds_le
     EXPECT_EQ(c.enters_ready, enters_ready);
     EXPECT_EQ(c.adds_lease, adds_lease);
     EXPECT_EQ(c.drops_lease, drops_lease);
+}
+
+TEST(Upkeep, AKeyChangedWhilePendingMovesTheRow) {
+    Version before = version(Status::kPending);
+    Version after = before;
+    after.has_key = true;
+    after.key = "k";
+    expect(changes(&before, &after), true, true, false);
+    before = after;
+    after.key = "l";
+    expect(changes(&before, &after), true, true, false);
+    expect(changes(&before, &before), false, false, false);
 }
 
 TEST(Upkeep, ReadyNeedsPendingWithAPlace) {

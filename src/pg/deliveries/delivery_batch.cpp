@@ -23,9 +23,12 @@ struct Field {
 };
 
 // The keys an item may have, in the order of its Fields.
-enum Key { kTargetKey, kDedupKey, kPayloadKey, kBindingKey, kRunAfterKey, kPriorityKey, kMaxAttemptsKey, kRunIdKey, kKeys };
-const char* const kKeyNames[kKeys] = {"target",    "dedup_key", "payload",      "binding",
-                                      "run_after", "priority",  "max_attempts", "run_id"};
+enum Key {
+    kTargetKey, kDedupKey, kPayloadKey, kBindingKey, kRunAfterKey, kPriorityKey, kMaxAttemptsKey, kRunIdKey, kKeyKey,
+    kKeys
+};
+const char* const kKeyNames[kKeys] = {"target",   "dedup_key",    "payload", "binding", "run_after",
+                                      "priority", "max_attempts", "run_id",  "key"};
 
 // Reads every key of a batch item's object in one pass into fields (indexed by Key);
 // returns the first key it does not know (palloc'd), or nullptr.
@@ -78,7 +81,7 @@ NewDelivery read_item(JsonbValue* element) {
     if (unknown != nullptr)
         throw_invalid_argument("items", "Unknown key \"" + std::string(unknown).substr(0, 64) +
                                             "\"; an item has target, dedup_key, payload, binding, "
-                                            "run_after, priority, max_attempts and run_id.");
+                                            "run_after, priority, max_attempts, run_id and key.");
 
     NewDelivery item{};
     item.priority = 0;
@@ -145,6 +148,8 @@ NewDelivery read_item(JsonbValue* element) {
     item.priority = int_field(kPriorityKey, 0);
     item.max_attempts = int_field(kMaxAttemptsKey, 3);
     if (char* run = string_field(kRunIdKey)) item.run_id = DatumGetUUIDP(parse("run_id", run, uuid_in));
+    if (const JsonbValue* key = string_value(kKeyKey, false))
+        item.key = guard([key] { return cstring_to_text_with_len(key->val.string.val, key->val.string.len); });
     return item;
 }
 

@@ -32,6 +32,8 @@ const char* const kColumnNames[kColumns] = {
     "id",       "target",    "dedup_key",   "status",  "generation", "attempts", "max_attempts", "priority",
     "run_after", "lease_until", "payload",  "binding", "result",     "run_id",   "settled_at", "tenant"};
 
+const char* const kKeyColumnName[1] = {"key"};
+
 // The columns of baton.ready a claim reads, found as those above (row_tid may be missing:
 // a schema of 0.9.0's first builds).
 enum ReadyColumn { kReadyId, kReadyRunAfter, kReadyRowTid, kReadyColumns };
@@ -164,6 +166,7 @@ struct Table {
     IndexFetchTableData* by_tid;  // a claim's fetch of a ready row's row_tid, begun on first use
     upkeep::Writers side;  // baton.ready and baton.leases, for a claim's upkeep
     AttrNumber col[kColumns];
+    AttrNumber key_col;       // baton.deliveries.key, 0 in a schema before keys
     TupleTableSlot* found;    // the version read (a buffer slot)
     TupleTableSlot* written;  // the version written (virtual)
     Snapshot snapshot;
@@ -206,7 +209,8 @@ Datum found_value(Table* t, Column c, bool* isnull) { return slot_getattr(t->fou
 // The columns a version is read from for its upkeep (pg/deliveries/upkeep.hpp).
 upkeep::Columns side_columns(const Table* t) {
     const AttrNumber* c = t->col;
-    return {c[kTenant], c[kId], c[kTarget], c[kStatus], c[kPriority], c[kRunAfter], c[kGeneration], c[kLeaseUntil]};
+    return {c[kTenant],   c[kId],         c[kTarget],     c[kStatus], c[kPriority],
+            c[kRunAfter], c[kGeneration], c[kLeaseUntil], t->key_col};
 }
 
 // The status of the version read, as the core knows it; nullopt for NULL or a spelling
@@ -552,6 +556,7 @@ Table* open(Use use) {
         t->rel = rel;
         TupleDesc desc = RelationGetDescr(rel);
         for (int c = 0; c < kColumns; c++) t->col[c] = cols[c];
+        t->key_col = relations::attnums(rel, kKeyColumnName, 1)[0];
         t->domains = decided->domains;
         t->estate = CreateExecutorState();
         t->rri = makeNode(ResultRelInfo);

@@ -22,6 +22,7 @@ struct NewDelivery {
     std::int32_t priority;
     std::int32_t max_attempts;
     pg_uuid_t* run_id;  // nullptr: no run
+    text* key;          // nullptr: no key
 };
 
 // What one insert attempt of an enqueue met.

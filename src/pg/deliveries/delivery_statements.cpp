@@ -79,6 +79,13 @@ pg::KeptPlan g_insert = {
     "VALUES ($1, $2, $3, $4, $5, COALESCE($6, pg_catalog.now()), $7, $8, $9) "
     "ON CONFLICT (tenant, target, dedup_key) DO NOTHING RETURNING d.id",
     9, {UUIDOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, TIMESTAMPTZOID, INT4OID, INT4OID, UUIDOID}, nullptr};
+// The same with a key ($10): a schema before keys has no such column.
+pg::KeptPlan g_insert_keyed = {
+    "INSERT INTO baton.deliveries AS d "
+    "(tenant, target, dedup_key, payload, binding, run_after, priority, max_attempts, run_id, key) "
+    "VALUES ($1, $2, $3, $4, $5, COALESCE($6, pg_catalog.now()), $7, $8, $9, $10) "
+    "ON CONFLICT (tenant, target, dedup_key) DO NOTHING RETURNING d.id",
+    10, {UUIDOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, TIMESTAMPTZOID, INT4OID, INT4OID, UUIDOID, TEXTOID}, nullptr};
 
 // enqueue_batch's items in one statement: one array per column ($2..$9, element i of
 // each is item i) and their ids ($10, taken from the table's sequence by the caller),
@@ -131,6 +138,13 @@ pg::KeptPlan g_existing = {
     "FROM baton.deliveries d WHERE d.tenant OPERATOR(pg_catalog.=) $1 "
     "AND d.target OPERATOR(pg_catalog.=) $2 AND d.dedup_key OPERATOR(pg_catalog.=) $3",
     5, {UUIDOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID}, nullptr};
+// The same for an item with a key ($6): the row holds the same key too.
+pg::KeptPlan g_existing_keyed = {
+    "SELECT d.id, (d.payload OPERATOR(pg_catalog.=) $4) AND (d.binding OPERATOR(pg_catalog.=) $5) "
+    "AND d.key IS NOT DISTINCT FROM $6 "
+    "FROM baton.deliveries d WHERE d.tenant OPERATOR(pg_catalog.=) $1 "
+    "AND d.target OPERATOR(pg_catalog.=) $2 AND d.dedup_key OPERATOR(pg_catalog.=) $3",
+    6, {UUIDOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, TEXTOID}, nullptr};
 
 // The rows to claim are chosen and locked by the ARRAY() subquery, then updated by
 // primary key: with a kept (generic) plan the planner cannot know $3, and a join
@@ -558,22 +572,25 @@ bool DeliveryStore::add_all_by_statement(pg_uuid_t* tenant, const NewDelivery* c
 
 // INSERT ... ON CONFLICT DO NOTHING, then, when the key is taken, the row that holds it.
 Added DeliveryStore::add(pg_uuid_t* tenant, const NewDelivery& d) {
-    Datum values[9] = {UUIDPGetDatum(tenant),       PointerGetDatum(d.target),   PointerGetDatum(d.dedup_key),
-                       JsonbPGetDatum(d.payload),   JsonbPGetDatum(d.binding),   TimestampTzGetDatum(d.run_after),
-                       Int32GetDatum(d.priority),   Int32GetDatum(d.max_attempts), UUIDPGetDatum(d.run_id)};
-    char nulls[10] = "         ";
+    Datum values[10] = {UUIDPGetDatum(tenant),       PointerGetDatum(d.target),   PointerGetDatum(d.dedup_key),
+                        JsonbPGetDatum(d.payload),   JsonbPGetDatum(d.binding),   TimestampTzGetDatum(d.run_after),
+                        Int32GetDatum(d.priority),   Int32GetDatum(d.max_attempts), UUIDPGetDatum(d.run_id),
+                        PointerGetDatum(d.key)};
+    char nulls[11] = "          ";
     if (!d.has_run_after) nulls[5] = 'n';
     if (d.run_id == nullptr) nulls[8] = 'n';
-    if (spi().run(g_insert, values, nulls) == 1) return {Added::kInserted, spi().int64_at(0, 1), true};
+    if (spi().run(d.key != nullptr ? g_insert_keyed : g_insert, values, nulls) == 1)
+        return {Added::kInserted, spi().int64_at(0, 1), true};
     return existing(tenant, d);
 }
 
 // One SELECT by the dedup key.
 Added DeliveryStore::existing(pg_uuid_t* tenant, const NewDelivery& d) {
-    Datum values[5] = {UUIDPGetDatum(tenant), PointerGetDatum(d.target), PointerGetDatum(d.dedup_key),
-                       JsonbPGetDatum(d.payload), JsonbPGetDatum(d.binding)};
+    Datum values[6] = {UUIDPGetDatum(tenant),     PointerGetDatum(d.target),  PointerGetDatum(d.dedup_key),
+                       JsonbPGetDatum(d.payload), JsonbPGetDatum(d.binding), PointerGetDatum(d.key)};
     Spi& s = spi();
-    if (s.run(g_existing, values, nullptr) == 1) return {Added::kExisting, s.int64_at(0, 1), s.bool_at(0, 2)};
+    if (s.run(d.key != nullptr ? g_existing_keyed : g_existing, values, nullptr) == 1)
+        return {Added::kExisting, s.int64_at(0, 1), s.bool_at(0, 2)};
     return {Added::kNeither, 0, false};
 }
 

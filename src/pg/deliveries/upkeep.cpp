@@ -4,6 +4,7 @@
 #include "core/delivery.hpp"
 #include "core/upkeep.hpp"
 #include "pg/deliveries/claim_hints.hpp"
+#include "pg/deliveries/key_admission.hpp"
 #include "pg/deliveries/upkeep.hpp"
 
 namespace baton::pg::upkeep {
@@ -52,6 +53,15 @@ Version read(TupleTableSlot* slot, const Columns& c) {
     if (!n[4]) v.core.run_after = DatumGetTimestampTz(run_after);
     if (!n[5]) v.core.generation = DatumGetInt64(generation);
     if (!n[6]) v.core.lease_until = DatumGetTimestampTz(lease_until);
+    if (c.key > 0) {
+        bool no_key = true;
+        Datum key = slot_getattr(slot, c.key, &no_key);
+        if (!no_key) {
+            v.key = DatumGetTextPP(key);
+            v.core.has_key = true;
+            v.core.key = text_view(v.key);
+        }
+    }
     return v;
 }
 
@@ -75,39 +85,107 @@ side_rows::Writer* opened(Writers* w, side_rows::Table table) {
 
 }  // namespace
 
+namespace {
+
+// Where a version of a limited key stands: outside the key's count (not pending nor
+// leased), admitted (in baton.ready, or leased), or waiting (in baton.key_waiting).
+enum class Seat { kNone, kAdmitted, kWaiting };
+
+// True when both versions carry the same key of the same tenant and target.
+bool same_key(const Version* a, const Version* b) {
+    return a != nullptr && b != nullptr && a->core.has_key && b->core.has_key && a->core.tenant == b->core.tenant &&
+           a->core.target == b->core.target && a->core.key == b->core.key;
+}
+
+// The limit of a version's key; not limited without a key.
+key_admission::Limit limit_of(const Version* v) {
+    if (v == nullptr || !v->core.has_key || v->tenant == nullptr || v->target == nullptr) return {false, 0, false};
+    return key_admission::find(v->tenant, v->target, v->key);
+}
+
+}  // namespace
+
 // The claim hints first: a row taken is pending again should the transaction abort from
 // the write on. Then baton.ready, the old place before the new, then baton.leases, the
 // old lease before the new.
+//
+// A version of a limited key (key_admission.hpp) is admitted or waiting. A claim (ready
+// to leased), a renewal (leased to leased) and a retry or a reap (leased to pending) keep
+// it where it was, and read no limit; a delivery that becomes pending otherwise is
+// admitted or waits; one that leaves the admitted frees its slot; a waiting one that
+// moves in claim order waits at its new place.
 void move(Writers* w, const Version* before, const Version* after, const ItemPointerData* before_ready,
           const ItemPointerData* after_tid) {
     baton::upkeep::Changes c =
         baton::upkeep::changes(before != nullptr ? &before->core : nullptr, after != nullptr ? &after->core : nullptr);
-    if (claim_hints::enabled()) {
-        if (c.leaves_ready)
-            claim_hints::row_taken(before->tenant, VARDATA_ANY(before->target),
-                                   static_cast<int>(VARSIZE_ANY_EXHDR(before->target)), place(*before),
-                                   before->core.run_after);
-        if (c.enters_ready)
-            claim_hints::row_pending(after->tenant, VARDATA_ANY(after->target),
-                                     static_cast<int>(VARSIZE_ANY_EXHDR(after->target)), place(*after),
-                                     after->core.run_after);
-    }
+    bool was_leased = before != nullptr && baton::upkeep::leased(before->core);
+    bool is_leased = after != nullptr && baton::upkeep::leased(after->core);
+    bool kept = same_key(before, after);
+    if (claim_hints::enabled() && c.leaves_ready)
+        claim_hints::row_taken(before->tenant, VARDATA_ANY(before->target),
+                               static_cast<int>(VARSIZE_ANY_EXHDR(before->target)), place(*before),
+                               before->core.run_after);
+    // A keyed pending version is in baton.ready or waits; a claim has read its ready row.
+    Seat before_seat = was_leased ? Seat::kAdmitted : Seat::kNone;
     if (c.leaves_ready) {
-        side_rows::Writer* ready = opened(w, side_rows::Table::kReady);
-        if (before_ready != nullptr)
-            side_rows::remove_ready_at(ready, before_ready);
-        else
-            side_rows::remove_ready(ready, before->tenant, before->target, before->priority, before->core.id);
+        before_seat = Seat::kAdmitted;
+        if (before->core.has_key && before_ready == nullptr && key_admission::unwait(before->tenant, before->core.id)) {
+            before_seat = Seat::kWaiting;
+        } else {
+            side_rows::Writer* ready = opened(w, side_rows::Table::kReady);
+            if (before_ready != nullptr)
+                side_rows::remove_ready_at(ready, before_ready);
+            else
+                side_rows::remove_ready(ready, before->tenant, before->target, before->priority, before->core.id);
+        }
     }
-    if (c.enters_ready)
-        side_rows::add_ready(opened(w, side_rows::Table::kReady), after->tenant, after->target, after->priority,
-                             after->core.id, after->core.run_after, after_tid);
+    // The moves that keep an admitted keyed delivery admitted: a claim, a renewal, a
+    // retry or a reap.
+    bool keeps_seat = kept && before_seat == Seat::kAdmitted &&
+                      ((c.leaves_ready && is_leased) || (was_leased && (is_leased || c.enters_ready)));
+    bool touches = c.leaves_ready || c.enters_ready || c.drops_lease || c.adds_lease;
+    key_admission::Limit before_limit{false, 0, false}, after_limit{false, 0, false};
+    if (touches && !keeps_seat) {
+        before_limit = limit_of(before);
+        after_limit = kept ? before_limit : limit_of(after);
+    }
+    bool admitted_after = is_leased;
+    if (c.enters_ready) {
+        bool enter = true;
+        if (after_limit.limited) {
+            if (kept && before_seat == Seat::kWaiting) {
+                key_admission::wait(after->tenant, after->target, after->key, after_limit, after->priority,
+                                    after->core.id, after->core.run_after);
+                enter = false;
+            } else if (!(kept && before_seat == Seat::kAdmitted)) {
+                enter = key_admission::admit(after->tenant, after->target, after->key, after_limit, after->priority,
+                                             after->core.id, after->core.run_after, false);
+            }
+        }
+        admitted_after = enter;
+        if (enter) {
+            if (claim_hints::enabled())
+                claim_hints::row_pending(after->tenant, VARDATA_ANY(after->target),
+                                         static_cast<int>(VARSIZE_ANY_EXHDR(after->target)), place(*after),
+                                         after->core.run_after);
+            side_rows::add_ready(opened(w, side_rows::Table::kReady), after->tenant, after->target, after->priority,
+                                 after->core.id, after->core.run_after, after_tid);
+        }
+    }
     if (c.drops_lease)
         side_rows::remove_lease(opened(w, side_rows::Table::kLeases), before->tenant, before->core.id,
                                 before->core.generation, before->core.lease_until);
     if (c.adds_lease)
         side_rows::add_lease(opened(w, side_rows::Table::kLeases), after->tenant, after->core.id,
                              after->core.generation, after->core.lease_until);
+    if (keeps_seat) return;
+    // A delivery leased without a claim (direct SQL from waiting or from no seat) counts,
+    // whatever the limit: a lease is never undone here.
+    if (after_limit.limited && is_leased && !(kept && before_seat == Seat::kAdmitted))
+        key_admission::admit(after->tenant, after->target, after->key, after_limit, after->priority, after->core.id,
+                             after->core.run_after, true);
+    if (before_limit.limited && before_seat == Seat::kAdmitted && !(kept && admitted_after))
+        key_admission::release(before->tenant, before->target, before->key, before_limit);
 }
 
 // Each row asked of core as an insert at status pending; those with a ready row go to
@@ -119,7 +197,7 @@ void inserted(Writers* w, const pg_uuid_t* tenant, const side_rows::ReadyRow* ro
     for (int i = 0; i < n; i++) {
         const side_rows::ReadyRow& r = rows[i];
         baton::upkeep::Version v{true,  delivery::Status::kPending, true, uuid_view(tenant), text_view(r.target),
-                                 r.priority, r.id, r.run_after, false, 0, 0};
+                                 r.priority, r.id, r.run_after, false, 0, 0, false, {}};
         if (!baton::upkeep::changes(nullptr, &v).enters_ready) continue;
         if (hints)
             claim_hints::row_pending(tenant, VARDATA_ANY(r.target), static_cast<int>(VARSIZE_ANY_EXHDR(r.target)),

@@ -20,6 +20,17 @@ KeptPlan g_set_paused = {
 KeptPlan g_set_weight = {
     "UPDATE baton.target_bindings b SET weight = $3 WHERE " BINDING_KEY " AND b.weight OPERATOR(pg_catalog.<>) $3",
     3, {UUIDOID, TEXTOID, INT4OID}, nullptr};
+KeptPlan g_set_key_limit = {
+    "INSERT INTO baton.key_limits AS l (tenant, target, key, max_leased, ordered) SELECT $1, $2, $3, $4, $5 "
+    "WHERE EXISTS (SELECT 1 FROM baton.target_bindings b WHERE " BINDING_KEY ") "
+    "ON CONFLICT (tenant, target, key) DO UPDATE SET max_leased = EXCLUDED.max_leased, ordered = EXCLUDED.ordered "
+    "WHERE l.max_leased OPERATOR(pg_catalog.<>) EXCLUDED.max_leased OR l.ordered OPERATOR(pg_catalog.<>) "
+    "EXCLUDED.ordered",
+    5, {UUIDOID, TEXTOID, TEXTOID, INT4OID, BOOLOID}, nullptr};
+KeptPlan g_remove_key_limit = {
+    "DELETE FROM baton.key_limits l WHERE l.tenant OPERATOR(pg_catalog.=) $1 AND l.target OPERATOR(pg_catalog.=) $2 "
+    "AND l.key OPERATOR(pg_catalog.=) $3",
+    3, {UUIDOID, TEXTOID, TEXTOID}, nullptr};
 KeptPlan g_bound = {"SELECT 1 FROM baton.target_bindings b WHERE " BINDING_KEY, 2, {UUIDOID, TEXTOID}, nullptr};
 // A target is known when some tenant binds it or has a pending delivery of it.
 KeptPlan g_known_target = {
@@ -57,6 +68,12 @@ Change set_paused(Spi& spi, pg_uuid_t* tenant, text* target, bool paused) {
 Change set_weight(Spi& spi, pg_uuid_t* tenant, text* target, std::int32_t weight) {
     Datum values[3] = {UUIDPGetDatum(tenant), PointerGetDatum(target), Int32GetDatum(weight)};
     return changed(spi, spi.run(g_set_weight, values, nullptr), values);
+}
+
+Change set_key_limit(Spi& spi, pg_uuid_t* tenant, text* target, text* key, std::int32_t max_leased, bool ordered) {
+    Datum values[5] = {UUIDPGetDatum(tenant), PointerGetDatum(target), PointerGetDatum(key), Int32GetDatum(max_leased),
+                       BoolGetDatum(ordered)};
+    return changed(spi, spi.run(max_leased > 0 ? g_set_key_limit : g_remove_key_limit, values, nullptr), values);
 }
 
 Change set_paused_everywhere(Spi& spi, text* target, bool paused) {

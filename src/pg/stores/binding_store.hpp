@@ -1,5 +1,6 @@
-// The statements on baton.target_bindings and baton.paused_targets: a binding's role,
-// its weight in the fair claim and its pause, and the targets paused in every tenant.
+// The statements on baton.target_bindings, baton.paused_targets and baton.key_limits: a
+// binding's role, its weight in the fair claim, its pause and the limits of its keys,
+// and the targets paused in every tenant.
 // Claims read them through the delivery store (DeliveryStore::binding(), kept by
 // pg/access/authz_cache); every write here fires the tables' trigger, which makes every
 // backend forget the bindings it knows at the writer's commit.
@@ -23,6 +24,11 @@ enum class Change { kChanged, kAlready, kUnbound };
 Change set_paused(Spi& spi, pg_uuid_t* tenant, text* target, bool paused);
 // Sets the binding's weight.
 Change set_weight(Spi& spi, pg_uuid_t* tenant, text* target, std::int32_t weight);
+// Sets the limit of key ('' for every key) of the binding: at most max_leased admitted
+// at once, one at a time in enqueue order when ordered; max_leased 0 removes it. The
+// table's trigger admits the deliveries of the keys it covers afresh
+// (pg/deliveries/key_admission.hpp).
+Change set_key_limit(Spi& spi, pg_uuid_t* tenant, text* target, text* key, std::int32_t max_leased, bool ordered);
 // Pauses (paused) or resumes target in every tenant.
 Change set_paused_everywhere(Spi& spi, text* target, bool paused);
 
