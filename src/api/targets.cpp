@@ -103,8 +103,7 @@ text* limited_key(FunctionCallInfo fcinfo, int n) {
     return key != nullptr ? key : pg::guard([] { return cstring_to_text(""); });
 }
 
-// Key limits are written on one server: the admission of a key's deliveries is a
-// statement on the node that writes them.
+// Key limits are kept on a single server (docs/limits.md).
 void require_single_node() {
     if (pg::citus::distributed())
         throw Error(SqlState::kFeatureNotSupported, "key limits are not available on a distributed install",

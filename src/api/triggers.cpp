@@ -17,6 +17,7 @@
 #include "pg/deliveries/upkeep.hpp"
 #include "pg/runtime/relations.hpp"
 #include "pg/access/restore_load.hpp"
+#include "pg/citus/citus.hpp"
 #include "pg/deliveries/key_admission.hpp"
 #include "pg/workers/launcher.hpp"
 
@@ -265,6 +266,10 @@ Datum fence_row(FunctionCallInfo fcinfo, Oid) {
     // A binding written: every backend forgets the bindings it knows, at this commit.
     if (std::strcmp(logical_table(td), "target_bindings") == 0) pg::authz_cache::changed(rel);
     if (std::strcmp(logical_table(td), "key_limits") == 0) {
+        if (pg::citus::distributed())
+            throw Error(SqlState::kFeatureNotSupported, "key limits are not available on a distributed install",
+                        "The admission of a key's deliveries is kept on a single server.",
+                        "Limit keys on a single server; see docs/limits.md.");
         pg::side_rows::Writing side_rows;  // the waiting deliveries' rows move with the limit
         note_limit(td);
     }

@@ -108,6 +108,10 @@ SELECT e.entry_id, baton.claim_marker(t, e.entry_id, "position" => 1, kind => 'd
 -- A binding with a weight and a pause, and a target paused everywhere (0.13.0).
 SELECT baton.bind_target('$ta', 'paused', '$role');
 SELECT baton.set_weight('$ta', 'paused', 3), baton.pause('$ta', 'paused'), baton.pause_everywhere('runw');
+-- Keys limited to one, each with a delivery admitted and one waiting (0.14.0).
+SELECT baton.bind_target('$ta', 'keyed', '$role');
+SELECT baton.limit_key('$ta', 'keyed', 1, 'k'), baton.limit_key('$ta', 'keyed', 1, ordered => true);
+SELECT baton.enqueue_keyed('$ta', 'keyed', 'keyed-' || key || g, key) FROM unnest(ARRAY['k', 'other']) key, generate_series(1, 2) g;
 -- Tenant states last.
 SELECT baton.set_tenant_state('$tq', 'quiescing'), baton.set_tenant_state('$tf', 'fenced');
 SELECT baton.set_tenant_state('$td', 'quiescing'), baton.set_tenant_state('$td', 'deleted');

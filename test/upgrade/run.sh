@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Upgrades: pg_baton 0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 -> 0.11.0 -> 0.12.0 -> 0.13.0 with ALTER EXTENSION pg_baton UPDATE, against the
+# Upgrades: pg_baton 0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 -> 0.11.0 -> 0.12.0 -> 0.13.0 -> 0.14.0 with ALTER EXTENSION pg_baton UPDATE, against the
 # running test cluster (PGHOST/PGPORT/PGUSER exported, PG_CONFIG exported, the extension
 # installed). The library serves the schema of its own version only: on an older one it
 # refuses every call and every write its triggers see (55000, docs/versions.md), so rows
@@ -12,8 +12,8 @@
 #      triggers off, test/tooling/lib.sh's tooling_copy_rows), one decide function then
 #      dropped; digested table by table; ALTER EXTENSION UPDATE; the digests must not
 #      change; the functions of every version must work on the rows.
-#   B  a fresh CREATE EXTENSION pg_baton (the default version, 0.13.0: the 0.3.0 script
-#      and the updates to 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0, 0.12.0 and 0.13.0, as Postgres installs a version that has no
+#   B  a fresh CREATE EXTENSION pg_baton (the default version, 0.14.0: the 0.3.0 script
+#      and the updates to 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0, 0.12.0, 0.13.0 and 0.14.0, as Postgres installs a version that has no
 #      script of its own).
 #   C  CREATE EXTENSION pg_baton VERSION '0.1.0', left at 0.1.0.
 #   D  CREATE EXTENSION pg_baton VERSION '0.1.0': the grant_* helpers refused there;
@@ -164,7 +164,8 @@ SELECT 'runs ' || md5(coalesce(string_agg(t::text, '|' ORDER BY tenant, id), '')
 SELECT 'stages ' || md5(coalesce(string_agg(t::text, '|' ORDER BY tenant, id), '')) FROM baton.stages t;
 SELECT 'step_entries ' || md5(coalesce(string_agg(t::text, '|' ORDER BY tenant, id), '')) FROM baton.step_entries t;
 SELECT 'markers ' || md5(coalesce(string_agg(t::text, '|' ORDER BY tenant, entry_id, "position"), '')) FROM baton.markers t;
-SELECT 'deliveries ' || md5(coalesce(string_agg(t::text, '|' ORDER BY tenant, id), '')) FROM baton.deliveries t;
+-- (0.14.0 appends key: the columns every version has.)
+SELECT 'deliveries ' || md5(coalesce(string_agg((to_jsonb(t) - 'key')::text, '|' ORDER BY tenant, id), '')) FROM baton.deliveries t;
 SELECT 'entry_id_seq ' || last_value FROM baton.entry_id_seq;
 SELECT 'counts ' || (SELECT count(*) FROM baton.deliveries) || ' ' || (SELECT count(*) FROM baton.runs) || ' '
        || (SELECT count(*) FROM baton.stages) || ' ' || (SELECT count(*) FROM baton.markers);
@@ -173,13 +174,13 @@ SQL
 }
 digests $A >"$WORK/before"
 check "A holds deliveries in every status" "statuses claimed,failed,finished,pending" "$(grep '^statuses' "$WORK/before")"
-check "A holds deliveries, runs, stages, markers" "counts 11 6 5 3" "$(grep '^counts' "$WORK/before")"
-check "0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 -> 0.11.0 -> 0.12.0 -> 0.13.0 is an update path" "0.1.0--0.13.0" \
-    "$(q -d $A -c "SELECT source || '--' || target FROM pg_extension_update_paths('pg_baton') WHERE path = '0.1.0--0.2.0--0.3.0--0.4.0--0.5.0--0.6.0--0.7.0--0.8.0--0.9.0--0.10.0--0.11.0--0.12.0--0.13.0'")"
+check "A holds deliveries, runs, stages, markers" "counts 15 6 5 3" "$(grep '^counts' "$WORK/before")"
+check "0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 -> 0.11.0 -> 0.12.0 -> 0.13.0 -> 0.14.0 is an update path" "0.1.0--0.14.0" \
+    "$(q -d $A -c "SELECT source || '--' || target FROM pg_extension_update_paths('pg_baton') WHERE path = '0.1.0--0.2.0--0.3.0--0.4.0--0.5.0--0.6.0--0.7.0--0.8.0--0.9.0--0.10.0--0.11.0--0.12.0--0.13.0--0.14.0'")"
 
 # --- the update --------------------------------------------------------------------
 if q -d $A -c "ALTER EXTENSION pg_baton UPDATE"; then ok "ALTER EXTENSION pg_baton UPDATE"; else not_ok "ALTER EXTENSION pg_baton UPDATE"; fi
-check "A is at 0.13.0" "0.13.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+check "A is at 0.14.0" "0.14.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 digests $A >"$WORK/after"
 if diff "$WORK/before" "$WORK/after"; then ok "no row changed in the update (digests of every table)"; else not_ok "rows changed in the update"; fi
 # 0.9.0: the lease of every claimed delivery has its row in baton.leases, every
@@ -347,9 +348,22 @@ check "the fair claim serves an upgraded tenant once it binds the target: every 
     "$(q -d $A -c "BEGIN" -c "SELECT baton.bind_target('$T1', 'w', 'baton_upgrade_role')" -c "SELECT count(*) FROM baton.ready WHERE tenant = '$T1' AND target = 'w' AND run_after <= now()" \
         -c "CREATE TEMP TABLE got AS SELECT * FROM baton.claim_fair('w', '1 minute', 100)" -c "SELECT count(*) FROM got" -c "SELECT count(*) FROM got WHERE tenant = '$T1'" -c "ROLLBACK" | grep -E '^[0-9]+$' | paste -sd' ')"
 
-# --- B: fresh 0.13.0, C: 0.1.0 --------------------------------------------------------
+# 0.14.0: keys and their limits on upgraded rows. The upgraded deliveries carry no key;
+# a limit on the upgraded tenant's bound target admits one of two keyed deliveries and
+# holds the other back, and its finish lets the other in.
+check "the upgraded deliveries carry no key" "0" "$(q -d $A -c "SELECT count(key) FROM baton.deliveries")"
+check "a key limited to one on an upgraded tenant: one admitted, one waiting; a finish admits the other" "1 1 0" \
+    "$(q -d $A -c "BEGIN" -c "SELECT baton.bind_target('$T1', 'kw', 'baton_upgrade_role')" \
+        -c "SELECT baton.limit_key('$T1', 'kw', 1, 'k')" \
+        -c "SELECT baton.enqueue_keyed('$T1', 'kw', 'k' || g, 'k') FROM generate_series(1, 2) g" \
+        -c "CREATE TEMP TABLE got AS SELECT * FROM baton.claim('$T1', 'kw', '1 minute', 10)" \
+        -c "SELECT 'n' || count(*) FROM got" -c "SELECT 'n' || count(*) FROM baton.key_waiting WHERE tenant = '$T1'" \
+        -c "SELECT baton.finish('$T1', id, generation) FROM got" \
+        -c "SELECT 'n' || count(*) FROM baton.key_waiting WHERE tenant = '$T1'" -c "ROLLBACK" | sed -n 's/^n//p' | paste -sd' ')"
+
+# --- B: fresh 0.14.0, C: 0.1.0 --------------------------------------------------------
 q -d $B -c "CREATE EXTENSION pg_baton"
-check "B installs 0.13.0 by default" "0.13.0" "$(q -d $B -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+check "B installs 0.14.0 by default" "0.14.0" "$(q -d $B -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 q -d $C -c "CREATE EXTENSION pg_baton VERSION '0.1.0'"
 
 # schema DB: the extension's objects as pg_dump prints them, without oids, xids and
@@ -372,15 +386,15 @@ else
     not_ok "the dump lists the extension's member objects (only $members)"
 fi
 if diff -u "$WORK/b.sql" "$WORK/a.sql" >"$WORK/ab.diff"; then
-    ok "upgraded schema (A) = fresh 0.13.0 schema (B)"
+    ok "upgraded schema (A) = fresh 0.14.0 schema (B)"
 else
-    not_ok "upgraded schema (A) differs from a fresh 0.13.0 install (B):"
+    not_ok "upgraded schema (A) differs from a fresh 0.14.0 install (B):"
     head -n 80 "$WORK/ab.diff"
 fi
 if diff -q "$WORK/b.sql" "$WORK/c.sql" >/dev/null; then
-    not_ok "a 0.1.0 schema (C) differs from 0.13.0 (B): the comparison sees nothing"
+    not_ok "a 0.1.0 schema (C) differs from 0.14.0 (B): the comparison sees nothing"
 else
-    ok "a 0.1.0 schema (C) differs from 0.13.0 (B): the comparison can fail"
+    ok "a 0.1.0 schema (C) differs from 0.14.0 (B): the comparison can fail"
 fi
 for obj in 'FUNCTION baton.purge' 'VIEW baton.run_stats' 'INDEX deliveries_created' 'INDEX runs_finished' \
     'FUNCTION baton.health_checks' 'VIEW baton.health' \
@@ -420,7 +434,7 @@ config() {
     q -d "$1" -c "SELECT string_agg(c::regclass::text, ',' ORDER BY c::regclass::text) FROM pg_extension e, unnest(e.extconfig) c WHERE e.extname = 'pg_baton'"
 }
 check "the update marks every table and sequence as configuration" \
-    "baton.deliveries,baton.deliveries_id_seq,baton.entry_id_seq,baton.markers,baton.paused_targets,baton.runs,baton.schedule_rows,baton.stages,baton.step_entries,baton.target_bindings,baton.tenants,baton.workflows" \
+    "baton.deliveries,baton.deliveries_id_seq,baton.entry_id_seq,baton.key_limits,baton.markers,baton.paused_targets,baton.runs,baton.schedule_rows,baton.stages,baton.step_entries,baton.target_bindings,baton.tenants,baton.workflows" \
     "$(config $A)"
 check "a fresh install marks the same" "$(config $A)" "$(config $B)"
 check "0.1.0 marks none (a dump of it holds no rows)" "" "$(config $C)"
