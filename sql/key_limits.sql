@@ -1,9 +1,10 @@
 -- ===========================================================================
 -- Keys and their limits (0.14.0): baton.enqueue_keyed and enqueue_batch's "key",
--- baton.limit_key and baton.unlimit_key; a key's admitted deliveries never more than its limit on any path
+-- baton.limit_key, baton.rate_limit_key and
+-- baton.unlimit_key; a key's admitted deliveries never more than its limit on any path
 -- (claim, claim_fair, finish, retry, cancel, reap, redrive, direct SQL), ordered keys one
--- at a time in enqueue order, limits for every key, a limit changed or removed with
--- deliveries in flight, the refusals and the grants.
+-- at a time in enqueue order, limits for every key, paced keys (baton.rate_limit_key), a
+-- limit changed or removed with deliveries in flight, the refusals and the grants.
 -- ===========================================================================
 \set a '00000000-0000-0000-0f15-00000000000a'
 \set b '00000000-0000-0000-0f15-00000000000b'
@@ -148,6 +149,37 @@ SELECT count(*) AS slots_left FROM baton.key_slots WHERE tenant = :'b';
 SELECT * FROM baton.key_limits ORDER BY tenant, key;
 
 -- ---------------------------------------------------------------------------
+-- A paced key: at most 2 claims an hour, 2 at once. Two are claimable at once; the next
+-- two are admitted as the first are claimed, each claimable from the moment its token
+-- comes (half an hour apart); the fifth waits. A retry gives the delivery back to the
+-- pace (it waits for a token like any other, first in line).
+-- ---------------------------------------------------------------------------
+SELECT baton.rate_limit_key(:'b', 'news', 2, '1 hour', key => 'p');
+SELECT count(baton.enqueue_keyed(:'b', 'news', 'p' || g, 'p')) AS enqueued FROM generate_series(1, 5) g;
+-- When each admitted delivery may be claimed, in minutes from now.
+CREATE FUNCTION pg_temp.slots(tenant uuid) RETURNS text LANGUAGE sql AS $$
+    SELECT coalesce(string_agg(d.dedup_key || '@' || round(extract(epoch FROM r.run_after - now()) / 60),
+                               ' ' ORDER BY d.id), '-')
+      FROM baton.ready r JOIN baton.deliveries d ON d.tenant = r.tenant AND d.id = r.id
+     WHERE r.tenant = slots.tenant AND d.key = 'p' $$;
+SELECT pg_temp.seats(:'b'), pg_temp.slots(:'b');
+SET ROLE baton_keys_worker;
+SELECT coalesce(string_agg(c.dedup_key, ' ' ORDER BY c.id), '-') AS got FROM baton.claim(:'b', 'news', '1 hour', 10) c;
+SELECT coalesce(string_agg(c.dedup_key, ' ' ORDER BY c.id), '-') AS got FROM baton.claim(:'b', 'news', '1 hour', 10) c;
+RESET ROLE;
+SELECT pg_temp.seats(:'b'), pg_temp.slots(:'b');
+SELECT key, admitted, ready, round(tokens) AS tokens FROM baton.key_slots WHERE tenant = :'b' AND key = 'p';
+SELECT baton.retry(:'b', id, generation, 'later', '0 seconds') FROM baton.deliveries WHERE tenant = :'b' AND dedup_key = 'p1';
+SELECT pg_temp.seats(:'b'), pg_temp.slots(:'b');
+-- Removing the pace: every delivery of the key is claimable again at its own run_after.
+SELECT baton.unlimit_key(:'b', 'news', 'p');
+SELECT pg_temp.seats(:'b'), pg_temp.slots(:'b');
+SELECT count(*) AS slots_left FROM baton.key_slots WHERE tenant = :'b' AND key = 'p';
+-- A concurrency limit and a pace on one key: both hold.
+SELECT baton.limit_key(:'b', 'news', 1, 'q'), baton.rate_limit_key(:'b', 'news', 10, '1 second', 5, 'q');
+SELECT key, max_leased, ordered, rate, per, burst FROM baton.key_limits WHERE tenant = :'b' AND key = 'q';
+
+-- ---------------------------------------------------------------------------
 -- Lowering a limit with deliveries in flight: leases stay (never undone), pending ones
 -- past the new limit wait.
 -- ---------------------------------------------------------------------------
@@ -210,6 +242,12 @@ SELECT baton.limit_key('00000000-0000-0000-0f15-0000000000ff', 'mail', 2, 'acme'
 SELECT baton.limit_key(:'a', 'mail', 2, 'acme', NULL);
 SELECT baton.enqueue_keyed(:'a', 'mail', 'empty', '');
 SELECT baton.enqueue_keyed(:'a', 'mail', 'none', NULL);
+SELECT baton.rate_limit_key(:'a', 'mail', 0, '1 second', key => 'acme');
+SELECT baton.rate_limit_key(:'a', 'mail', 5, '0 seconds', key => 'acme');
+SELECT baton.rate_limit_key(:'a', 'mail', 5, '1 mon', key => 'acme');
+SELECT baton.rate_limit_key(:'a', 'mail', 5, '25 hours', key => 'acme');
+SELECT baton.rate_limit_key(:'a', 'mail', 5, '1 second', -1, 'acme');
+SELECT baton.rate_limit_key(:'a', 'mail', 5, NULL, key => 'acme');
 SELECT baton.enqueue_batch(:'a', '[{"target": "mail", "dedup_key": "k", "key": 7}]');
 SELECT baton.enqueue_batch(:'a', '[{"target": "mail", "dedup_key": "k", "key": ""}]');
 \set VERBOSITY default
@@ -238,4 +276,4 @@ INSERT INTO baton.key_limits VALUES (:'b', 'news', 'q', 1, false);
 \set VERBOSITY default
 SELECT baton.set_tenant_state(:'b', 'active');
 
-DROP FUNCTION pg_temp.take(uuid, int), pg_temp.seats(uuid), pg_temp.counted(uuid);
+DROP FUNCTION pg_temp.take(uuid, int), pg_temp.seats(uuid), pg_temp.counted(uuid), pg_temp.slots(uuid);

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/tenant.hpp"
 #include "core/fair_share.hpp"
+#include "core/key_limit.hpp"
 #include "pg/runtime/args.hpp"
 #include "pg/citus/citus.hpp"
 #include "pg/access/fence.hpp"
@@ -120,7 +121,7 @@ Datum limit_key(FunctionCallInfo fcinfo, Oid) {
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     text* target = target_arg(fcinfo, 1);
     std::int32_t max_leased = pg::int32_arg(fcinfo, 2, "max_leased");
-    delivery::check_max_leased(max_leased);
+    key_limit::check_max_leased(max_leased);
     text* key = limited_key(fcinfo, 3);
     pg::require(fcinfo, 4, "ordered");
     bool ordered = PG_GETARG_BOOL(4);
@@ -135,7 +136,30 @@ Datum limit_key(FunctionCallInfo fcinfo, Oid) {
     PG_RETURN_VOID();
 }
 
-// baton.unlimit_key(tenant, target, key): removes the limit; the key's waiting
+// baton.rate_limit_key(tenant, target, rate, per, burst, key): at most `rate` claims of
+// the key's deliveries per `per`, `burst` (NULL: rate) at once; the key's concurrency
+// limit, if any, stays (core/key_limit.hpp).
+Datum rate_limit_key(FunctionCallInfo fcinfo, Oid) {
+    pg::require_read_write("baton.rate_limit_key");
+    pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
+    text* target = target_arg(fcinfo, 1);
+    std::int32_t rate = pg::int32_arg(fcinfo, 2, "rate");
+    key_limit::check_rate(rate);
+    Interval* per = pg::interval_arg(fcinfo, 3, "per");
+    if (per->month != 0) throw_invalid_argument("per", "per is longer than zero and at most one day.");
+    key_limit::check_per_usec(pg::interval_usec(per));
+    std::int32_t burst = PG_ARGISNULL(4) ? rate : PG_GETARG_INT32(4);
+    key_limit::check_burst(burst);
+    text* key = limited_key(fcinfo, 5);
+    require_single_node();
+    pg::fence::require_writable(tenant);
+    pg::Spi spi;
+    require_bound(pg::bindings::set_key_rate(spi, tenant, target, key, rate, per, burst), tenant, target,
+                  "Bind it with baton.bind_target(tenant, target, role) first.");
+    PG_RETURN_VOID();
+}
+
+// baton.unlimit_key(tenant, target, key): removes the limits; the key's waiting
 // deliveries enter the claim order (or the target's limit for every key applies to
 // them). True when there was a limit.
 Datum unlimit_key(FunctionCallInfo fcinfo, Oid) {
@@ -162,3 +186,4 @@ BATON_FUNCTION(baton_resume_everywhere, baton::api::resume_everywhere)
 BATON_FUNCTION(baton_set_weight, baton::api::set_weight)
 BATON_FUNCTION(baton_limit_key, baton::api::limit_key)
 BATON_FUNCTION(baton_unlimit_key, baton::api::unlimit_key)
+BATON_FUNCTION(baton_rate_limit_key, baton::api::rate_limit_key)

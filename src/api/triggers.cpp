@@ -6,6 +6,7 @@
 
 #include "core/delivery.hpp"
 #include "core/error.hpp"
+#include "core/key_limit.hpp"
 #include "core/scan_floor.hpp"
 #include "core/tenant.hpp"
 #include "core/upkeep.hpp"
@@ -158,19 +159,25 @@ void note_move(TriggerData* td, const DeliveryColumns& c) {
 }
 
 // The columns of baton.key_limits note_limit() reads.
-const char* const kLimitColumnNames[] = {"tenant", "target", "key", "max_leased", "ordered"};
+enum LimitColumn { kLimitTenant, kLimitTarget, kLimitKey, kLimitMax, kLimitOrdered, kLimitRate, kLimitPer, kLimitBurst,
+                   kLimitColumns };
+const char* const kLimitColumnNames[kLimitColumns] = {"tenant", "target", "key", "max_leased", "ordered",
+                                                      "rate",   "per",    "burst"};
 
-// A write to baton.key_limits (limit_key, direct SQL, a restore's rows): the deliveries
-// of the keys the old and the new row cover are admitted afresh under the limit that
-// applies to them now (pg/deliveries/key_admission.hpp).
+// A write to baton.key_limits (limit_key, rate_limit_key, unlimit_key, direct SQL, a
+// restore's rows): the deliveries of the keys the old and the new row cover are
+// admitted afresh under the limit that applies to them now
+// (pg/deliveries/key_admission.hpp).
 void note_limit(TriggerData* td) {
     pg::guard([td] {
         Relation rel = td->tg_relation;
         TupleDesc desc = RelationGetDescr(rel);
-        const AttrNumber* n = pg::relations::attnums(rel, kLimitColumnNames, 5);
-        AttrNumber col[5] = {n[0], n[1], n[2], n[3], n[4]};
-        for (AttrNumber a : col)
-            if (a <= 0) elog(ERROR, "pg_baton cannot find the columns of baton.key_limits");
+        const AttrNumber* n = pg::relations::attnums(rel, kLimitColumnNames, kLimitColumns);
+        AttrNumber col[kLimitColumns];
+        for (int i = 0; i < kLimitColumns; i++) {
+            col[i] = n[i];
+            if (col[i] <= 0) elog(ERROR, "pg_baton cannot find column baton.key_limits.%s", kLimitColumnNames[i]);
+        }
         struct Row {
             const pg_uuid_t* tenant;
             text* target;
@@ -178,13 +185,20 @@ void note_limit(TriggerData* td) {
             pg::key_admission::Limit limit;
         };
         auto read = [desc, &col](HeapTuple t) {
-            bool isnull[5] = {};
-            Datum v[5];
-            for (int i = 0; i < 5; i++) v[i] = heap_getattr(t, col[i], desc, &isnull[i]);
-            for (bool b : isnull)
-                if (b) elog(ERROR, "pg_baton found a row of baton.key_limits with a NULL");
-            return Row{DatumGetUUIDP(v[0]), DatumGetTextPP(v[1]), DatumGetTextPP(v[2]),
-                       {true, DatumGetInt32(v[3]), DatumGetBool(v[4])}};
+            bool isnull[kLimitColumns] = {};
+            Datum v[kLimitColumns];
+            for (int i = 0; i < kLimitColumns; i++) v[i] = heap_getattr(t, col[i], desc, &isnull[i]);
+            Row row{DatumGetUUIDP(v[kLimitTenant]), DatumGetTextPP(v[kLimitTarget]), DatumGetTextPP(v[kLimitKey]),
+                    {true, {}}};
+            key_limit::Limit& r = row.limit.rule;
+            r.max_leased = isnull[kLimitMax] ? 0 : DatumGetInt32(v[kLimitMax]);
+            r.ordered = !isnull[kLimitOrdered] && DatumGetBool(v[kLimitOrdered]);
+            if (!isnull[kLimitRate] && !isnull[kLimitPer] && !isnull[kLimitBurst]) {
+                r.rate = DatumGetInt32(v[kLimitRate]);
+                r.per_usec = pg::interval_usec(DatumGetIntervalP(v[kLimitPer]));
+                r.burst = DatumGetInt32(v[kLimitBurst]);
+            }
+            return row;
         };
         TriggerEvent ev = td->tg_event;
         if (!TRIGGER_FIRED_BY_INSERT(ev)) {

@@ -161,10 +161,6 @@ void check_key_chars(std::int64_t chars) {
                                           " characters; this one has " + std::to_string(chars) + ".");
 }
 
-void check_max_leased(std::int64_t max_leased) {
-    check_between("max_leased", max_leased, 1, limits::kMaxLeasedPerKey);
-}
-
 void check_max_attempts(std::int64_t max_attempts) { check_between("max_attempts", max_attempts, 1, limits::kMaxAttempts); }
 
 void check_lease_usec(std::int64_t usec) {

@@ -120,8 +120,6 @@ void check_target_chars(std::int64_t chars);
 void check_dedup_key_chars(std::int64_t chars);
 // A delivery's key (and a limit's): 1 to kKeyMaxChars characters.
 void check_key_chars(std::int64_t chars);
-// A key's limit: 1 to kMaxLeasedPerKey deliveries admitted at once.
-void check_max_leased(std::int64_t max_leased);
 void check_max_attempts(std::int64_t max_attempts);
 void check_lease_usec(std::int64_t usec);
 void check_max_items(std::int64_t max_items);

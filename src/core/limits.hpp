@@ -14,7 +14,6 @@ constexpr std::int64_t kUsecPerDay = 86400 * kUsecPerSec;
 constexpr int kTargetMaxChars = 200;
 constexpr int kDedupKeyMaxChars = 256;
 constexpr int kKeyMaxChars = 256;
-constexpr int kMaxLeasedPerKey = 1000000;
 constexpr int kMaxAttempts = 1000;
 constexpr int kMaxItems = 10000;
 constexpr int kMaxBatchItems = 10000;

@@ -332,6 +332,7 @@ writes=(
     "set_weight|SELECT baton.set_weight('$TA', 'bound', 2)"
     "limit_key|SELECT baton.limit_key('$TA', 'keyed', 3, 'k')"
     "unlimit_key|SELECT baton.unlimit_key('$TA', 'keyed', 'k')"
+    "rate_limit_key|SELECT baton.rate_limit_key('$TA', 'keyed', 5, '1 second', key => 'k')"
     "enqueue_keyed|SELECT baton.enqueue_keyed('$TA', 'keyed', 'ro-3', 'k')"
     "pause|SELECT baton.pause('$TA', 'bound')"
     "resume|SELECT baton.resume('$TA', 'paused')"

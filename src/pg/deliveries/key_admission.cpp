@@ -1,4 +1,5 @@
 // The limits of keys (see key_admission.hpp).
+#include "core/key_limit.hpp"
 #include "pg/deliveries/claim_hints.hpp"
 #include "pg/deliveries/key_admission.hpp"
 #include "pg/deliveries/side_rows.hpp"
@@ -34,12 +35,6 @@ void connect() {
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_baton could not connect to SPI");
 }
 
-std::int32_t int32_at(std::uint64_t row, int col) {
-    bool isnull = false;
-    Datum d = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, &isnull);
-    return isnull ? 0 : DatumGetInt32(d);
-}
-
 // The lock of (tenant, target)'s limits: every admission shares it until its
 // transaction ends, a change of a limit (set()) takes it alone, so that no admission
 // reads a limit that a change in flight is about to replace.
@@ -54,29 +49,47 @@ void lock_limits(const pg_uuid_t* tenant, const text* target, LOCKMODE mode) {
 // The place of a waiting delivery: 0 for an ordered key (enqueue order alone), else the
 // claim order's rank (the priority negated).
 std::int64_t waiting_rank(const Limit& limit, std::int32_t priority) {
-    return limit.ordered ? 0 : side_rows::rank_of(priority);
+    return limit.rule.ordered ? 0 : side_rows::rank_of(priority);
 }
 
 #define KEY_IS(ALIAS)                                                                             \
     ALIAS ".tenant OPERATOR(pg_catalog.=) $1 AND " ALIAS ".target OPERATOR(pg_catalog.=) $2 AND " \
     ALIAS ".key OPERATOR(pg_catalog.=) $3"
 
-// The key's own limit, else the target's for every key ('' sorts first).
+// The key's own limit, else the target's for every key ('' sorts first): max_leased
+// (0: none), ordered, rate (0: none), per in microseconds, burst.
 Plan g_find = {
-    "SELECT l.max_leased, l.ordered FROM baton.key_limits l WHERE l.tenant OPERATOR(pg_catalog.=) $1 "
+    "SELECT COALESCE(l.max_leased, 0), l.ordered, COALESCE(l.rate, 0), "
+    "COALESCE((EXTRACT(EPOCH FROM l.per) OPERATOR(pg_catalog.*) 1000000)::pg_catalog.int8, 0), "
+    "COALESCE(l.burst, 0) FROM baton.key_limits l WHERE l.tenant OPERATOR(pg_catalog.=) $1 "
     "AND l.target OPERATOR(pg_catalog.=) $2 AND l.key OPERATOR(pg_catalog.=) ANY (ARRAY[$3, ''::pg_catalog.text]) "
     "ORDER BY l.key DESC LIMIT 1",
     3, {UUIDOID, TEXTOID, TEXTOID}, nullptr};
 
-// One more admitted when the key has a free slot and nothing waits before it ($5: in any
-// case); the key's row stays locked either way (ON CONFLICT DO UPDATE locks the row it
-// meets).
-Plan g_admit = {
-    "INSERT INTO baton.key_slots AS s (tenant, target, key, admitted) VALUES ($1, $2, $3, 1) "
-    "ON CONFLICT (tenant, target, key) DO UPDATE SET admitted = s.admitted OPERATOR(pg_catalog.+) 1 "
-    "WHERE $5 OR (s.admitted OPERATOR(pg_catalog.<) $4 AND NOT EXISTS (SELECT 1 FROM baton.key_waiting w WHERE "
-    KEY_IS("w") ")) RETURNING s.admitted",
-    5, {UUIDOID, TEXTOID, TEXTOID, INT4OID, BOOLOID}, nullptr};
+// The key's row, locked until the transaction ends (the latest version, under READ
+// COMMITTED once a concurrent writer has committed); made first when there is none.
+Plan g_lock = {
+    "SELECT s.admitted, s.ready, s.tokens, s.at FROM baton.key_slots s WHERE " KEY_IS("s") " FOR UPDATE",
+    3, {UUIDOID, TEXTOID, TEXTOID}, nullptr};
+Plan g_create = {
+    "INSERT INTO baton.key_slots (tenant, target, key, admitted, ready, tokens, at) VALUES ($1, $2, $3, 0, 0, $4, $5) "
+    "ON CONFLICT (tenant, target, key) DO NOTHING",
+    5, {UUIDOID, TEXTOID, TEXTOID, FLOAT8OID, TIMESTAMPTZOID}, nullptr};
+Plan g_save = {
+    "UPDATE baton.key_slots s SET admitted = $4, ready = $5, tokens = $6, at = $7 WHERE " KEY_IS("s"),
+    7, {UUIDOID, TEXTOID, TEXTOID, INT4OID, INT4OID, FLOAT8OID, TIMESTAMPTZOID}, nullptr};
+// A key whose state says nothing (key_limit::idle()) and that has nothing waiting keeps
+// no row.
+Plan g_forget = {
+    "DELETE FROM baton.key_slots s WHERE " KEY_IS("s") " AND NOT EXISTS (SELECT 1 FROM baton.key_waiting w WHERE "
+    KEY_IS("w") ")",
+    3, {UUIDOID, TEXTOID, TEXTOID}, nullptr};
+
+// A waiting delivery of the key ahead of ($4, $5) in its order.
+Plan g_waiting_before = {
+    "SELECT 1 FROM baton.key_waiting w WHERE " KEY_IS("w") " AND (w.rank OPERATOR(pg_catalog.<) $4 "
+    "OR (w.rank OPERATOR(pg_catalog.=) $4 AND w.id OPERATOR(pg_catalog.<) $5)) LIMIT 1",
+    5, {UUIDOID, TEXTOID, TEXTOID, INT8OID, INT8OID}, nullptr};
 
 Plan g_wait = {
     "INSERT INTO baton.key_waiting (tenant, target, key, rank, id, priority, run_after) "
@@ -87,29 +100,15 @@ Plan g_unwait = {
     "DELETE FROM baton.key_waiting w WHERE w.tenant OPERATOR(pg_catalog.=) $1 AND w.id OPERATOR(pg_catalog.=) $2",
     2, {UUIDOID, INT8OID}, nullptr};
 
-Plan g_release = {
-    "UPDATE baton.key_slots s SET admitted = s.admitted OPERATOR(pg_catalog.-) 1 WHERE " KEY_IS("s")
-    " RETURNING s.admitted",
+// The first waiting delivery of the key in its order, taken out: id, priority, run_after.
+Plan g_next = {
+    "DELETE FROM baton.key_waiting w WHERE w.ctid OPERATOR(pg_catalog.=) (SELECT x.ctid FROM baton.key_waiting x "
+    "WHERE " KEY_IS("x") " ORDER BY x.rank, x.id LIMIT 1) RETURNING w.id, w.priority, w.run_after",
     3, {UUIDOID, TEXTOID, TEXTOID}, nullptr};
 
-// A key with nothing admitted and nothing waiting keeps no row.
-Plan g_forget = {
-    "DELETE FROM baton.key_slots s WHERE " KEY_IS("s") " AND s.admitted OPERATOR(pg_catalog.=) 0 "
-    "AND NOT EXISTS (SELECT 1 FROM baton.key_waiting w WHERE " KEY_IS("w") ")",
-    3, {UUIDOID, TEXTOID, TEXTOID}, nullptr};
-
-// The first $4 waiting deliveries of the key, in its order, into baton.ready; their
-// count onto the key's admitted. Returns them (id, priority, run_after).
-Plan g_promote = {
-    "WITH w AS (DELETE FROM baton.key_waiting w WHERE w.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
-    "SELECT x.ctid FROM baton.key_waiting x WHERE " KEY_IS("x") " ORDER BY x.rank, x.id LIMIT $4)) "
-    "RETURNING w.id, w.priority, w.run_after), "
-    "r AS (INSERT INTO baton.ready (tenant, target, rank, id, run_after) "
-    "SELECT $1, $2, OPERATOR(pg_catalog.-) w.priority::pg_catalog.int8, w.id, w.run_after FROM w), "
-    "s AS (UPDATE baton.key_slots s SET admitted = s.admitted OPERATOR(pg_catalog.+) "
-    "(SELECT pg_catalog.count(*) FROM w)::pg_catalog.int4 WHERE " KEY_IS("s") ") "
-    "SELECT w.id, w.priority, w.run_after FROM w",
-    4, {UUIDOID, TEXTOID, TEXTOID, INT8OID}, nullptr};
+Plan g_enter_ready = {
+    "INSERT INTO baton.ready (tenant, target, rank, id, run_after) VALUES ($1, $2, $3, $4, $5)",
+    5, {UUIDOID, TEXTOID, INT8OID, INT8OID, TIMESTAMPTZOID}, nullptr};
 
 // Which keys of (tenant, target) a limit of key $3 covers: $3 itself, or for '' every
 // key without a limit of its own.
@@ -127,33 +126,47 @@ Plan g_unwait_all = {
     "SELECT w.id, w.priority, w.run_after FROM w",
     3, {UUIDOID, TEXTOID, TEXTOID}, nullptr};
 
+// The admitted deliveries of the covered keys claimable from their own run_after again:
+// a slot of the pace the change replaces no longer holds them back.
+Plan g_unpace_all = {
+    "UPDATE baton.ready y SET run_after = d.run_after FROM baton.deliveries d "
+    "WHERE y.tenant OPERATOR(pg_catalog.=) $1 AND y.target OPERATOR(pg_catalog.=) $2 "
+    "AND d.tenant OPERATOR(pg_catalog.=) $1 AND d.id OPERATOR(pg_catalog.=) y.id AND d.key IS NOT NULL "
+    "AND y.run_after OPERATOR(pg_catalog.>) d.run_after AND " COVERED("d"),
+    3, {UUIDOID, TEXTOID, TEXTOID}, nullptr};
+
 Plan g_forget_all = {
     "DELETE FROM baton.key_slots s WHERE s.tenant OPERATOR(pg_catalog.=) $1 AND s.target OPERATOR(pg_catalog.=) $2 "
     "AND " COVERED("s"),
     3, {UUIDOID, TEXTOID, TEXTOID}, nullptr};
 
-// The deliveries of every covered key admitted afresh under max_leased $4 (ordered $5):
-// in each key, the leased ones first, then the pending ones in the key's order; the
-// pending ones past the limit leave baton.ready for baton.key_waiting; each key's count
-// into baton.key_slots.
+// The deliveries of every covered key admitted afresh: in each key, the leased ones
+// first, then the pending ones in the key's order ($5: ordered, by id alone), as many
+// pending ones as fit both under $4 admitted and $6 unclaimed; the rest leave
+// baton.ready for baton.key_waiting. Each key's count into baton.key_slots, its bucket
+// full but for the unclaimed admissions ($7: the burst, 0 for a key that is not paced).
 Plan g_admit_all = {
     "WITH r AS (SELECT d.id, d.key, d.priority, d.run_after, d.status OPERATOR(pg_catalog.=) 'claimed' AS leased, "
+    "pg_catalog.count(*) FILTER (WHERE d.status OPERATOR(pg_catalog.=) 'claimed') OVER (PARTITION BY d.key) AS nleased, "
     "pg_catalog.row_number() OVER (PARTITION BY d.key ORDER BY d.status OPERATOR(pg_catalog.=) 'claimed' DESC, "
     "CASE WHEN $5 THEN 0 ELSE OPERATOR(pg_catalog.-) d.priority::pg_catalog.int8 END, d.id) AS n "
     "FROM baton.deliveries d WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.target OPERATOR(pg_catalog.=) $2 "
     "AND d.key IS NOT NULL AND d.status OPERATOR(pg_catalog.=) ANY ('{pending,claimed}'::pg_catalog.text[]) "
     "AND " COVERED("d") "), "
-    "o AS (DELETE FROM baton.ready y USING r WHERE y.tenant OPERATOR(pg_catalog.=) $1 "
-    "AND y.target OPERATOR(pg_catalog.=) $2 AND y.id OPERATOR(pg_catalog.=) r.id "
-    "AND y.rank OPERATOR(pg_catalog.=) OPERATOR(pg_catalog.-) r.priority::pg_catalog.int8 "
-    "AND NOT r.leased AND r.n OPERATOR(pg_catalog.>) $4), "
+    "k AS (SELECT r.*, NOT r.leased AND r.n OPERATOR(pg_catalog.-) r.nleased OPERATOR(pg_catalog.>) "
+    "LEAST($4 OPERATOR(pg_catalog.-) r.nleased, $6) AS waits FROM r), "
+    "o AS (DELETE FROM baton.ready y USING k WHERE y.tenant OPERATOR(pg_catalog.=) $1 "
+    "AND y.target OPERATOR(pg_catalog.=) $2 AND y.id OPERATOR(pg_catalog.=) k.id "
+    "AND y.rank OPERATOR(pg_catalog.=) OPERATOR(pg_catalog.-) k.priority::pg_catalog.int8 AND k.waits), "
     "w AS (INSERT INTO baton.key_waiting (tenant, target, key, rank, id, priority, run_after) "
-    "SELECT $1, $2, r.key, CASE WHEN $5 THEN 0 ELSE OPERATOR(pg_catalog.-) r.priority::pg_catalog.int8 END, "
-    "r.id, r.priority, r.run_after FROM r WHERE NOT r.leased AND r.n OPERATOR(pg_catalog.>) $4) "
-    "INSERT INTO baton.key_slots (tenant, target, key, admitted) "
-    "SELECT $1, $2, r.key, pg_catalog.count(*)::pg_catalog.int4 FROM r "
-    "WHERE r.leased OR r.n OPERATOR(pg_catalog.<=) $4 GROUP BY r.key",
-    5, {UUIDOID, TEXTOID, TEXTOID, INT8OID, BOOLOID}, nullptr};
+    "SELECT $1, $2, k.key, CASE WHEN $5 THEN 0 ELSE OPERATOR(pg_catalog.-) k.priority::pg_catalog.int8 END, "
+    "k.id, k.priority, k.run_after FROM k WHERE k.waits) "
+    "INSERT INTO baton.key_slots (tenant, target, key, admitted, ready, tokens, at) "
+    "SELECT $1, $2, k.key, pg_catalog.count(*) FILTER (WHERE NOT k.waits)::pg_catalog.int4, "
+    "pg_catalog.count(*) FILTER (WHERE NOT k.waits AND NOT k.leased)::pg_catalog.int4, "
+    "GREATEST(0, $7 OPERATOR(pg_catalog.-) pg_catalog.count(*) FILTER (WHERE NOT k.waits AND NOT k.leased)), "
+    "pg_catalog.now() FROM k GROUP BY k.key",
+    7, {UUIDOID, TEXTOID, TEXTOID, INT8OID, BOOLOID, INT8OID, FLOAT8OID}, nullptr};
 
 // Tells the claim hints of the rows the last statement returned (id, priority,
 // run_after): they are pending in baton.ready now.
@@ -174,20 +187,105 @@ void told_pending(const pg_uuid_t* tenant, const text* target) {
 Datum uuid_datum(const pg_uuid_t* u) { return UUIDPGetDatum(const_cast<pg_uuid_t*>(u)); }
 Datum text_datum(const text* t) { return PointerGetDatum(const_cast<text*>(t)); }
 
-}  // namespace
-
-namespace {
+Datum value_at(std::uint64_t row, int col) {
+    bool isnull = false;
+    return SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, &isnull);
+}
 
 // find() inside an SPI connection, under the lock of the limits.
 Limit read_limit(const pg_uuid_t* tenant, const text* target, const text* key) {
     Datum values[3] = {uuid_datum(tenant), text_datum(target), text_datum(key)};
-    Limit limit{false, 0, false};
+    Limit limit{false, {}};
     if (run(g_find, values, nullptr) == 1) {
-        bool isnull = false;
-        limit = {true, int32_at(0, 1),
-                 DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull))};
+        limit.limited = true;
+        limit.rule.max_leased = DatumGetInt32(value_at(0, 1));
+        limit.rule.ordered = DatumGetBool(value_at(0, 2));
+        limit.rule.rate = DatumGetInt32(value_at(0, 3));
+        limit.rule.per_usec = DatumGetInt64(value_at(0, 4));
+        limit.rule.burst = DatumGetInt32(value_at(0, 5));
     }
     return limit;
+}
+
+// One key's row of baton.key_slots, locked and read, inside an SPI connection: what the
+// public functions below change and write back.
+struct Slots {
+    Datum key[3];  // tenant, target, key
+    const Limit* limit;
+    TimestampTz now;
+    key_limit::State state;
+};
+
+Slots lock(const Row& row, const Limit& limit) {
+    Slots k{{uuid_datum(row.tenant), text_datum(row.target), text_datum(row.key)}, &limit, GetCurrentTimestamp(), {}};
+    if (run(g_lock, k.key, nullptr) == 0) {
+        key_limit::State fresh = key_limit::fresh(limit.rule, k.now);
+        Datum values[5] = {k.key[0], k.key[1], k.key[2], Float8GetDatum(fresh.tokens), TimestampTzGetDatum(fresh.at)};
+        run(g_create, values, nullptr);
+        if (run(g_lock, k.key, nullptr) == 0) elog(ERROR, "pg_baton could not lock the count of a key");
+    }
+    k.state.admitted = DatumGetInt32(value_at(0, 1));
+    k.state.ready = DatumGetInt32(value_at(0, 2));
+    k.state.tokens = DatumGetFloat8(value_at(0, 3));
+    k.state.at = DatumGetTimestampTz(value_at(0, 4));
+    return k;
+}
+
+// Writes the state back; a key left idle with nothing waiting loses its row.
+void save(Slots& k) {
+    if (key_limit::idle(k.limit->rule, k.state, k.now) && run(g_forget, k.key, nullptr) > 0) return;
+    Datum values[7] = {k.key[0],
+                       k.key[1],
+                       k.key[2],
+                       Int32GetDatum(k.state.admitted),
+                       Int32GetDatum(k.state.ready),
+                       Float8GetDatum(k.state.tokens),
+                       TimestampTzGetDatum(k.state.at)};
+    run(g_save, values, nullptr);
+}
+
+bool waiting_before(const Slots& k, const Row& row) {
+    Datum values[5] = {k.key[0], k.key[1], k.key[2], Int64GetDatum(waiting_rank(*k.limit, row.priority)),
+                       Int64GetDatum(row.id)};
+    return run(g_waiting_before, values, nullptr) > 0;
+}
+
+void insert_waiting(const Row& row, const Limit& limit) {
+    Datum values[7] = {uuid_datum(row.tenant),  text_datum(row.target),          text_datum(row.key),
+                       Int64GetDatum(waiting_rank(limit, row.priority)), Int64GetDatum(row.id),
+                       Int32GetDatum(row.priority), TimestampTzGetDatum(row.run_after)};
+    run(g_wait, values, nullptr);
+}
+
+// Admits `row` when the key has room and nothing waits ahead of it; else it waits.
+bool admit_or_wait(Slots& k, const Row& row, TimestampTz* ready_at) {
+    if (key_limit::has_room(k.limit->rule, k.state) && !waiting_before(k, row)) {
+        TimestampTz slot = key_limit::admit(k.limit->rule, k.state, k.now);
+        *ready_at = slot > row.run_after ? slot : row.run_after;
+        return true;
+    }
+    insert_waiting(row, *k.limit);
+    return false;
+}
+
+// The waiting deliveries the key has room for, in its order, into baton.ready, each
+// from its slot on; the claim hints told of each.
+void promote(Slots& k) {
+    while (key_limit::has_room(k.limit->rule, k.state)) {
+        if (run(g_next, k.key, nullptr) == 0) break;
+        std::int64_t id = DatumGetInt64(value_at(0, 1));
+        std::int32_t priority = DatumGetInt32(value_at(0, 2));
+        TimestampTz run_after = DatumGetTimestampTz(value_at(0, 3));
+        TimestampTz slot = key_limit::admit(k.limit->rule, k.state, k.now);
+        TimestampTz ready_at = slot > run_after ? slot : run_after;
+        Datum values[5] = {k.key[0], k.key[1], Int64GetDatum(side_rows::rank_of(priority)), Int64GetDatum(id),
+                           TimestampTzGetDatum(ready_at)};
+        run(g_enter_ready, values, nullptr);
+        if (claim_hints::enabled())
+            claim_hints::row_pending(DatumGetUUIDP(k.key[0]), VARDATA_ANY(DatumGetTextPP(k.key[1])),
+                                     static_cast<int>(VARSIZE_ANY_EXHDR(DatumGetTextPP(k.key[1]))), {priority, id},
+                                     ready_at);
+    }
 }
 
 }  // namespace
@@ -200,24 +298,46 @@ Limit find(const pg_uuid_t* tenant, const text* target, const text* key) {
     return limit;
 }
 
-bool admit(const pg_uuid_t* tenant, const text* target, const text* key, const Limit& limit, std::int32_t priority,
-           std::int64_t id, TimestampTz run_after, bool force) {
+bool enter(const Row& row, const Limit& limit, TimestampTz* ready_at) {
     connect();
-    Datum values[5] = {uuid_datum(tenant), text_datum(target), text_datum(key), Int32GetDatum(limit.max_leased),
-                       BoolGetDatum(force)};
-    bool admitted = run(g_admit, values, nullptr) == 1;
+    Slots k = lock(row, limit);
+    bool admitted = admit_or_wait(k, row, ready_at);
+    save(k);
     SPI_finish();
-    if (!admitted) wait(tenant, target, key, limit, priority, id, run_after);
     return admitted;
 }
 
-void wait(const pg_uuid_t* tenant, const text* target, const text* key, const Limit& limit, std::int32_t priority,
-          std::int64_t id, TimestampTz run_after) {
+void claimed(const Row& row, const Limit& limit) {
     connect();
-    Datum values[7] = {uuid_datum(tenant), text_datum(target), text_datum(key),
-                       Int64GetDatum(waiting_rank(limit, priority)), Int64GetDatum(id), Int32GetDatum(priority),
-                       TimestampTzGetDatum(run_after)};
-    run(g_wait, values, nullptr);
+    Slots k = lock(row, limit);
+    key_limit::claimed(limit.rule, k.state, k.now);
+    promote(k);
+    save(k);
+    SPI_finish();
+}
+
+bool reenter(const Row& row, const Limit& limit, TimestampTz* ready_at) {
+    connect();
+    Slots k = lock(row, limit);
+    key_limit::left(limit.rule, k.state, false, k.now);
+    bool admitted = admit_or_wait(k, row, ready_at);
+    promote(k);
+    save(k);
+    SPI_finish();
+    return admitted;
+}
+
+void leased(const Row& row, const Limit& limit) {
+    connect();
+    Slots k = lock(row, limit);
+    k.state.admitted++;
+    save(k);
+    SPI_finish();
+}
+
+void wait(const Row& row, const Limit& limit) {
+    connect();
+    insert_waiting(row, limit);
     SPI_finish();
 }
 
@@ -229,38 +349,39 @@ bool unwait(const pg_uuid_t* tenant, std::int64_t id) {
     return was;
 }
 
-void release(const pg_uuid_t* tenant, const text* target, const text* key, const Limit& limit) {
+void left(const Row& row, const Limit& limit, bool was_ready) {
     connect();
-    Datum values[4] = {uuid_datum(tenant), text_datum(target), text_datum(key), 0};
-    if (run(g_release, values, nullptr) == 1) {
-        std::int32_t admitted = int32_at(0, 1);
-        std::int64_t free = limit.ordered ? (admitted <= 0 ? 1 : 0) : limit.max_leased - admitted;
-        if (free > 0) {
-            values[3] = Int64GetDatum(free);
-            if (run(g_promote, values, nullptr) > 0)
-                told_pending(tenant, target);
-            else if (admitted <= 0)
-                run(g_forget, values, nullptr);
-        }
-    }
+    Slots k = lock(row, limit);
+    key_limit::left(limit.rule, k.state, was_ready, k.now);
+    promote(k);
+    save(k);
     SPI_finish();
 }
 
 void set(const pg_uuid_t* tenant, const text* target, const text* key, const Limit* given) {
     lock_limits(tenant, target, ExclusiveLock);
     connect();
-    Limit limit{false, 0, false};
+    Limit limit{false, {}};
     if (given != nullptr) {
         limit = *given;
     } else if (VARSIZE_ANY_EXHDR(key) > 0) {
         text* every = cstring_to_text("");
         limit = read_limit(tenant, target, every);
     }
-    Datum values[5] = {uuid_datum(tenant), text_datum(target), text_datum(key), Int64GetDatum(limit.max_leased),
-                       BoolGetDatum(limit.ordered)};
+    Datum values[7] = {uuid_datum(tenant), text_datum(target), text_datum(key), 0, 0, 0, 0};
     if (run(g_unwait_all, values, nullptr) > 0) told_pending(tenant, target);
+    run(g_unpace_all, values, nullptr);
     run(g_forget_all, values, nullptr);
-    if (limit.limited) run(g_admit_all, values, nullptr);
+    if (limit.limited) {
+        const key_limit::Limit& r = limit.rule;
+        bool paced = r.rate > 0;
+        std::int64_t most = r.ordered ? 1 : r.max_leased > 0 ? r.max_leased : PG_INT32_MAX;
+        values[3] = Int64GetDatum(most);
+        values[4] = BoolGetDatum(r.ordered);
+        values[5] = Int64GetDatum(paced ? r.burst : PG_INT32_MAX);
+        values[6] = Float8GetDatum(paced ? r.burst : 0);
+        run(g_admit_all, values, nullptr);
+    }
     SPI_finish();
 }
 

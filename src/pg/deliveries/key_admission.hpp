@@ -1,27 +1,28 @@
 // The limits of keys (baton.key_limits): which pending deliveries of a limited key are
 // admitted into the claim order (baton.ready) and which wait outside it
-// (baton.key_waiting). A key limited to n has at most n deliveries admitted at once,
-// pending in baton.ready or leased; an ordered key one, the oldest. Claims never see a
-// waiting delivery, so every claim path (direct, by statement, fair, on Citus) keeps
-// the limit without a check of its own.
+// (baton.key_waiting), and from when an admitted one may be claimed. Claims never see a
+// waiting delivery, so every claim path (direct, by statement, fair) keeps the limit
+// without a check of its own. The arithmetic is core/key_limit.hpp's.
 //
-// baton.key_slots counts each limited key's admitted deliveries. A delivery's write
-// (pg/deliveries/upkeep.cpp) asks admit() when a delivery of the key becomes pending
-// (enqueue, redrive) and release() when an admitted one stops being pending or leased
-// (finish, failure, cancel, deletion); a claim, a renewal, a retry and a reap keep the
-// delivery admitted and touch nothing here. Both lock the key's row of key_slots until
-// the transaction ends, so the admissions of one key happen one transaction at a time;
-// claims do not take it.
+// baton.key_slots holds each limited key's count and bucket. A delivery's write
+// (pg/deliveries/upkeep.cpp) tells this module when a delivery of a limited key becomes
+// pending (enter), is claimed (claimed: a paced key's bucket only), leaves the admitted
+// (left: finish, failure, cancel, deletion) or, on a paced key, is given back by a retry
+// or a reap (reenter: admitted afresh, with a token of its own). A renewal, and on a key
+// that is not paced a claim, a retry or a reap, keeps the delivery where it is and
+// touches nothing here. Each of these locks the key's row of key_slots until the
+// transaction ends, so the admissions of one key happen one transaction at a time; a
+// claim takes it only on a paced key.
 //
-// set() rewrites the admission of every key a limit covers when the limit is set,
+// set() admits the deliveries of every key a limit covers afresh when the limit is set,
 // changed or removed (the trigger of baton.key_limits calls it, for limit_key, direct
 // SQL and a restore's rows alike).
 //
 // Postgres calls only (SPI; errors are ereport's).
 #pragma once
 
-#include <cstdint>
-
+#include "core/key_limit.hpp"
+// (core headers before Postgres headers)
 #include "pg/runtime/postgres.hpp"
 
 namespace baton::pg::key_admission {
@@ -29,27 +30,43 @@ namespace baton::pg::key_admission {
 // The limit of (tenant, target, key): the key's own, else the target's for every key.
 struct Limit {
     bool limited;
-    std::int32_t max_leased;
-    bool ordered;
+    key_limit::Limit rule;
 };
 Limit find(const pg_uuid_t* tenant, const text* target, const text* key);
 
-// A delivery of the key that becomes pending: true when it is admitted (the caller
-// writes its ready row), false when it waits (its row of baton.key_waiting written).
-// `force`: admitted whatever the count (a delivery leased without a claim, by direct SQL).
-bool admit(const pg_uuid_t* tenant, const text* target, const text* key, const Limit& limit, std::int32_t priority,
-           std::int64_t id, TimestampTz run_after, bool force);
+// A pending delivery of a limited key, as its place in the claim order.
+struct Row {
+    const pg_uuid_t* tenant;
+    const text* target;
+    const text* key;
+    std::int32_t priority;
+    std::int64_t id;
+    TimestampTz run_after;
+};
+
+// A delivery of the key that becomes pending (an enqueue, a redrive): true when it is
+// admitted, with *ready_at the moment from which it may be claimed (its run_after, or
+// later on a paced key) for the caller's ready row; false when it waits (its row of
+// baton.key_waiting written).
+bool enter(const Row& row, const Limit& limit, TimestampTz* ready_at);
+
+// A paced key's delivery leased by a claim, or given back by a retry or a reap:
+// claimed() frees its token, reenter() admits it afresh (false: it waits).
+void claimed(const Row& row, const Limit& limit);
+bool reenter(const Row& row, const Limit& limit, TimestampTz* ready_at);
+
+// A delivery leased without a claim (direct SQL): counted, whatever the limit.
+void leased(const Row& row, const Limit& limit);
 
 // A waiting delivery whose place changes: its row of baton.key_waiting written anew.
-void wait(const pg_uuid_t* tenant, const text* target, const text* key, const Limit& limit, std::int32_t priority,
-          std::int64_t id, TimestampTz run_after);
+void wait(const Row& row, const Limit& limit);
 
 // Removes the delivery's row of baton.key_waiting: true when it was waiting.
 bool unwait(const pg_uuid_t* tenant, std::int64_t id);
 
-// An admitted delivery of the key leaves: its slot goes to the next waiting ones, which
-// enter baton.ready (the claim hints and the target's listeners told).
-void release(const pg_uuid_t* tenant, const text* target, const text* key, const Limit& limit);
+// An admitted delivery of the key leaves (was_ready: it was not claimed): its slot goes
+// to the next waiting ones, which enter baton.ready (the claim hints told).
+void left(const Row& row, const Limit& limit, bool was_ready);
 
 // The limit of (tenant, target, key) ('' for every key) set to `limit`, or removed
 // (nullptr: a key's own limit gives way to the target's for every key, if any): every

@@ -2,6 +2,7 @@
 #include <string_view>
 
 #include "core/delivery.hpp"
+#include "core/key_limit.hpp"
 #include "core/upkeep.hpp"
 #include "pg/deliveries/claim_hints.hpp"
 #include "pg/deliveries/key_admission.hpp"
@@ -99,8 +100,13 @@ bool same_key(const Version* a, const Version* b) {
 
 // The limit of a version's key; not limited without a key.
 key_admission::Limit limit_of(const Version* v) {
-    if (v == nullptr || !v->core.has_key || v->tenant == nullptr || v->target == nullptr) return {false, 0, false};
+    if (v == nullptr || !v->core.has_key || v->tenant == nullptr || v->target == nullptr) return {false, {}};
     return key_admission::find(v->tenant, v->target, v->key);
+}
+
+// A version as the limits of its key see it.
+key_admission::Row row_of(const Version* v) {
+    return {v->tenant, v->target, v->key, v->priority, v->core.id, v->core.run_after};
 }
 
 }  // namespace
@@ -109,11 +115,11 @@ key_admission::Limit limit_of(const Version* v) {
 // the write on. Then baton.ready, the old place before the new, then baton.leases, the
 // old lease before the new.
 //
-// A version of a limited key (key_admission.hpp) is admitted or waiting. A claim (ready
-// to leased), a renewal (leased to leased) and a retry or a reap (leased to pending) keep
-// it where it was, and read no limit; a delivery that becomes pending otherwise is
-// admitted or waits; one that leaves the admitted frees its slot; a waiting one that
-// moves in claim order waits at its new place.
+// A version of a limited key (key_admission.hpp) is admitted or waiting. A renewal keeps
+// it where it is, and so do a claim, a retry and a reap but on a paced key, whose bucket
+// a claim frees a token of and which admits a delivery given back afresh; a delivery
+// that becomes pending otherwise is admitted or waits; one that leaves the admitted
+// frees its slot; a waiting one that moves in claim order waits at its new place.
 void move(Writers* w, const Version* before, const Version* after, const ItemPointerData* before_ready,
           const ItemPointerData* after_tid) {
     baton::upkeep::Changes c =
@@ -139,37 +145,39 @@ void move(Writers* w, const Version* before, const Version* after, const ItemPoi
                 side_rows::remove_ready(ready, before->tenant, before->target, before->priority, before->core.id);
         }
     }
-    // The moves that keep an admitted keyed delivery admitted: a claim, a renewal, a
-    // retry or a reap.
-    bool keeps_seat = kept && before_seat == Seat::kAdmitted &&
-                      ((c.leaves_ready && is_leased) || (was_leased && (is_leased || c.enters_ready)));
+    bool renewal = kept && was_leased && is_leased;
+    bool claim = kept && before_seat == Seat::kAdmitted && !was_leased && c.leaves_ready && is_leased;
+    bool given_back = kept && was_leased && c.enters_ready;  // a retry or a reap
+    bool keyed = (before != nullptr && before->core.has_key) || (after != nullptr && after->core.has_key);
     bool touches = c.leaves_ready || c.enters_ready || c.drops_lease || c.adds_lease;
-    key_admission::Limit before_limit{false, 0, false}, after_limit{false, 0, false};
-    if (touches && !keeps_seat) {
+    key_admission::Limit before_limit{false, {}}, after_limit{false, {}};
+    if (keyed && touches && !renewal) {
         before_limit = limit_of(before);
         after_limit = kept ? before_limit : limit_of(after);
     }
-    bool admitted_after = is_leased;
+    bool paced = before_limit.limited && before_limit.rule.rate > 0;
+    bool entered = false;
     if (c.enters_ready) {
+        TimestampTz ready_at = after->core.run_after;
         bool enter = true;
         if (after_limit.limited) {
+            key_admission::Row row = row_of(after);
             if (kept && before_seat == Seat::kWaiting) {
-                key_admission::wait(after->tenant, after->target, after->key, after_limit, after->priority,
-                                    after->core.id, after->core.run_after);
+                key_admission::wait(row, after_limit);
                 enter = false;
+            } else if (given_back) {
+                if (paced) enter = key_admission::reenter(row, after_limit, &ready_at);
             } else if (!(kept && before_seat == Seat::kAdmitted)) {
-                enter = key_admission::admit(after->tenant, after->target, after->key, after_limit, after->priority,
-                                             after->core.id, after->core.run_after, false);
+                enter = key_admission::enter(row, after_limit, &ready_at);
             }
         }
-        admitted_after = enter;
+        entered = enter;
         if (enter) {
             if (claim_hints::enabled())
                 claim_hints::row_pending(after->tenant, VARDATA_ANY(after->target),
-                                         static_cast<int>(VARSIZE_ANY_EXHDR(after->target)), place(*after),
-                                         after->core.run_after);
+                                         static_cast<int>(VARSIZE_ANY_EXHDR(after->target)), place(*after), ready_at);
             side_rows::add_ready(opened(w, side_rows::Table::kReady), after->tenant, after->target, after->priority,
-                                 after->core.id, after->core.run_after, after_tid);
+                                 after->core.id, ready_at, after_tid);
         }
     }
     if (c.drops_lease)
@@ -178,14 +186,15 @@ void move(Writers* w, const Version* before, const Version* after, const ItemPoi
     if (c.adds_lease)
         side_rows::add_lease(opened(w, side_rows::Table::kLeases), after->tenant, after->core.id,
                              after->core.generation, after->core.lease_until);
-    if (keeps_seat) return;
-    // A delivery leased without a claim (direct SQL from waiting or from no seat) counts,
+    if (claim && paced) key_admission::claimed(row_of(before), before_limit);
+    if (renewal || claim || given_back) return;
+    // A delivery leased without a claim (direct SQL, from waiting or from no seat) counts,
     // whatever the limit: a lease is never undone here.
     if (after_limit.limited && is_leased && !(kept && before_seat == Seat::kAdmitted))
-        key_admission::admit(after->tenant, after->target, after->key, after_limit, after->priority, after->core.id,
-                             after->core.run_after, true);
+        key_admission::leased(row_of(after), after_limit);
+    bool admitted_after = is_leased || entered;
     if (before_limit.limited && before_seat == Seat::kAdmitted && !(kept && admitted_after))
-        key_admission::release(before->tenant, before->target, before->key, before_limit);
+        key_admission::left(row_of(before), before_limit, !was_leased);
 }
 
 // Each row asked of core as an insert at status pending; those with a ready row go to

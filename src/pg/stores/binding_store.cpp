@@ -24,9 +24,16 @@ KeptPlan g_set_key_limit = {
     "INSERT INTO baton.key_limits AS l (tenant, target, key, max_leased, ordered) SELECT $1, $2, $3, $4, $5 "
     "WHERE EXISTS (SELECT 1 FROM baton.target_bindings b WHERE " BINDING_KEY ") "
     "ON CONFLICT (tenant, target, key) DO UPDATE SET max_leased = EXCLUDED.max_leased, ordered = EXCLUDED.ordered "
-    "WHERE l.max_leased OPERATOR(pg_catalog.<>) EXCLUDED.max_leased OR l.ordered OPERATOR(pg_catalog.<>) "
+    "WHERE l.max_leased IS DISTINCT FROM EXCLUDED.max_leased OR l.ordered OPERATOR(pg_catalog.<>) "
     "EXCLUDED.ordered",
     5, {UUIDOID, TEXTOID, TEXTOID, INT4OID, BOOLOID}, nullptr};
+KeptPlan g_set_key_rate = {
+    "INSERT INTO baton.key_limits AS l (tenant, target, key, rate, per, burst) SELECT $1, $2, $3, $4, $5, $6 "
+    "WHERE EXISTS (SELECT 1 FROM baton.target_bindings b WHERE " BINDING_KEY ") "
+    "ON CONFLICT (tenant, target, key) DO UPDATE SET rate = EXCLUDED.rate, per = EXCLUDED.per, burst = EXCLUDED.burst "
+    "WHERE l.rate IS DISTINCT FROM EXCLUDED.rate OR l.per IS DISTINCT FROM EXCLUDED.per "
+    "OR l.burst IS DISTINCT FROM EXCLUDED.burst",
+    6, {UUIDOID, TEXTOID, TEXTOID, INT4OID, INTERVALOID, INT4OID}, nullptr};
 KeptPlan g_remove_key_limit = {
     "DELETE FROM baton.key_limits l WHERE l.tenant OPERATOR(pg_catalog.=) $1 AND l.target OPERATOR(pg_catalog.=) $2 "
     "AND l.key OPERATOR(pg_catalog.=) $3",
@@ -74,6 +81,13 @@ Change set_key_limit(Spi& spi, pg_uuid_t* tenant, text* target, text* key, std::
     Datum values[5] = {UUIDPGetDatum(tenant), PointerGetDatum(target), PointerGetDatum(key), Int32GetDatum(max_leased),
                        BoolGetDatum(ordered)};
     return changed(spi, spi.run(max_leased > 0 ? g_set_key_limit : g_remove_key_limit, values, nullptr), values);
+}
+
+Change set_key_rate(Spi& spi, pg_uuid_t* tenant, text* target, text* key, std::int32_t rate, Interval* per,
+                    std::int32_t burst) {
+    Datum values[6] = {UUIDPGetDatum(tenant), PointerGetDatum(target), PointerGetDatum(key),
+                       Int32GetDatum(rate),   IntervalPGetDatum(per),  Int32GetDatum(burst)};
+    return changed(spi, spi.run(g_set_key_rate, values, nullptr), values);
 }
 
 Change set_paused_everywhere(Spi& spi, text* target, bool paused) {

@@ -25,10 +25,15 @@ Change set_paused(Spi& spi, pg_uuid_t* tenant, text* target, bool paused);
 // Sets the binding's weight.
 Change set_weight(Spi& spi, pg_uuid_t* tenant, text* target, std::int32_t weight);
 // Sets the limit of key ('' for every key) of the binding: at most max_leased admitted
-// at once, one at a time in enqueue order when ordered; max_leased 0 removes it. The
+// at once, one at a time in enqueue order when ordered (its pace, if any, stays);
+// max_leased 0 removes every limit of the key. The
 // table's trigger admits the deliveries of the keys it covers afresh
 // (pg/deliveries/key_admission.hpp).
 Change set_key_limit(Spi& spi, pg_uuid_t* tenant, text* target, text* key, std::int32_t max_leased, bool ordered);
+// Paces the claims of key ('' for every key) of the binding: at most rate per `per`,
+// burst at once (its concurrency limit, if any, stays).
+Change set_key_rate(Spi& spi, pg_uuid_t* tenant, text* target, text* key, std::int32_t rate, Interval* per,
+                    std::int32_t burst);
 // Pauses (paused) or resumes target in every tenant.
 Change set_paused_everywhere(Spi& spi, text* target, bool paused);
 
