@@ -64,6 +64,7 @@ CREATE TABLE baton.key_waiting (
     PRIMARY KEY (tenant, target, key, rank, id)
 );
 CREATE UNIQUE INDEX key_waiting_id ON baton.key_waiting (tenant, id);
+CREATE INDEX key_waiting_since ON baton.key_waiting (since);
 -- Written by pg_baton with a delivery's row, as baton.ready is; the fence refuses any
 -- other write of a tenant that is not active.
 CREATE TRIGGER fence BEFORE INSERT OR UPDATE OR DELETE ON baton.key_slots
@@ -76,6 +77,22 @@ CREATE TRIGGER fence_truncate BEFORE TRUNCATE ON baton.key_waiting
     FOR EACH STATEMENT EXECUTE FUNCTION baton.refuse_truncate();
 COMMENT ON TABLE baton.key_waiting IS
     'The pending deliveries a key''s limit holds back, outside the claim order until a slot of the key frees. Kept with the deliveries'' writes; not dumped: a restore sorts them again.';
+
+-- Each key with deliveries admitted or waiting: the limit that applies to it (its own,
+-- else its target's for every key), how many are admitted and not yet claimed, how many
+-- wait, and since when the one waiting longest has waited.
+CREATE VIEW baton.limited_keys AS
+SELECT s.tenant, s.target, s.key, l.max_leased, l.ordered, l.rate, l.per, l.burst, s.admitted,
+       s.ready AS unclaimed, w.waiting, w.waiting_since
+  FROM baton.key_slots s
+  LEFT JOIN LATERAL (SELECT l.max_leased, l.ordered, l.rate, l.per, l.burst FROM baton.key_limits l
+                      WHERE l.tenant OPERATOR(pg_catalog.=) s.tenant AND l.target OPERATOR(pg_catalog.=) s.target
+                        AND l.key OPERATOR(pg_catalog.=) ANY (ARRAY[s.key, ''::pg_catalog.text])
+                      ORDER BY l.key DESC LIMIT 1) l ON true
+  LEFT JOIN LATERAL (SELECT pg_catalog.count(*) AS waiting, pg_catalog.min(w.since) AS waiting_since
+                       FROM baton.key_waiting w
+                      WHERE w.tenant OPERATOR(pg_catalog.=) s.tenant AND w.target OPERATOR(pg_catalog.=) s.target
+                        AND w.key OPERATOR(pg_catalog.=) s.key) w ON true;
 
 CREATE FUNCTION baton.enqueue_keyed(tenant uuid, target text, dedup_key text, key text,
                                     payload jsonb DEFAULT '{}', binding jsonb DEFAULT '{}',
@@ -99,10 +116,11 @@ COMMENT ON FUNCTION baton.rate_limit_key(uuid, text, int, interval, int, text) I
 COMMENT ON FUNCTION baton.unlimit_key(uuid, text, text) IS
     'Removes the limits of a key of the target (NULL: the limits for every key), concurrency and pace; true when there were any.';
 
-REVOKE ALL ON baton.key_limits, baton.key_slots, baton.key_waiting FROM PUBLIC;
+REVOKE ALL ON baton.key_limits, baton.key_slots, baton.key_waiting, baton.limited_keys FROM PUBLIC;
 REVOKE ALL ON FUNCTION baton.enqueue_keyed(uuid, text, text, text, jsonb, jsonb, timestamptz, int, int, uuid),
                        baton.limit_key(uuid, text, int, text, boolean), baton.rate_limit_key(uuid, text, int, interval, int, text), baton.unlimit_key(uuid, text, text) FROM PUBLIC;
 GRANT SELECT, INSERT, UPDATE, DELETE ON baton.key_limits, baton.key_slots, baton.key_waiting TO @extowner@;
+GRANT SELECT ON baton.limited_keys TO @extowner@ WITH GRANT OPTION;
 GRANT EXECUTE ON FUNCTION baton.enqueue_keyed(uuid, text, text, text, jsonb, jsonb, timestamptz, int, int, uuid),
                           baton.limit_key(uuid, text, int, text, boolean), baton.rate_limit_key(uuid, text, int, interval, int, text), baton.unlimit_key(uuid, text, text) TO @extowner@ WITH GRANT OPTION;
 

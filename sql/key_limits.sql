@@ -186,7 +186,6 @@ SELECT key, max_leased, ordered, rate, per, burst FROM baton.key_limits WHERE te
 SELECT baton.limit_key(:'a', 'mail', 1, 'acme');
 SELECT pg_temp.seats(:'a');
 SELECT * FROM pg_temp.counted(:'a');
-
 -- ---------------------------------------------------------------------------
 -- Direct SQL is admitted like a call: an insert with a key waits; a failed delivery
 -- set pending again by UPDATE waits too; a cancel by UPDATE of a leased one frees its
@@ -200,6 +199,14 @@ UPDATE baton.deliveries SET status = 'cancelled', lease_until = NULL, settled_at
  WHERE tenant = :'a' AND dedup_key = 'acme5';
 SELECT pg_temp.seats(:'a');
 SELECT * FROM pg_temp.counted(:'a');
+
+-- The view of limited keys, and the health row of the deliveries waiting on a limit.
+SELECT tenant = :'b' AS b, target, key, max_leased, ordered, rate, per, burst, admitted, unclaimed, waiting,
+       waiting_since IS NOT NULL AS waits
+  FROM baton.limited_keys WHERE tenant IN (:'a', :'b') ORDER BY tenant, key;
+SELECT name, status, value > 0 AS some, detail ~ '^[0-9]+ deliver(y waits|ies wait) on a key''s limit; the longest, key' AS names_the_key
+  FROM baton.health WHERE name = 'waiting_on_limits';
+
 
 -- ---------------------------------------------------------------------------
 -- The statement path (direct access off) keeps the same limits.

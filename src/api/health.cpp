@@ -27,6 +27,7 @@ Datum health_checks(FunctionCallInfo fcinfo, Oid) {
         health::markers_in_doubt(store::markers_in_doubt(spi)),
         health::schedules_behind(store::schedules_behind(spi, health_schedules_warn), health_schedules_warn),
         health::paused(store::paused(spi)),
+        health::waiting_on_limits(store::waiting_on_limits(spi)),
         health::oldest_pending(store::oldest_pending(spi), health_pending_warn),
     };
     for (const health::Check& c : checks) store::emit(rsinfo, c);

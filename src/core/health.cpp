@@ -253,6 +253,16 @@ Check paused(const Paused& p) {
     return {"paused", Status::kOk, static_cast<double>(n), detail, ""};
 }
 
+// --- waiting_on_limits -----------------------------------------------------------------
+
+Check waiting_on_limits(const WaitingOnLimits& w) {
+    if (w.count == 0) return {"waiting_on_limits", Status::kOk, 0, "no delivery waits on a key's limit", ""};
+    std::string detail = plural(w.count, "delivery waits", "deliveries wait") + " on a key's limit; the longest, key \"" +
+                         w.key + "\" of target \"" + w.target + "\" in tenant " + w.tenant + ", for " +
+                         duration_text(w.waiting_seconds);
+    return {"waiting_on_limits", Status::kOk, static_cast<double>(w.count), detail, ""};
+}
+
 // --- oldest_pending --------------------------------------------------------------------
 
 Check oldest_pending(const OldestPending& p, double warn_seconds) {

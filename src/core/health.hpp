@@ -199,6 +199,20 @@ struct Paused {
 // value: bindings and targets paused.
 Check paused(const Paused& p);
 
+// --- waiting_on_limits -----------------------------------------------------------------
+
+struct WaitingOnLimits {
+    std::int64_t count;       // deliveries a key's limit holds back, capped at kCountCap
+    std::string tenant;       // of the one waiting longest
+    std::string target;
+    std::string key;
+    double waiting_seconds;   // since it began to wait
+};
+
+// The row: ok whatever waits (a limit is an admin's choice); the detail names the key
+// whose delivery has waited longest, and for how long. value: the deliveries waiting.
+Check waiting_on_limits(const WaitingOnLimits& w);
+
 // --- oldest_pending --------------------------------------------------------------------
 
 struct OldestPending {

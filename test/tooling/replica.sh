@@ -295,6 +295,7 @@ reads=(
     "health|SELECT name FROM baton.health"
     "schedules|SELECT count(*), max(next_fire_at) FROM baton.schedules"
     "targets|SELECT tenant, target, weight, paused, paused_everywhere_at FROM baton.targets ORDER BY 1, 2"
+    "limited_keys|SELECT tenant, target, key, max_leased, admitted, unclaimed, waiting FROM baton.limited_keys ORDER BY 1, 2, 3"
 )
 for r in "${reads[@]}"; do
     name=${r%%|*}

@@ -231,6 +231,21 @@ TEST(HealthTest, Paused) {
     EXPECT_TRUE(c.hint.empty());
 }
 
+TEST(HealthTest, WaitingOnLimits) {
+    Check c = waiting_on_limits({0, "", "", "", 0});
+    EXPECT_EQ(c.name, "waiting_on_limits");
+    EXPECT_EQ(c.status, Status::kOk);
+    EXPECT_EQ(c.value, 0);
+    EXPECT_EQ(c.detail, "no delivery waits on a key's limit");
+    c = waiting_on_limits({3, "t1", "mail", "acme", 125});
+    EXPECT_EQ(c.status, Status::kOk);
+    EXPECT_EQ(c.value, 3);
+    EXPECT_EQ(c.detail, "3 deliveries wait on a key's limit; the longest, key \"acme\" of target \"mail\" in tenant t1, for 2 min 5 s");
+    c = waiting_on_limits({1, "t1", "mail", "acme", 5});
+    EXPECT_EQ(c.detail, "1 delivery waits on a key's limit; the longest, key \"acme\" of target \"mail\" in tenant t1, for 5 s");
+    EXPECT_TRUE(c.hint.empty());
+}
+
 TEST(HealthTest, OldestPending) {
     EXPECT_EQ(oldest_pending({false, "", "", 0, 0}, 300).status, Status::kOk);
     OldestPending p{true, "t1", "mail", 5, 299};

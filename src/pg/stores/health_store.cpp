@@ -80,6 +80,14 @@ KeptPlan g_behind_oldest = {
 
 // The bindings paused (capped), the targets paused everywhere, and the pause in place
 // longest (a scan of target_bindings, which holds a row per tenant and target).
+// The deliveries waiting on a key's limit (capped), and the one waiting longest.
+KeptPlan g_waiting_on_limits = {
+    "SELECT (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM baton.key_waiting k LIMIT $1) c), "
+    "w.tenant::pg_catalog.text, w.target, w.key, " SECONDS_SINCE("w.since") " FROM (SELECT 1) one "
+    "LEFT JOIN LATERAL (SELECT k.tenant, k.target, k.key, k.since FROM baton.key_waiting k ORDER BY k.since LIMIT 1) w "
+    "ON true",
+    1, {INT8OID}, nullptr};
+
 KeptPlan g_paused = {
     "SELECT (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM baton.target_bindings b WHERE b.paused_at IS NOT NULL "
     "LIMIT $1) c), (SELECT pg_catalog.count(*) FROM baton.paused_targets), x.tenant::pg_catalog.text, x.target, "
@@ -280,6 +288,19 @@ health::Paused paused(Spi& spi) {
         p.paused_seconds = double_at(spi, 0, 5);
     }
     return p;
+}
+
+health::WaitingOnLimits waiting_on_limits(Spi& spi) {
+    health::WaitingOnLimits w{0, "", "", "", 0};
+    Datum values[1] = {Int64GetDatum(health::kCountCap)};
+    if (spi.run(g_waiting_on_limits, values, nullptr) == 1 && !spi.is_null(0, 2)) {
+        w.count = spi.int64_at(0, 1);
+        w.tenant = string_at(spi, 0, 2);
+        w.target = string_at(spi, 0, 3);
+        w.key = string_at(spi, 0, 4);
+        w.waiting_seconds = double_at(spi, 0, 5);
+    }
+    return w;
 }
 
 health::OldestPending oldest_pending(Spi& spi) {

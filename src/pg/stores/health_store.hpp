@@ -46,6 +46,7 @@ health::SchedulesBehind schedules_behind(Spi& spi, double warn_seconds);
 
 // The bindings and targets paused, and the pause in place longest.
 health::Paused paused(Spi& spi);
+health::WaitingOnLimits waiting_on_limits(Spi& spi);
 
 // The due pending delivery that became due first (baton.ready's index ready_due).
 health::OldestPending oldest_pending(Spi& spi);
