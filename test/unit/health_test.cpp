@@ -233,7 +233,7 @@ TEST(HealthTest, Paused) {
 
 TEST(HealthTest, WaitingOnLimits) {
     Check c = waiting_on_limits({0, "", "", "", 0});
-    EXPECT_EQ(c.name, "waiting_on_limits");
+    EXPECT_STREQ(c.name, "waiting_on_limits");
     EXPECT_EQ(c.status, Status::kOk);
     EXPECT_EQ(c.value, 0);
     EXPECT_EQ(c.detail, "no delivery waits on a key's limit");
