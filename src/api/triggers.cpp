@@ -200,6 +200,8 @@ void note_limit(TriggerData* td) {
             }
             return row;
         };
+        // Every backend forgets the limits it read, at this commit (key_admission::find()).
+        CacheInvalidateRelcacheByRelid(RelationGetRelid(rel));
         TriggerEvent ev = td->tg_event;
         if (!TRIGGER_FIRED_BY_INSERT(ev)) {
             Row old = read(td->tg_trigtuple);

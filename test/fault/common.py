@@ -14,12 +14,42 @@ import psycopg
 
 WORKFLOW = "fault_flow"
 TARGETS = ("alpha", "beta")
+# The target of the keyed load (baton.enqueue_keyed), bound in every tenant the keyed
+# clients use, with the limits below set on it before its first delivery.
+KEYED = "keyed"
+LIMITED_KEYS = ("k1", "k2", "k3")  # at most 2 admitted each
+ORDERED_KEY = "ord"  # one at a time, in id order
+PACED_KEY = "pace"  # at most PACE_RATE claims per PACE_PER seconds, PACE_BURST at once
+COVERED_KEYS = ("c0", "c1", "c2", "c3", "c4")  # no limit of their own: the target's, 3 each
+PACE_RATE, PACE_PER, PACE_BURST = 10, 1.0, 5
+# (key, max_leased, ordered, rate, per in seconds, burst) as baton.key_limits holds them;
+# key '' is the limit of every key without one of its own. Never changed once set.
+KEY_LIMITS = tuple([(k, 2, False, None, None, None) for k in LIMITED_KEYS] + [
+    (ORDERED_KEY, 1, True, None, None, None),
+    (PACED_KEY, None, False, PACE_RATE, PACE_PER, PACE_BURST),
+    ("", 3, False, None, None, None),
+])
 DECIDE_LOCK = 424242  # advisory lock key the decide function takes (shared) mid-transition
 APP_PREFIX = "fault-"  # application_name prefix of every suite connection
 
 # SQLSTATE classes of a lost connection or a server going down: the call may or may not
 # have committed, the client does not know.
 CONNECTION_STATES = ("08", "57P01", "57P02", "57P03")
+
+
+def setup_keys(conn, tenant):
+    """Binds the keyed target in tenant and sets its limits (KEY_LIMITS), in one
+    transaction: the keyed clients use only tenants whose limits are set, so every
+    keyed delivery is enqueued under them. conn is in autocommit mode."""
+    with conn.transaction():
+        conn.execute("SELECT baton.bind_target(%s, %s, current_user::regrole)", (tenant, KEYED))
+        for key, max_leased, ordered, rate, per, burst in KEY_LIMITS:
+            if max_leased is not None:
+                conn.execute("SELECT baton.limit_key(%s, %s, %s, NULLIF(%s, ''), %s)",
+                             (tenant, KEYED, max_leased, key, ordered))
+            if rate is not None:
+                conn.execute("SELECT baton.rate_limit_key(%s, %s, %s, make_interval(secs => %s), %s, NULLIF(%s, ''))",
+                             (tenant, KEYED, rate, per, burst, key))
 
 
 def now():
@@ -57,6 +87,8 @@ class Session:
         self.name = name
         self.stop = stop
         self.conn = None
+        # Server settings of every connection, as libpq's options ("-c name=value").
+        self.options = None
         self.reconnects = 0
         # Called with the SQLSTATE (or "lost") of every failed call, when set: the Citus
         # fault suite (test/citus/fault.py) counts the errors of each fault's window.
@@ -83,9 +115,10 @@ class Session:
         deadline = time.monotonic() + give_up_after
         while not self.stopping() and time.monotonic() < deadline:
             try:
+                extra = {"options": self.options} if self.options else {}
                 self.conn = psycopg.connect(
                     "", autocommit=True, connect_timeout=3,
-                    application_name=APP_PREFIX + self.name)
+                    application_name=APP_PREFIX + self.name, **extra)
                 return True
             except psycopg.Error:
                 self.conn = None

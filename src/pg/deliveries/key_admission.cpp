@@ -1,9 +1,14 @@
 // The limits of keys (see key_admission.hpp).
+#include <cstddef>
+#include <cstring>
+
 #include "core/key_limit.hpp"
 #include "pg/deliveries/claim_hints.hpp"
 #include "pg/deliveries/key_admission.hpp"
 #include "pg/deliveries/side_rows.hpp"
+#include "pg/runtime/cache.hpp"
 #include "pg/runtime/locks.hpp"
+#include "pg/runtime/relations.hpp"
 
 namespace baton::pg::key_admission {
 
@@ -144,7 +149,8 @@ Plan g_forget_all = {
 // first, then the pending ones in the key's order ($5: ordered, by id alone), as many
 // pending ones as fit both under $4 admitted and $6 unclaimed; the rest leave
 // baton.ready for baton.key_waiting. Each key's count into baton.key_slots, its bucket
-// full but for the unclaimed admissions ($7: the burst, 0 for a key that is not paced).
+// full but for the unclaimed admissions ($7: the burst; 0 for a key that is not paced,
+// which counts no unclaimed admissions).
 Plan g_admit_all = {
     "WITH r AS (SELECT d.id, d.key, d.priority, d.run_after, d.status OPERATOR(pg_catalog.=) 'claimed' AS leased, "
     "pg_catalog.count(*) FILTER (WHERE d.status OPERATOR(pg_catalog.=) 'claimed') OVER (PARTITION BY d.key) AS nleased, "
@@ -163,7 +169,8 @@ Plan g_admit_all = {
     "k.id, k.priority, k.run_after FROM k WHERE k.waits) "
     "INSERT INTO baton.key_slots (tenant, target, key, admitted, ready, tokens, at) "
     "SELECT $1, $2, k.key, pg_catalog.count(*) FILTER (WHERE NOT k.waits)::pg_catalog.int4, "
-    "pg_catalog.count(*) FILTER (WHERE NOT k.waits AND NOT k.leased)::pg_catalog.int4, "
+    "CASE WHEN $7 OPERATOR(pg_catalog.>) 0 THEN pg_catalog.count(*) FILTER (WHERE NOT k.waits AND NOT k.leased) "
+    "ELSE 0 END::pg_catalog.int4, "
     "GREATEST(0, $7 OPERATOR(pg_catalog.-) pg_catalog.count(*) FILTER (WHERE NOT k.waits AND NOT k.leased)), "
     "pg_catalog.now() FROM k GROUP BY k.key",
     7, {UUIDOID, TEXTOID, TEXTOID, INT8OID, BOOLOID, INT8OID, FLOAT8OID}, nullptr};
@@ -288,13 +295,65 @@ void promote(Slots& k) {
     }
 }
 
+// The limits found, per backend, by (tenant, target, key): a claim of a keyed delivery
+// reads its key's limit, and most of the time it is the one the last claim read. Each
+// write of baton.key_limits registers a relcache invalidation of the table (the
+// trigger, api/triggers.cpp), sent at its commit, which forgets every entry; a lookup
+// takes the lock of the limits first and then accepts the invalidations, so a change
+// committed before it is seen (a change holds that lock exclusively until its
+// invalidation is sent). A target and key longer than kKeptBytes together are read
+// every time.
+constexpr int kKeptBytes = 240;
+struct LimitKey {
+    pg_uuid_t tenant;
+    int target_len;
+    int key_len;
+    char bytes[kKeptBytes];
+
+    static bool make(LimitKey* k, const pg_uuid_t* tenant, const text* target, const text* key) {
+        int tl = static_cast<int>(VARSIZE_ANY_EXHDR(target));
+        int kl = static_cast<int>(VARSIZE_ANY_EXHDR(key));
+        if (tl + kl > kKeptBytes) return false;
+        std::memset(k, 0, sizeof *k);
+        k->tenant = *tenant;
+        k->target_len = tl;
+        k->key_len = kl;
+        std::memcpy(k->bytes, VARDATA_ANY(target), tl);
+        std::memcpy(k->bytes + tl, VARDATA_ANY(key), kl);
+        return true;
+    }
+    static Size used(const LimitKey& k) { return offsetof(LimitKey, bytes) + k.target_len + k.key_len; }
+    static uint32 hash(const LimitKey& k) { return hash_bytes(reinterpret_cast<const unsigned char*>(&k), used(k)); }
+    static bool equal(const LimitKey& a, const LimitKey& b) {
+        return a.target_len == b.target_len && a.key_len == b.key_len && std::memcmp(&a, &b, used(a)) == 0;
+    }
+};
+struct Kept {
+    Oid relid;  // baton.key_limits when it was read
+    Limit limit;
+};
+bool kept_depends(const LimitKey&, const Kept& kept, Oid relid) { return relid == kept.relid; }
+cache::Map<LimitKey, Kept, LimitKey, kept_depends> g_limits{"pg_baton key limits", 4096,
+                                                            cache::Forgets::kDependents};
+
 }  // namespace
 
 Limit find(const pg_uuid_t* tenant, const text* target, const text* key) {
     lock_limits(tenant, target, ShareLock);
+    AcceptInvalidationMessages();
+    LimitKey k;
+    bool keep = LimitKey::make(&k, tenant, target, key);
+    std::uint64_t generation = g_limits.generation();
+    if (keep)
+        if (const Kept* kept = g_limits.find(k, generation)) return kept->limit;
     connect();
     Limit limit = read_limit(tenant, target, key);
     SPI_finish();
+    if (keep) {
+        Kept* kept = g_limits.enter(k, generation);
+        kept->relid = relations::relid("key_limits");
+        kept->limit = limit;
+    }
     return limit;
 }
 
