@@ -1,9 +1,11 @@
 // The module: Postgres' magic block and _PG_init.
 // (core headers before Postgres headers)
 #include "core/claim_hint.hpp"
+#include "core/key_limit.hpp"
 #include "pg/access/fence.hpp"
 #include "pg/citus/hooks.hpp"
 #include "pg/deliveries/claim_hints.hpp"
+#include "pg/deliveries/key_admission.hpp"
 #include "pg/runtime/invalidation.hpp"
 #include "pg/runtime/postgres.hpp"
 #include "pg/runtime/settings.hpp"
@@ -29,6 +31,7 @@ void _PG_init(void) {
     // Every per-backend cache (pg/runtime/cache) subscribes itself when it first keeps something.
     baton::pg::invalidation::init();
     baton::pg::claim_hints::init();
+    baton::pg::key_admission::init();
 }
 
 }  // extern "C"

@@ -189,7 +189,7 @@ void note_limit(TriggerData* td) {
             Datum v[kLimitColumns];
             for (int i = 0; i < kLimitColumns; i++) v[i] = heap_getattr(t, col[i], desc, &isnull[i]);
             Row row{DatumGetUUIDP(v[kLimitTenant]), DatumGetTextPP(v[kLimitTarget]), DatumGetTextPP(v[kLimitKey]),
-                    {true, {}}};
+                    {true, {}, VARSIZE_ANY_EXHDR(DatumGetTextPP(v[kLimitKey])) == 0}};
             key_limit::Limit& r = row.limit.rule;
             r.max_leased = isnull[kLimitMax] ? 0 : DatumGetInt32(v[kLimitMax]);
             r.ordered = !isnull[kLimitOrdered] && DatumGetBool(v[kLimitOrdered]);

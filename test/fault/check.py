@@ -33,6 +33,7 @@ from collections import defaultdict
 
 import psycopg
 
+from common import KEY_LIMITS, KEYED, ORDERED_KEY, PACED_KEY as PACED
 from inject import SNAPSHOT_SQL
 
 WRITE_KINDS = {"enq", "sub", "claim", "fin", "retry", "acq", "tr", "start", "cpl", "mk", "mkdone", "resolve", "cancel",
@@ -58,10 +59,15 @@ class Acks:
         self.redriven = defaultdict(list)  # (t, id) -> acknowledged redrives that moved it
         self.redrive_tries = {}  # (client, n) -> redrive sent, not acknowledged ("end": cut off by then)
         self.fire_calls = {}  # (client, n) -> (sent, ended or None while running, committed)
+        self.keyed_claims = 0  # claims acknowledged of the keyed target
+        self.end_tries = {}  # (t, id, g) -> earliest send time of a finish or retry at g
+        self.cancel_tries = defaultdict(dict)  # (t, id) -> {(client, sent): answered, None until then}
+        self.read_at = 0.0  # when the latest read began: a record not read by then was written later
 
     def read(self):
         """Reads the complete lines written since the last read; returns how many."""
         n = 0
+        self.read_at = time.time()
         for path in sorted(glob.glob(os.path.join(self.logdir, "*.jsonl"))):
             off = self.offsets.get(path, 0)
             with open(path, "rb") as f:
@@ -97,6 +103,15 @@ class Acks:
                     self.fire_calls[(rec["c"], rec["n"])] = (rec["ts"], rec["at"], rec["k"] == "fire")
                 elif rec["k"] == "stats":
                     self.stats[rec["c"]] = rec
+                elif rec["k"] == "dcancel_try":
+                    self.cancel_tries[(rec["t"], rec["id"])].setdefault((rec["c"], rec["ts"]), None)
+                elif rec["k"] == "dcancel":
+                    self.cancel_tries[(rec["t"], rec["id"])][(rec["c"], rec["ts"])] = rec["at"]
+                if rec["k"] in ("fin_try", "retry_try"):
+                    key3 = (rec["t"], rec["id"], rec["g"])
+                    self.end_tries[key3] = min(self.end_tries.get(key3, rec["ts"]), rec["ts"])
+                elif rec["k"] == "claim" and rec.get("tg") == KEYED:
+                    self.keyed_claims += 1
                 if rec["k"] in WRITE_KINDS and "t" in rec:
                     self.last_write[rec["t"]] = max(self.last_write.get(rec["t"], 0.0), rec["ts"])
                 n += 1
@@ -126,6 +141,7 @@ class Checker:
         self.crash_lines = []
         self.dead_clients = lambda: []
         self.problems = {}  # "I1".. -> every problem the last check found
+        self.key_stats = {}  # figures of the keyed checks (K1, K3, K4), for the summary
 
     def snapshot(self):
         """All rows the invariants need, in one REPEATABLE READ READ ONLY transaction."""
@@ -133,7 +149,7 @@ class Checker:
             conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             s = {}
             s["deliveries"] = conn.execute(
-                "SELECT tenant::text, id, target, dedup_key, status, generation, attempts "
+                "SELECT tenant::text, id, target, dedup_key, status, generation, attempts, key "
                 "FROM baton.deliveries").fetchall()
             s["runs"] = conn.execute(
                 "SELECT tenant::text, id::text, status, generation, idempotency_key FROM baton.runs").fetchall()
@@ -177,6 +193,17 @@ class Checker:
                     hist[(t, run)] = "error %s: %s" % (e.sqlstate, e)
                     conn.execute("ROLLBACK TO SAVEPOINT h")
             s["history"] = hist
+            # The limits of keys and their bookkeeping (K1-K3).
+            s["key_limits"] = conn.execute(
+                "SELECT tenant::text, target, key, max_leased, ordered, rate, extract(epoch FROM per)::float8, burst "
+                "FROM baton.key_limits").fetchall()
+            s["key_slots"] = conn.execute(
+                "SELECT tenant::text, target, key, admitted, ready, tokens FROM baton.key_slots").fetchall()
+            s["key_waiting"] = conn.execute(
+                "SELECT tenant::text, target, key, rank, id FROM baton.key_waiting").fetchall()
+            s["ready_keyed"] = conn.execute(
+                "SELECT r.tenant::text, r.id, count(*) FROM baton.ready r JOIN baton.deliveries d "
+                "ON d.tenant = r.tenant AND d.id = r.id WHERE d.key IS NOT NULL GROUP BY 1, 2").fetchall()
             conn.execute("COMMIT")
             return s
 
@@ -198,6 +225,11 @@ class Checker:
             ("I8 no unexpected error, no backend crash", self.i8_unexpected),
             ("I9 a cancel stands until a later redrive; a redrive's rows are pending", self.i9_cancel_redrive),
             ("I10 each schedule slot enqueued at most once, the latest, none skipped", self.i10_schedules),
+            ("K1 never more of a key leased than its max_leased, an ordered key's one at a time", self.k1_leased),
+            ("K2 each limited key's count agrees with its deliveries; each pending one admitted or waiting",
+             self.k2_bookkeeping),
+            ("K3 an ordered key's deliveries claimed one at a time in id order", self.k3_ordered),
+            ("K4 a paced key's claims in any span of per at most rate + burst", self.k4_paced),
         ):
             problems = fn(s, cut)
             self.problems[name.split()[0]] = problems
@@ -218,6 +250,10 @@ class Checker:
             if a["k"] == "enq_again":
                 ids_of_key[(a["t"], a["tg"], a["key"])].add(a["first"])
         lost = dups = 0
+        for a in self.acks.upto("enq", cut):
+            row = by_id.get((a["t"], a["id"]))
+            if "lk" in a and row is not None and row[7] != a["lk"]:
+                problems.append("delivery %d acknowledged with key %s has key %s" % (a["id"], a["lk"], row[7]))
         for key, ids in ids_of_key.items():
             if len(ids) > 1:
                 dups += 1
@@ -693,6 +729,254 @@ class Checker:
                 return ts, at
         return None
 
+    # --- K1-K4: keys and their limits ----------------------------------------------------
+    def keyed_claims(self):
+        """The acknowledged claims of the keyed target whose delivery has a key, by (tenant,
+        key): [record], each with its key (lk, from the payload the claim returned)."""
+        out = defaultdict(list)
+        for a in self.acks.by_kind.get("claim", []):
+            if a.get("tg") == KEYED and a.get("lk") is not None:
+                out[(a["t"], a["lk"])].append(a)
+        return out
+
+    def held_until(self, a):
+        """The end of the span over which the lease of claim a (answered at a["at"]) was
+        certainly held: the first moment anything could have ended it. Its holder's finish
+        or retry at its generation ends it no earlier than sent; an operator's cancel no
+        earlier than sent (any cancel that may have committed after the claim's send); the
+        reaper no earlier than its lease_until (reap takes only leases expired by its
+        now()); and none of these not yet logged when the logs were last read was sent
+        before that read began."""
+        t, did = a["t"], a["id"]
+        end = min(a.get("lu") or a["ts"] + 2.0, self.acks.read_at)
+        end = min(end, self.acks.end_tries.get((t, did, a["g"]), end))
+        for (_, sent), answered in self.acks.cancel_tries.get((t, did), {}).items():
+            if answered is None or answered > a["ts"]:
+                end = min(end, sent)
+        return end
+
+    def k1_leased(self, s, cut):
+        """A key limited by max_leased (an ordered key: 1) never has more deliveries leased.
+        In the snapshot: its 'claimed' rows counted. Over time, from the logs: a claim
+        acknowledged at `at` certainly holds its lease from `at` to held_until() (the
+        first moment a finish, retry, cancel or reap could have ended it); more such spans
+        of one key overlapping at one moment than its limit were all leased then. A span
+        may end too early (a finish sent is not yet committed), never too late, so this
+        misses leases, never invents one: it cannot report a false violation, and a limit
+        not kept shows as soon as the extra leases are held together a moment (workers
+        hold theirs 0 to 30 ms before settling)."""
+        problems = []
+        limits = self.snapshot_limits(s)
+        leased = defaultdict(list)
+        for r in s["deliveries"]:
+            if r[4] == "claimed" and r[7] is not None:
+                leased[(r[0], r[2], r[7])].append(r[1])
+        for (t, tg, key), ids in leased.items():
+            lim = limits.get((t, tg), {}).get(key) or limits.get((t, tg), {}).get("")
+            if lim is not None and lim[0] is not None and len(ids) > lim[0]:
+                problems.append("key %s of tenant %s: %d deliveries leased, max_leased %d: %s"
+                                % (key, t[:8], len(ids), lim[0], sorted(ids)[:6]))
+        most = self.key_stats["most_leased"] = {}
+        for (t, key), claims in self.keyed_claims().items():
+            limit = spec_of(key)[0]
+            if limit is None:
+                continue
+            events = []
+            for a in claims:
+                end = self.held_until(a)
+                if a["at"] < end:
+                    events.append((a["at"], 1, (a["id"], a["g"])))
+                    events.append((end, 0, (a["id"], a["g"])))
+            events.sort()
+            held = set()
+            for when, starts, lease in events:
+                if not starts:
+                    held.discard(lease)
+                    continue
+                held.add(lease)
+                kind = "ordered" if key == ORDERED_KEY else "max_leased %d" % limit
+                most[kind] = max(most.get(kind, 0), len(held))
+                if len(held) > limit:
+                    problems.append("key %s of tenant %s: %d leases certainly held at once at %s, max_leased %d: "
+                                    "deliveries %s" % (key, t[:8], len(held), stamp(when), limit,
+                                                       sorted("%d@%d" % h for h in held)))
+        return problems
+
+    def snapshot_limits(self, s):
+        """(tenant, target) -> {key: (max_leased, ordered, rate, per, burst)} as
+        baton.key_limits holds them (key '': every key without one of its own)."""
+        out = defaultdict(dict)
+        for t, tg, key, max_leased, ordered, rate, per, burst in s["key_limits"]:
+            out[(t, tg)][key] = (max_leased, ordered, rate, per, burst)
+        return out
+
+    def k2_bookkeeping(self, s, cut):
+        """The limits are as the suite set them (never lowered, so admitted <= max_leased
+        must hold); for each key a limit covers (its own, else the target's for every key):
+        key_slots.admitted = its 'claimed' deliveries + its 'pending' ones not in
+        key_waiting; on a paced key, key_slots.ready = those pending ones and tokens +
+        ready <= burst; admitted <= max_leased (an ordered key: 1); no key waits while it
+        has room (has_room of core/key_limit: a slot freed was passed on); every pending
+        delivery of a limited key is in exactly one of baton.ready and baton.key_waiting, a
+        leased or settled one in neither; every key_waiting row is a pending delivery of
+        that target and key; no key_slots row for a key without a limit."""
+        problems = []
+        limits = self.snapshot_limits(s)
+        want = {key: spec for key, *spec in KEY_LIMITS}
+        for (t, tg), rows in limits.items():
+            have = {key: (m, o, r, p, b) for key, (m, o, r, p, b) in rows.items()}
+            if tg != KEYED or have != {k: tuple(v) for k, v in want.items()}:
+                problems.append("tenant %s, target %s: limits %s, set as %s" % (t[:8], tg, sorted(have.items()),
+                                                                               sorted(want.items())))
+
+        def limit_of(t, tg, key):
+            own = limits.get((t, tg), {})
+            return own.get(key) or own.get("")
+
+        ready = {(r[0], r[1]): r[2] for r in s["ready_keyed"]}
+        waiting = defaultdict(int)
+        waits_of_key = defaultdict(int)
+        d = {(r[0], r[1]): r for r in s["deliveries"]}
+        for t, tg, key, rank, did in s["key_waiting"]:
+            waiting[(t, did)] += 1
+            waits_of_key[(t, tg, key)] += 1
+            row = d.get((t, did))
+            if row is None or row[4] != "pending" or (row[2], row[7]) != (tg, key):
+                problems.append("key_waiting holds delivery %d (%s, %s), which is %s" % (
+                    did, tg, key, "missing" if row is None else "%s (%s, %s)" % (row[4], row[2], row[7])))
+        count = defaultdict(lambda: [0, 0])  # (t, tg, key) -> [claimed, pending admitted]
+        for r in s["deliveries"]:
+            if r[7] is None or limit_of(r[0], r[2], r[7]) is None:
+                continue
+            seats = ready.get((r[0], r[1]), 0) + waiting.get((r[0], r[1]), 0)
+            if r[4] == "pending":
+                if seats != 1:
+                    problems.append("pending delivery %d of key %s: %d rows in baton.ready, %d in key_waiting"
+                                    % (r[1], r[7], ready.get((r[0], r[1]), 0), waiting.get((r[0], r[1]), 0)))
+                if not waiting.get((r[0], r[1])):
+                    count[(r[0], r[2], r[7])][1] += 1
+            elif seats:
+                problems.append("%s delivery %d of key %s: %d rows in baton.ready, %d in key_waiting"
+                                % (r[4], r[1], r[7], ready.get((r[0], r[1]), 0), waiting.get((r[0], r[1]), 0)))
+            if r[4] == "claimed":
+                count[(r[0], r[2], r[7])][0] += 1
+        slots = {(r[0], r[1], r[2]): r for r in s["key_slots"]}
+        for key3 in set(slots) | set(count) | set(waits_of_key):
+            t, tg, key = key3
+            lim = limit_of(t, tg, key)
+            if lim is None:
+                problems.append("key_slots or deliveries count key %s of tenant %s, which has no limit" % (key, t[:8]))
+                continue
+            max_leased, ordered, rate, per, burst = lim
+            row = slots.get(key3)
+            admitted, unclaimed, tokens = (row[3], row[4], row[5]) if row is not None else (0, 0, burst or 0)
+            leased, pending = count.get(key3, (0, 0))
+            if admitted != leased + pending:
+                problems.append("key %s of tenant %s: key_slots.admitted %d, but %d leased + %d pending admitted"
+                                % (key, t[:8], admitted, leased, pending))
+            if rate is not None and (unclaimed != pending or tokens + unclaimed > burst + 1e-6):
+                problems.append("paced key %s of tenant %s: key_slots.ready %d, tokens %.3f (burst %d), "
+                                "but %d pending admitted" % (key, t[:8], unclaimed, tokens, burst, pending))
+            most = 1 if ordered else max_leased
+            if most is not None and admitted > most:
+                problems.append("key %s of tenant %s: %d admitted, max_leased %d" % (key, t[:8], admitted, most))
+            room = (most is None or admitted < most) and (rate is None or unclaimed < burst)
+            if room and waits_of_key.get(key3):
+                problems.append("key %s of tenant %s: %d deliveries wait though it has room (%d admitted, %d unclaimed)"
+                                % (key, t[:8], waits_of_key[key3], admitted, unclaimed))
+        return problems
+
+    def k3_ordered(self, s, cut):
+        """An ordered key's deliveries are claimed in id order, a retried or reaped one
+        again before the next (the redriver leaves ordered keys alone, and one producer
+        enqueues them, one call at a time, so id order is enqueue order). In the snapshot:
+        its admitted delivery (leased, or pending outside key_waiting) is its lowest
+        pending or leased id. From the logs: a claim sent after another claim of the key
+        was answered has an id at least that one's. Claims are compared by the client's
+        times, sent (before the server's clock was read) and answered (after its commit),
+        not by lease_until - lease (the transaction's start, which may precede the
+        claim's snapshot by any delay: a claim that began first can take a later
+        delivery), so the order it uses is certain."""
+        problems = []
+        keyed = defaultdict(list)
+        limits = self.snapshot_limits(s)
+        waiting = {(r[0], r[4]) for r in s["key_waiting"]}
+        for r in s["deliveries"]:
+            if r[7] is not None and r[4] in ("pending", "claimed"):
+                own = limits.get((r[0], r[2]), {})
+                lim = own.get(r[7]) or own.get("")
+                if lim is not None and lim[1]:
+                    keyed[(r[0], r[2], r[7])].append((r[1], r[4] == "claimed" or (r[0], r[1]) not in waiting))
+        for (t, tg, key), rows in keyed.items():
+            first = min(did for did, _ in rows)
+            for did, admitted in rows:
+                if admitted and did != first:
+                    problems.append("ordered key %s of tenant %s: delivery %d admitted while %d, earlier, is pending"
+                                    % (key, t[:8], did, first))
+        checked = 0
+        for (t, key), claims in self.keyed_claims().items():
+            if not spec_of(key)[1]:
+                continue
+            checked += len(claims)
+            answered = sorted(claims, key=lambda a: a["at"])
+            i, before = 0, None
+            for b in sorted(claims, key=lambda a: a["ts"]):
+                while i < len(answered) and answered[i]["at"] < b["ts"]:
+                    if before is None or answered[i]["id"] > before["id"]:
+                        before = answered[i]
+                    i += 1
+                if before is not None and b["id"] < before["id"]:
+                    problems.append("ordered key %s of tenant %s: delivery %d claimed (sent %s) after delivery %d's "
+                                    "claim was answered (%s)" % (key, t[:8], b["id"], stamp(b["ts"]), before["id"],
+                                                                 stamp(before["at"])))
+        self.key_stats["ordered_claims"] = checked
+        return problems
+
+    def k4_paced(self, s, cut):
+        """A paced key's claims in any span of `per` are at most rate + burst. A claim
+        reads the server's clock (compared with its ready row's run_after, its slot)
+        after it was sent and before it was answered, so a claim whose sent..answered lies
+        inside a span certainly claimed within it: the most such claims over the spans
+        that begin at a claim's send time are counted (the span with the most contained
+        claims can be moved to begin at its first one's send time). This undercounts
+        (a claim answered slowly is in no tight span), never overcounts: no tolerance
+        beyond that is needed. The load adds bursts of 20 deliveries to a paced key
+        (more than its rate + burst of 15), so claims of a pace not kept would show."""
+        problems = []
+        most = 0
+        for (t, key), claims in self.keyed_claims().items():
+            _, _, rate, per, burst = spec_of(key)
+            if rate is None:
+                continue
+            claims = sorted(claims, key=lambda a: a["ts"])
+            for i, a in enumerate(claims):
+                inside = [b for b in claims[i:i + 4 * (rate + burst) + 8]
+                          if b["ts"] <= a["ts"] + per and b["at"] <= a["ts"] + per]
+                most = max(most, len(inside))
+                if len(inside) > rate + burst:
+                    problems.append("paced key %s of tenant %s: %d claims within %g s from %s (rate %d + burst %d): "
+                                    "deliveries %s" % (key, t[:8], len(inside), per, stamp(a["ts"]), rate, burst,
+                                                       [b["id"] for b in inside]))
+                    break
+        self.key_stats["most_paced"] = most
+        return problems
+
+    def keyed_figures(self):
+        """The figures of the keyed claims the last check covered."""
+        claims = self.keyed_claims()
+        n = sum(len(v) for v in claims.values())
+        by = defaultdict(int)
+        for (t, key), v in claims.items():
+            m, o, r, _, _ = spec_of(key)
+            by["ordered" if o else "paced" if r is not None else "max_leased %d" % m] += len(v)
+        most = self.key_stats.get("most_leased", {})
+        _, _, rate, per, burst = spec_of(PACED)
+        return ("%d (%s); most leases of a key certainly held at once: %s; most claims of a paced key "
+                "within %g s: %d (rate + burst %d)" % (
+                    n, ", ".join("%s %d" % kv for kv in sorted(by.items())),
+                    ", ".join("%s: %d" % kv for kv in sorted(most.items())) or "none",
+                    per, self.key_stats.get("most_paced", 0), rate + burst))
+
     # --- I8 --------------------------------------------------------------------------
     def i8_unexpected(self, s, cut):
         from inject import server_crashes
@@ -703,6 +987,13 @@ class Checker:
         problems += self.crash_lines
         problems += ["client process %s died" % name for name in self.dead_clients()]
         return problems
+
+
+def spec_of(key):
+    """The limit the suite set for key (its own, else the target's for every key):
+    (max_leased, ordered, rate, per, burst)."""
+    spec = {k: tuple(v) for k, *v in KEY_LIMITS}
+    return spec.get(key) or spec[""]
 
 
 def stamp(epoch):

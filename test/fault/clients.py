@@ -13,7 +13,8 @@ import json
 import random
 import time
 
-from common import TARGETS, WORKFLOW, AckLog, Session, now
+from common import (COVERED_KEYS, KEYED, LIMITED_KEYS, ORDERED_KEY, PACED_KEY, TARGETS, WORKFLOW, AckLog,
+                    Session, now)
 
 # SQLSTATEs a client may legitimately get under faults; anything else is logged as
 # "unexpected" and fails the suite.
@@ -37,6 +38,8 @@ class Client:
         self.tenants = []
         self.tenants_at = 0.0
         self.errors = {}
+        # A keyed client uses only the active tenants whose keyed target's limits are set.
+        self.keyed = False
 
     def tenant(self):
         """A random active tenant (the list is refreshed every second and after DU002)."""
@@ -55,7 +58,12 @@ class Client:
             yield t
 
     def refresh_tenants(self):
-        r = self.db.call("SELECT tenant::text FROM baton.tenants WHERE state = 'active'")
+        if self.keyed:
+            r = self.db.call("SELECT t.tenant::text FROM baton.tenants t WHERE t.state = 'active' AND EXISTS "
+                             "(SELECT 1 FROM baton.key_limits l WHERE l.tenant = t.tenant AND l.target = %s)",
+                             (KEYED,))
+        else:
+            r = self.db.call("SELECT tenant::text FROM baton.tenants WHERE state = 'active'")
         if r[0] == "ok":
             self.tenants = [row[0] for row in r[1]]
             self.tenants_at = now()
@@ -445,21 +453,29 @@ MOVED_SQL = ("SELECT id, generation, status, attempts, settled_at IS NULL FROM b
 def redriver(c):
     """Every 250 ms, redrives failed and cancelled deliveries of a random tenant and
     target: half the time by ids (up to four of them, and one id of any status, which is
-    skipped unless it is failed or cancelled), else the oldest by max_rows (1 to 4). The
+    skipped unless it is failed or cancelled), else the oldest by max_rows (1 to 4); on
+    the keyed target always by ids, and never of the ordered key. The
     rows moved are read in the redrive's transaction (MOVED_SQL) and logged with it. Not
     repeated through a lost connection: its outcome is then unknown (the try record
     says what it might have moved, the end record by when)."""
     n = 0
     for t in c.active_tenants():
-        tg = c.rand.choice(TARGETS)
+        tg = c.rand.choice(TARGETS + (KEYED,))
         ids, max_rows = None, c.rand.randint(1, 4)
-        if c.rand.random() < 0.5:
+        if tg == KEYED or c.rand.random() < 0.5:
+            # The keyed target by ids only, none of the ordered key: a redriven delivery
+            # of an ordered key would be claimed after later ones (K3).
             res = c.db.call("(SELECT id FROM baton.deliveries WHERE tenant = %s AND target = %s "
-                            "AND status IN ('failed', 'cancelled') ORDER BY random() LIMIT 4) UNION "
+                            "AND status IN ('failed', 'cancelled') AND key IS DISTINCT FROM %s "
+                            "ORDER BY random() LIMIT 4) UNION "
                             "(SELECT id FROM baton.deliveries WHERE tenant = %s AND target = %s "
-                            "ORDER BY random() LIMIT 1)", (t, tg, t, tg))
+                            "AND key IS DISTINCT FROM %s ORDER BY random() LIMIT 1)",
+                            (t, tg, ORDERED_KEY, t, tg, ORDERED_KEY))
             if res[0] == "ok" and res[1]:
                 ids = sorted(row[0] for row in res[1])
+            elif tg == KEYED:
+                c.nap(0.25)
+                continue
         n += 1
         ts = now()
         c.log.write("redrive_try", t=t, tg=tg, ids=ids, max=max_rows, n=n, ts=ts)
@@ -508,8 +524,212 @@ def firer(c):
         c.nap(0.05 + c.rand.random() * 0.2)
 
 
+# --- the keyed load ----------------------------------------------------------------------
+
+KEYED_LEASE = 2.0  # seconds: the keyed workers' lease
+
+
+def keyed_payload(dedup_key, key):
+    """The payload of a keyed delivery names its key (claims return the payload, so the
+    worker logs the key it claimed); a function of the dedup key's call, so that a call
+    sent again sends the same."""
+    return json.dumps({"key": dedup_key, "lk": key})
+
+
+def keyed_enqueue(c, t, key, priority):
+    """One delivery of key (None: no key) on the keyed target, by enqueue_keyed (enqueue
+    without a key); sent again through a lost connection (idempotent). Logged like the
+    other producers' enqueues (I1), with the key (lk)."""
+    c.n += 1
+    dedup = "%s-%d" % (c.name, c.n)
+    ts = now()
+    c.log.write("enq_try", t=t, tg=KEYED, key=dedup, lk=key, ts=ts)
+    if key is None:
+        res = c.db.call("SELECT baton.enqueue(%s, %s, %s, %s::jsonb, priority => %s)",
+                        (t, KEYED, dedup, keyed_payload(dedup, key), priority), retry=True)
+    else:
+        res = c.db.call("SELECT baton.enqueue_keyed(%s, %s, %s, %s, %s::jsonb, priority => %s)",
+                        (t, KEYED, dedup, key, keyed_payload(dedup, key), priority), retry=True)
+    if res[0] == "ok":
+        c.log.write("enq", t=t, tg=KEYED, key=dedup, lk=key, id=res[1][0][0], ts=ts)
+    elif res[0] == "err":
+        c.refused("enqueue_keyed", res)
+
+
+def keyed_batch(c, t, keys, priorities):
+    """One enqueue_batch on the keyed target, an item per key (None: an item without
+    "key"), all or nothing; sent again through a lost connection."""
+    c.n += 1
+    dedups = ["%s-b%d-%d" % (c.name, c.n, i) for i in range(len(keys))]
+    items = []
+    for dedup, key, priority in zip(dedups, keys, priorities):
+        item = {"target": KEYED, "dedup_key": dedup, "payload": json.loads(keyed_payload(dedup, key)),
+                "priority": priority}
+        if key is not None:
+            item["key"] = key
+        items.append(item)
+    ts = now()
+    c.log.write("batch_try", t=t, tg=KEYED, keys=dedups, ts=ts)
+    res = c.db.call("SELECT id FROM baton.enqueue_batch(%s, %s::jsonb)", (t, json.dumps(items)), retry=True)
+    if res[0] == "ok":
+        for dedup, key, row in zip(dedups, keys, res[1]):
+            c.log.write("enq", t=t, tg=KEYED, key=dedup, lk=key, id=row[0], ts=ts)
+    elif res[0] == "err":
+        c.refused("enqueue_batch keyed", res)
+
+
+# More deliveries waiting on limits than this (in active tenants): the keyed producers
+# pause, so that the backlog stays bounded however long the suite runs.
+KEYED_BACKLOG = 300
+PACE_BURST_ITEMS = 20  # a burst of the paced key: more than its rate + burst
+
+
+def keyed_producer(c):
+    """Enqueues deliveries on the keyed target of the tenants whose limits are set:
+    enqueue_keyed of a key limited to 2 or of a key under the target's limit (45%); an
+    enqueue_batch of four items of random keys, the paced key among them, some without a
+    key (15%); enqueue_keyed of the paced key (5%); an enqueue without a key (5%); at
+    random priorities. The first producer alone enqueues the ordered key (20%: one, or a
+    batch of three): its id order is its enqueue order only while its enqueues do not
+    overlap. The second adds a burst of 20 deliveries of the paced key to a random
+    tenant every 1.5 to 2.5 s, more than the key's rate + burst, so that a pace not kept
+    shows in K4. While more than KEYED_BACKLOG deliveries wait on limits, it naps."""
+    c.keyed = True
+    c.n = 0
+    first = c.name.endswith("-1")
+    backlog, backlog_at, next_burst = 0, 0.0, now() + 1.0
+    any_key = LIMITED_KEYS + COVERED_KEYS
+    for t in c.active_tenants():
+        if now() - backlog_at > 1.0:
+            res = c.db.call("SELECT count(*) FROM baton.key_waiting w JOIN baton.tenants t USING (tenant) "
+                            "WHERE t.state = 'active'")
+            if res[0] == "ok":
+                backlog, backlog_at = res[1][0][0], now()
+        if not first and now() >= next_burst:
+            next_burst = now() + 1.5 + c.rand.random()
+            keyed_batch(c, t, [PACED_KEY] * PACE_BURST_ITEMS, [0] * PACE_BURST_ITEMS)
+            continue
+        if backlog > KEYED_BACKLOG:
+            c.nap(0.2)
+            continue
+        r = c.rand.random()
+        if first and r < 0.2:
+            if c.rand.random() < 0.7:
+                keyed_enqueue(c, t, ORDERED_KEY, c.rand.randint(0, 5))
+            else:
+                keyed_batch(c, t, [ORDERED_KEY] * 3, [c.rand.randint(0, 5) for _ in range(3)])
+        elif r < 0.65:
+            keyed_enqueue(c, t, c.rand.choice(any_key), c.rand.randint(0, 3))
+        elif r < 0.80:
+            keys = [c.rand.choice(any_key + (PACED_KEY, None)) for _ in range(4)]
+            keyed_batch(c, t, keys, [c.rand.randint(0, 3) for _ in keys])
+        elif r < 0.85:
+            keyed_enqueue(c, t, PACED_KEY, 0)
+        elif r < 0.90:
+            keyed_enqueue(c, t, None, c.rand.randint(0, 3))
+        c.nap(0.01 + c.rand.random() * 0.01)
+
+
+def keyed_finish(c, t, did, gen, outcome):
+    """finish of one claimed keyed delivery; repeated through a lost connection
+    (terminal-once)."""
+    ts = now()
+    c.log.write("fin_try", t=t, id=did, g=gen, o=outcome, ts=ts)
+    res = c.db.call("SELECT baton.finish(%s, %s, %s, %s)", (t, did, gen, outcome), retry=True)
+    if res[0] == "ok":
+        c.log.write("fin", t=t, id=did, g=gen, o=outcome, r=res[1][0][0], ts=ts, at=now())
+    elif res[0] == "err":
+        c.refused("finish", res)
+
+
+def keyed_finish_batch(c, t, pairs):
+    """finish_batch of several claimed deliveries of one tenant; repeated through a lost
+    connection (each pair answers its stored status again). A pair that answers
+    lease_lost (the reaper or a cancel took it) is not acknowledged."""
+    ts = now()
+    for did, gen in pairs:
+        c.log.write("fin_try", t=t, id=did, g=gen, o="finished", ts=ts)
+    res = c.db.call("SELECT id, status FROM baton.finish_batch(%s, %s::bigint[], %s::bigint[])",
+                    (t, [p[0] for p in pairs], [p[1] for p in pairs]), retry=True)
+    if res[0] == "ok":
+        at = now()
+        gens = dict(pairs)
+        for did, status in res[1]:
+            if status in ("finished", "failed"):
+                c.log.write("fin", t=t, id=did, g=gens[did], o="finished", r=status, ts=ts, at=at)
+    elif res[0] == "err":
+        c.refused("finish_batch", res)
+
+
+def keyed_retry(c, t, did, gen):
+    """retry of one claimed delivery with a 50 ms delay; not repeated (a second call is
+    DU001)."""
+    ts = now()
+    c.log.write("retry_try", t=t, id=did, g=gen, ts=ts)
+    res = c.db.call("SELECT baton.retry(%s, %s, %s, 'transient', '50 milliseconds')", (t, did, gen))
+    if res[0] == "ok":
+        c.log.write("retry", t=t, id=did, g=gen, r=res[1][0][0], ts=ts, at=now())
+    elif res[0] == "err":
+        c.refused("retry", res)
+
+
+def keyed_worker(c):
+    """Claims deliveries of the keyed target with a 2-second lease: baton.claim of one
+    tenant, one row (40%) or up to four (40%), or baton.claim_fair of every tenant, up to
+    four (20%). Each claim is logged with the key of its delivery (from the payload),
+    the time sent and answered and its lease_until. It holds them 0 to 30 ms (leases
+    overlap, so a limit not kept shows in K1), then settles them: retry with a 50 ms
+    delay (12%), finish 'failed' (3%), else finished: several of one tenant by one
+    finish_batch, one by finish. The second worker runs with baton.direct_access off
+    (the statements rather than the direct heap access: the other claim path)."""
+    c.keyed = True
+    if c.name.endswith("-2"):
+        c.db.options = "-c baton.direct_access=off"
+    lease = "%g seconds" % KEYED_LEASE
+    for t in c.active_tenants():
+        r = c.rand.random()
+        ts = now()
+        if r < 0.2:
+            res = c.db.call("SELECT tenant::text, id, generation, payload->>'lk', "
+                            "extract(epoch FROM lease_until)::float8 FROM baton.claim_fair(%s, %s, 4)", (KEYED, lease))
+            what = "claim_fair"
+        else:
+            res = c.db.call("SELECT %s::text, id, generation, payload->>'lk', "
+                            "extract(epoch FROM lease_until)::float8 FROM baton.claim(%s, %s, %s, %s)",
+                            (t, t, KEYED, lease, 1 if r < 0.6 else 4))
+            what = "claim"
+        if res[0] == "err":
+            c.refused(what, res)
+            continue
+        if res[0] != "ok":
+            continue
+        at = now()
+        rows = res[1]
+        for tt, did, gen, key, until in rows:
+            c.log.write("claim", t=tt, id=did, g=gen, tg=KEYED, lk=key, lu=until, ts=ts, at=at)
+        if not rows:
+            c.nap(0.03)
+            continue
+        c.nap(c.rand.random() * 0.03)
+        finished = {}
+        for tt, did, gen, key, until in rows:
+            x = c.rand.random()
+            if x < 0.12:
+                keyed_retry(c, tt, did, gen)
+            elif x < 0.15:
+                keyed_finish(c, tt, did, gen, "failed")
+            else:
+                finished.setdefault(tt, []).append((did, gen))
+        for tt, pairs in finished.items():
+            if len(pairs) == 1:
+                keyed_finish(c, tt, pairs[0][0], pairs[0][1], "finished")
+            else:
+                keyed_finish_batch(c, tt, pairs)
+
+
 ROLES = {"producer": producer, "dworker": delivery_worker, "fworker": fair_worker, "rworker": run_worker, "reaper": reaper,
-         "operator": operator, "redriver": redriver, "firer": firer}
+         "operator": operator, "redriver": redriver, "firer": firer, "kproducer": keyed_producer,
+         "kworker": keyed_worker}
 
 
 def client_main(role, name, logdir, stop, seed):

@@ -3,8 +3,9 @@ faults one after another, checks the invariants after each, prints the figures a
 "N passed, N failed". Run by test/fault/run.sh, which starts the throwaway cluster and
 exports PGHOST/PGPORT/PGUSER/PGDATABASE, CLUSTER_DIR and PG_BINDIR.
 
-usage: driver.py --rounds N [--load-seconds S] [--verbose]
-Each round injects each fault kind once (see inject.py), in this order.
+usage: driver.py --rounds N [--claims C] [--load-seconds S] [--verbose]
+Each round injects each fault kind once (see inject.py), in this order. With --claims,
+rounds go on after the N-th until C claims of keyed deliveries were acknowledged.
 """
 
 import argparse
@@ -22,14 +23,14 @@ import selftest
 from check import Checker
 import clients
 from clients import client_main
-from common import DECIDE_LOCK, TARGETS, WORKFLOW
+from common import DECIDE_LOCK, TARGETS, WORKFLOW, setup_keys
 from inject import Injector
 
 KINDS = ("restart", "kill_claim", "frozen", "kill_finish", "fence", "kill_transition", "kill_fire")
 
 # The load: role -> number of processes.
 LOAD = {"producer": 2, "dworker": 3, "fworker": 1, "rworker": 2, "reaper": 1, "operator": 1, "redriver": 1,
-        "firer": 2}
+        "firer": 2, "kproducer": 2, "kworker": 2}
 
 # The schedules of each initial tenant, fired by the firer clients: (name, target, spec).
 SCHEDULES = (("tick", "alpha", "@every 1 second"), ("tock", "beta", "@every 2 seconds"))
@@ -96,6 +97,7 @@ def setup():
                 conn.execute("SELECT baton.bind_target(%s, %s, current_user::regrole)", (tenant, target))
             for name, target, spec in SCHEDULES:
                 conn.execute("SELECT baton.schedule(%s, %s, %s, %s)", (tenant, name, target, spec))
+            setup_keys(conn, tenant)
 
 
 def start_load(logdir, stop, load=None, entry=client_main):
@@ -128,11 +130,20 @@ def stop_load(procs, stop):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--claims", type=int, default=0,
+                    help="after --rounds, more rounds until this many keyed claims were acknowledged")
     ap.add_argument("--load-seconds", type=float, default=3.0)
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--no-self-test", action="store_true", help="skip the checker's self-test")
     ap.add_argument("--kinds", default=",".join(KINDS), help="comma-separated fault kinds, in order")
+    ap.add_argument("--load", default="", help="role=count,... : the number of processes of these roles")
     args = ap.parse_args()
+    load = dict(LOAD)
+    for part in filter(None, args.load.split(",")):
+        role, _, count = part.partition("=")
+        if role not in LOAD or not count.isdigit():
+            ap.error("--load: role=count with a role of " + ",".join(LOAD))
+        load[role] = int(count)
 
     logdir = tempfile.mkdtemp(prefix="pg_baton-fault-acks.")
     inj = Injector(os.environ["CLUSTER_DIR"], os.environ["PG_BINDIR"], logdir, args.verbose)
@@ -150,15 +161,18 @@ def main():
     stop = ctx.Event()
     # The firers stop calling while kill_fire needs the schedules to itself.
     clients.FIRE_PAUSE = inj.fire_pause = ctx.Event()
-    procs = start_load(logdir, stop)
+    procs = start_load(logdir, stop, load)
     # A client that exited with an error (or had to be killed at the end) fails I8.
     checker.dead_clients = lambda: [p.name for p in procs if p.exitcode not in (None, 0)]
     try:
         time.sleep(args.load_seconds)
-        for rnd in range(1, args.rounds + 1):
+        rnd = 0
+        while rnd < args.rounds or checker.acks.keyed_claims < args.claims:
+            rnd += 1
             for kind in kinds:
-                print("round %d/%d: %s (t+%.0fs, %d operations acknowledged so far)" % (
-                    rnd, args.rounds, kind, time.monotonic() - started, checker.acks.acknowledged()),
+                print("round %d/%s: %s (t+%.0fs, %d operations acknowledged so far, %d keyed claims)" % (
+                    rnd, args.rounds if not args.claims else "(until %d keyed claims)" % args.claims, kind,
+                    time.monotonic() - started, checker.acks.acknowledged(), checker.acks.keyed_claims),
                     flush=True)
                 extra = []
                 fault_start = time.time()
@@ -234,6 +248,7 @@ def main():
         ", ".join("%s %d" % kv for kv in sorted(errors.items())) or "none", reconnects))
     print("kill modes:              %s" % (", ".join("%s %d" % kv for kv in sorted(modes.items())) or "none"))
     print("tenants fenced:          %d" % len(inj.fenced))
+    print("keyed claims checked:    %s" % checker.keyed_figures())
     print("items lost:              %d" % checker.lost)
     print("duplicates:              %d" % checker.dups)
     tally.test("items lost is 0", checker.lost == 0, str(checker.lost))

@@ -39,7 +39,7 @@ import uuid
 import psycopg
 
 from clients import frozen_main
-from common import APP_PREFIX, DECIDE_LOCK
+from common import APP_PREFIX, DECIDE_LOCK, setup_keys
 
 SNAPSHOT_SQL = """
 SELECT 'deliveries:' || id, xmin::text FROM baton.deliveries WHERE tenant = %(t)s
@@ -48,6 +48,9 @@ UNION ALL SELECT 'stages:' || id, xmin::text FROM baton.stages WHERE tenant = %(
 UNION ALL SELECT 'markers:' || entry_id || ':' || "position", xmin::text FROM baton.markers WHERE tenant = %(t)s
 UNION ALL SELECT 'step_entries:' || id, xmin::text FROM baton.step_entries WHERE tenant = %(t)s
 UNION ALL SELECT 'target_bindings:' || target, xmin::text FROM baton.target_bindings WHERE tenant = %(t)s
+UNION ALL SELECT 'key_limits:' || target || ':' || key, xmin::text FROM baton.key_limits WHERE tenant = %(t)s
+UNION ALL SELECT 'key_slots:' || target || ':' || key, xmin::text FROM baton.key_slots WHERE tenant = %(t)s
+UNION ALL SELECT 'key_waiting:' || id, xmin::text FROM baton.key_waiting WHERE tenant = %(t)s
 """
 
 
@@ -396,8 +399,11 @@ class Injector:
     def fence(self):
         conn = psycopg.connect("", autocommit=True)
         try:
-            # A fresh tenant first, so the load keeps as many active tenants.
-            conn.execute("SELECT baton.create_tenant(%s)", (str(uuid.uuid4()),))
+            # A fresh tenant first, so the load keeps as many active tenants (keyed ones
+            # too: its keyed target and limits set up).
+            fresh = str(uuid.uuid4())
+            conn.execute("SELECT baton.create_tenant(%s)", (fresh,))
+            setup_keys(conn, fresh)
             tenant, busy = self.busiest_tenant(conn)
             conn.execute("SELECT baton.set_tenant_state(%s, 'fenced')", (tenant,))
             ts = conn.execute("SELECT extract(epoch FROM pg_xact_commit_timestamp(xmin))::float8 "

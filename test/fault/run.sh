@@ -5,6 +5,8 @@
 #                                     (what test/run-all.sh runs)
 #   bash test/fault/run.sh --long     15 rounds of every fault, 10-20 minutes
 #   bash test/fault/run.sh --rounds N N rounds
+#   bash test/fault/run.sh --claims C rounds until C claims of keyed deliveries were
+#                                     acknowledged (at least one round)
 #
 # Under a concurrent load (producers enqueueing and submitting runs, workers claiming,
 # finishing and retrying deliveries and driving workflow runs, a reaper, an operator
@@ -25,6 +27,7 @@
 # Environment: PG_CONFIG; BATON_FAULT_PORT (first port to try, default 55200);
 # BATON_FAULT_LOAD_SECONDS (load between faults, default 3); BATON_FAULT_VERBOSE=1;
 # BATON_FAULT_KINDS (comma-separated subset of the fault kinds, for debugging);
+# BATON_FAULT_LOAD=kworker=4,dworker=1 (the number of client processes of these roles);
 # BATON_FAULT_EXTRA_CONF=$'a=1\nb=2' (extra postgresql.conf lines; e.g. synchronous_commit =
 # off shows the suite catching lost acknowledged writes);
 # BATON_KEEP_LOGS=1 (keep the acknowledgement logs and the server log).
@@ -49,9 +52,10 @@ cleanup() {
 # The script is one function and one last line, each read whole by bash before it runs:
 # editing this file during a run cannot change the running suite.
 main() {
-    local rounds rc extra_conf port args
+    local rounds claims rc extra_conf port args
 
     rounds=2
+    claims=0
     case ${1:---short} in
         --short) rounds=2 ;;
         --long) rounds=15 ;;
@@ -59,12 +63,17 @@ main() {
             rounds=${2:?--rounds needs a number}
             [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "fault: bad --rounds '$rounds'"; exit 2; }
             ;;
+        --claims)
+            rounds=1
+            claims=${2:?--claims needs a number}
+            [[ $claims =~ ^[1-9][0-9]*$ ]] || { echo "fault: bad --claims '$claims'"; exit 2; }
+            ;;
         -h | --help)
             sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
             exit 0
             ;;
         *)
-            echo "usage: $0 [--short | --long | --rounds N]"
+            echo "usage: $0 [--short | --long | --rounds N | --claims C]"
             exit 2
             ;;
     esac
@@ -106,9 +115,10 @@ main() {
 
     PG_BINDIR=$("$PG_CONFIG" --bindir)
     export PG_BINDIR CLUSTER_DIR
-    args=(--rounds "$rounds" --load-seconds "${BATON_FAULT_LOAD_SECONDS:-3}")
+    args=(--rounds "$rounds" --claims "$claims" --load-seconds "${BATON_FAULT_LOAD_SECONDS:-3}")
     [[ ${BATON_FAULT_VERBOSE:-0} == 1 ]] && args+=(--verbose)
     [[ -n ${BATON_FAULT_KINDS:-} ]] && args+=(--kinds "$BATON_FAULT_KINDS")
+    [[ -n ${BATON_FAULT_LOAD:-} ]] && args+=(--load "$BATON_FAULT_LOAD")
     rc=0
     if [[ ${BATON_KEEP_LOGS:-0} == 1 ]]; then
         cp "$CLUSTER/log" /tmp/pg_baton-fault-server.log

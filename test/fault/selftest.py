@@ -12,6 +12,8 @@ import time
 
 import psycopg
 
+from common import KEYED, ORDERED_KEY, PACE_BURST, PACE_RATE, PACED_KEY
+
 
 def sabotages(acks, inj, checker):
     """(invariant, what, text the invariant's report must then contain, the sabotage:
@@ -55,6 +57,7 @@ def sabotages(acks, inj, checker):
         out.append(("I7", "a write acknowledged to a client that sent it after the fence", "after the fence committed, acknowledged",
                     lambda: forge_ack(acks.logdir, t, inj.fenced[t]["ts"] + 0.5)))
     out += fleet_sabotages(acks, checker)
+    out += key_sabotages(acks)
     out.append(("I8", "a backend crashed by SIGSEGV", "signal 11", None))
     return out
 
@@ -81,6 +84,44 @@ def fleet_sabotages(acks, checker):
                   "FROM baton.deliveries WHERE dedup_key LIKE 'schedule:tick:%%' ORDER BY id DESC LIMIT 1", ())]))
     out.append(("I10", "a schedule slot skipped while a call ran within it", "skipped, though",
                 lambda: skip_slot(checker)))
+    return out
+
+
+def key_sabotages(acks):
+    """The sabotages of keys and their limits (K1-K4): rows written past a limit, a
+    count that disagrees with the rows, and (in a client log, of deliveries that do not
+    exist, of a tenant that does not exist, so that nothing else explains or mixes with
+    them) claims that break a limit over time."""
+    out = []
+    claims = [a for a in acks.by_kind.get("claim", []) if a.get("tg") == KEYED]
+    if not claims:
+        return out
+    t = claims[-1]["t"]
+    base = time.time() - 60
+    fake = 10 ** 12
+
+    def claim(did, ts, key):
+        return {"k": "claim", "t": "00000000-0000-0000-0000-00000000f0f0", "id": did, "g": 1, "tg": KEYED,
+                "lk": key, "lu": ts + 2.0, "ts": ts, "at": ts + 0.001}
+
+    out.append(("K1", "three deliveries of a key limited to 2 leased at once (rows)", "deliveries leased, max_leased",
+                [("UPDATE baton.deliveries SET status = 'claimed', lease_until = now() + interval '1 hour' "
+                  "WHERE (tenant, id) IN (SELECT tenant, id FROM baton.deliveries WHERE target = %s AND key = 'k1' "
+                  "AND tenant = (SELECT tenant FROM baton.deliveries WHERE target = %s AND key = 'k1' "
+                  "GROUP BY tenant HAVING count(*) >= 3 LIMIT 1) LIMIT 3)", (KEYED, KEYED))]))
+    out.append(("K1", "three leases of a key limited to 2 held at once (claims logged)", "certainly held at once",
+                lambda: sum(forge(acks.logdir, claim(fake + i, base + i * 0.01, "k2")) for i in range(3))))
+    out.append(("K2", "a key's count of admitted deliveries raised", "key_slots.admitted",
+                [("INSERT INTO baton.key_slots (tenant, target, key, admitted, ready, tokens, at) "
+                  "VALUES (%s, %s, 'k3', 1, 0, 0, now()) ON CONFLICT (tenant, target, key) "
+                  "DO UPDATE SET admitted = baton.key_slots.admitted + 1", (t, KEYED))]))
+    out.append(("K3", "an ordered key's delivery claimed after a later one (claims logged)", "claim was answered",
+                lambda: forge(acks.logdir, claim(fake + 20, base + 10, ORDERED_KEY))
+                + forge(acks.logdir, claim(fake + 10, base + 13, ORDERED_KEY))))
+    out.append(("K4", "a paced key claimed %d times within a second (claims logged)" % (PACE_RATE + PACE_BURST + 1),
+                "claims within",
+                lambda: sum(forge(acks.logdir, claim(fake + 100 + i, base + 20 + i * 0.03, PACED_KEY))
+                            for i in range(PACE_RATE + PACE_BURST + 1))))
     return out
 
 

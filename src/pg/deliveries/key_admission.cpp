@@ -8,6 +8,7 @@
 #include "pg/deliveries/side_rows.hpp"
 #include "pg/runtime/cache.hpp"
 #include "pg/runtime/locks.hpp"
+#include "pg/runtime/owner.hpp"
 #include "pg/runtime/relations.hpp"
 
 namespace baton::pg::key_admission {
@@ -23,6 +24,12 @@ struct Plan {
     SPIPlanPtr plan;
 };
 
+// While a transaction settles what it owes its keys (settle_all()), each statement reads
+// the latest committed rows rather than the transaction's snapshot: under REPEATABLE READ
+// too, the key's row a settle has locked is then the latest version, which the previous
+// settle of the key committed before the lock was granted.
+bool g_settling = false;
+
 // Runs `p` inside the caller's SPI connection: its row count.
 std::uint64_t run(Plan& p, Datum* values, const char* nulls) {
     if (p.plan == nullptr) {
@@ -31,7 +38,9 @@ std::uint64_t run(Plan& p, Datum* values, const char* nulls) {
         if (SPI_keepplan(plan) != 0) elog(ERROR, "pg_baton could not keep a prepared statement");
         p.plan = plan;
     }
-    int rc = SPI_execute_plan(p.plan, values, nulls, false, 0);
+    int rc = g_settling ? SPI_execute_snapshot(p.plan, values, nulls, GetLatestSnapshot(), InvalidSnapshot, false,
+                                               false, 0)
+                        : SPI_execute_plan(p.plan, values, nulls, false, 0);
     if (rc < 0) elog(ERROR, "pg_baton could not run a statement of key limits: %s", SPI_result_code_string(rc));
     return SPI_processed;
 }
@@ -62,11 +71,12 @@ std::int64_t waiting_rank(const Limit& limit, std::int32_t priority) {
     ALIAS ".key OPERATOR(pg_catalog.=) $3"
 
 // The key's own limit, else the target's for every key ('' sorts first): max_leased
-// (0: none), ordered, rate (0: none), per in microseconds, burst.
+// (0: none), ordered, rate (0: none), per in microseconds, burst, whether it is the
+// target's for every key.
 Plan g_find = {
     "SELECT COALESCE(l.max_leased, 0), l.ordered, COALESCE(l.rate, 0), "
     "COALESCE((EXTRACT(EPOCH FROM l.per) OPERATOR(pg_catalog.*) 1000000)::pg_catalog.int8, 0), "
-    "COALESCE(l.burst, 0) FROM baton.key_limits l WHERE l.tenant OPERATOR(pg_catalog.=) $1 "
+    "COALESCE(l.burst, 0), l.key OPERATOR(pg_catalog.=) '' FROM baton.key_limits l WHERE l.tenant OPERATOR(pg_catalog.=) $1 "
     "AND l.target OPERATOR(pg_catalog.=) $2 AND l.key OPERATOR(pg_catalog.=) ANY (ARRAY[$3, ''::pg_catalog.text]) "
     "ORDER BY l.key DESC LIMIT 1",
     3, {UUIDOID, TEXTOID, TEXTOID}, nullptr};
@@ -90,12 +100,6 @@ Plan g_forget = {
     KEY_IS("w") ")",
     3, {UUIDOID, TEXTOID, TEXTOID}, nullptr};
 
-// A waiting delivery of the key ahead of ($4, $5) in its order.
-Plan g_waiting_before = {
-    "SELECT 1 FROM baton.key_waiting w WHERE " KEY_IS("w") " AND (w.rank OPERATOR(pg_catalog.<) $4 "
-    "OR (w.rank OPERATOR(pg_catalog.=) $4 AND w.id OPERATOR(pg_catalog.<) $5)) LIMIT 1",
-    5, {UUIDOID, TEXTOID, TEXTOID, INT8OID, INT8OID}, nullptr};
-
 Plan g_wait = {
     "INSERT INTO baton.key_waiting (tenant, target, key, rank, id, priority, run_after) "
     "VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -110,6 +114,9 @@ Plan g_next = {
     "DELETE FROM baton.key_waiting w WHERE w.ctid OPERATOR(pg_catalog.=) (SELECT x.ctid FROM baton.key_waiting x "
     "WHERE " KEY_IS("x") " ORDER BY x.rank, x.id LIMIT 1) RETURNING w.id, w.priority, w.run_after",
     3, {UUIDOID, TEXTOID, TEXTOID}, nullptr};
+
+Plan g_any_waiting = {
+    "SELECT 1 FROM baton.key_waiting w WHERE " KEY_IS("w") " LIMIT 1", 3, {UUIDOID, TEXTOID, TEXTOID}, nullptr};
 
 Plan g_enter_ready = {
     "INSERT INTO baton.ready (tenant, target, rank, id, run_after) VALUES ($1, $2, $3, $4, $5)",
@@ -202,7 +209,7 @@ Datum value_at(std::uint64_t row, int col) {
 // find() inside an SPI connection, under the lock of the limits.
 Limit read_limit(const pg_uuid_t* tenant, const text* target, const text* key) {
     Datum values[3] = {uuid_datum(tenant), text_datum(target), text_datum(key)};
-    Limit limit{false, {}};
+    Limit limit{false, {}, false};
     if (run(g_find, values, nullptr) == 1) {
         limit.limited = true;
         limit.rule.max_leased = DatumGetInt32(value_at(0, 1));
@@ -210,6 +217,7 @@ Limit read_limit(const pg_uuid_t* tenant, const text* target, const text* key) {
         limit.rule.rate = DatumGetInt32(value_at(0, 3));
         limit.rule.per_usec = DatumGetInt64(value_at(0, 4));
         limit.rule.burst = DatumGetInt32(value_at(0, 5));
+        limit.every = DatumGetBool(value_at(0, 6));
     }
     return limit;
 }
@@ -251,12 +259,6 @@ void save(Slots& k) {
     run(g_save, values, nullptr);
 }
 
-bool waiting_before(const Slots& k, const Row& row) {
-    Datum values[5] = {k.key[0], k.key[1], k.key[2], Int64GetDatum(waiting_rank(*k.limit, row.priority)),
-                       Int64GetDatum(row.id)};
-    return run(g_waiting_before, values, nullptr) > 0;
-}
-
 void insert_waiting(const Row& row, const Limit& limit) {
     Datum values[7] = {uuid_datum(row.tenant),  text_datum(row.target),          text_datum(row.key),
                        Int64GetDatum(waiting_rank(limit, row.priority)), Int64GetDatum(row.id),
@@ -264,22 +266,17 @@ void insert_waiting(const Row& row, const Limit& limit) {
     run(g_wait, values, nullptr);
 }
 
-// Admits `row` when the key has room and nothing waits ahead of it; else it waits.
-bool admit_or_wait(Slots& k, const Row& row, TimestampTz* ready_at) {
-    if (key_limit::has_room(k.limit->rule, k.state) && !waiting_before(k, row)) {
-        TimestampTz slot = key_limit::admit(k.limit->rule, k.state, k.now);
-        *ready_at = slot > row.run_after ? slot : row.run_after;
-        return true;
-    }
-    insert_waiting(row, *k.limit);
-    return false;
-}
-
 // The waiting deliveries the key has room for, in its order, into baton.ready, each
 // from its slot on; the claim hints told of each.
 void promote(Slots& k) {
+    int vanished = 0;
     while (key_limit::has_room(k.limit->rule, k.state)) {
-        if (run(g_next, k.key, nullptr) == 0) break;
+        if (run(g_next, k.key, nullptr) == 0) {
+            // Nothing to take, or the one found was deleted meanwhile by a transaction
+            // this statement waited for (a cancel): look again, with a new snapshot.
+            if (run(g_any_waiting, k.key, nullptr) == 0 || ++vanished > 16) break;
+            continue;
+        }
         std::int64_t id = DatumGetInt64(value_at(0, 1));
         std::int32_t priority = DatumGetInt32(value_at(0, 2));
         TimestampTz run_after = DatumGetTimestampTz(value_at(0, 3));
@@ -357,42 +354,170 @@ Limit find(const pg_uuid_t* tenant, const text* target, const text* key) {
     return limit;
 }
 
-bool enter(const Row& row, const Limit& limit, TimestampTz* ready_at) {
-    connect();
-    Slots k = lock(row, limit);
-    bool admitted = admit_or_wait(k, row, ready_at);
-    save(k);
-    SPI_finish();
-    return admitted;
+namespace {
+
+// What this transaction did to its keys' counts, settled at its commit (settle_all()).
+// One entry per call, in the transaction's memory; an aborted subtransaction's entries
+// are dropped with it.
+struct Owed {
+    SubTransactionId subxid;
+    pg_uuid_t tenant;
+    text* target;
+    text* key;
+    Limit limit;
+    std::int32_t admitted;  // + leased without a claim, - left the admitted
+    std::int32_t unclaimed; // admitted deliveries of a paced key claimed or gone while unclaimed
+};
+List* g_owed = NIL;  // of Owed*, in TopTransactionContext
+
+void owe(const Row& row, const Limit& limit, std::int32_t admitted, std::int32_t unclaimed) {
+    MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+    Owed* o = static_cast<Owed*>(palloc0(sizeof(Owed)));
+    o->subxid = GetCurrentSubTransactionId();
+    o->tenant = *row.tenant;
+    o->target = static_cast<text*>(PG_DETOAST_DATUM_COPY(PointerGetDatum(const_cast<text*>(row.target))));
+    o->key = static_cast<text*>(PG_DETOAST_DATUM_COPY(PointerGetDatum(const_cast<text*>(row.key))));
+    o->limit = limit;
+    o->admitted = admitted;
+    o->unclaimed = unclaimed;
+    g_owed = lappend(g_owed, o);
+    MemoryContextSwitchTo(old);
 }
 
-void claimed(const Row& row, const Limit& limit) {
-    connect();
-    Slots k = lock(row, limit);
-    key_limit::claimed(limit.rule, k.state, k.now);
-    promote(k);
-    save(k);
-    SPI_finish();
+int compare_bytes(const text* a, const text* b) {
+    int la = static_cast<int>(VARSIZE_ANY_EXHDR(a)), lb = static_cast<int>(VARSIZE_ANY_EXHDR(b));
+    int c = std::memcmp(VARDATA_ANY(a), VARDATA_ANY(b), la < lb ? la : lb);
+    return c != 0 ? c : (la > lb) - (la < lb);
 }
 
-bool reenter(const Row& row, const Limit& limit, TimestampTz* ready_at) {
-    connect();
-    Slots k = lock(row, limit);
-    key_limit::left(limit.rule, k.state, false, k.now);
-    bool admitted = admit_or_wait(k, row, ready_at);
-    promote(k);
-    save(k);
-    SPI_finish();
-    return admitted;
+// The order keys are locked in: tenant, target, key. Every transaction that settles
+// takes its keys' rows in this order, so two never wait for each other.
+int compare_owed(const ListCell* a, const ListCell* b) {
+    const Owed* x = static_cast<const Owed*>(lfirst(a));
+    const Owed* y = static_cast<const Owed*>(lfirst(b));
+    int c = std::memcmp(&x->tenant, &y->tenant, sizeof x->tenant);
+    if (c == 0) c = compare_bytes(x->target, y->target);
+    if (c == 0) c = compare_bytes(x->key, y->key);
+    return c;
 }
 
-void leased(const Row& row, const Limit& limit) {
-    connect();
-    Slots k = lock(row, limit);
-    k.state.admitted++;
-    save(k);
-    SPI_finish();
+// The lock of one key's settles, until the transaction ends: taken in the order of
+// compare_owed(), before the key's row is read.
+void lock_key(const Owed* o) {
+    uint64 h = hash_bytes_extended(o->tenant.data, UUID_LEN, 0);
+    h = hash_bytes_extended(reinterpret_cast<const unsigned char*>(VARDATA_ANY(o->target)),
+                            static_cast<int>(VARSIZE_ANY_EXHDR(o->target)), h);
+    h = hash_bytes_extended(reinterpret_cast<const unsigned char*>(VARDATA_ANY(o->key)),
+                            static_cast<int>(VARSIZE_ANY_EXHDR(o->key)), h);
+    LOCKTAG tag = locks::tag(locks::Purpose::kKeySettle, h);
+    (void)LockAcquire(&tag, ExclusiveLock, false, false);
 }
+
+bool same_key(const Owed* x, const Owed* y) {
+    return std::memcmp(&x->tenant, &y->tenant, sizeof x->tenant) == 0 && compare_bytes(x->target, y->target) == 0 &&
+           compare_bytes(x->key, y->key) == 0;
+}
+
+// Settles what the transaction owes its keys, key after key in the locking order: each
+// key's row locked, its counts moved, and its waiting deliveries let in as far as it has
+// room. At PRE_COMMIT and PRE_PREPARE: the transaction's last writes.
+void settle_all() {
+    if (g_owed == NIL) return;
+    List* owed = g_owed;
+    g_owed = NIL;
+    list_sort(owed, compare_owed);
+    // Outside any call: as the extension's owner, which pg_baton's calls act as (the
+    // transaction's abort restores the user should an error come), and on a snapshot
+    // (each statement takes its own under READ COMMITTED).
+    Oid saved_user = InvalidOid;
+    int saved_context = 0;
+    GetUserIdAndSecContext(&saved_user, &saved_context);
+    SetUserIdAndSecContext(owner::of_extension(), saved_context | SECURITY_LOCAL_USERID_CHANGE);
+    PushActiveSnapshot(GetTransactionSnapshot());
+    g_settling = true;
+    connect();
+    for (int i = 0; i < list_length(owed);) {
+        const Owed* first = static_cast<const Owed*>(list_nth(owed, i));
+        std::int32_t admitted = 0, unclaimed = 0;
+        int j = i;
+        for (; j < list_length(owed) && same_key(first, static_cast<const Owed*>(list_nth(owed, j))); j++) {
+            const Owed* o = static_cast<const Owed*>(list_nth(owed, j));
+            admitted += o->admitted;
+            unclaimed += o->unclaimed;
+        }
+        Row row{&first->tenant, first->target, first->key, 0, 0, 0};
+        lock_key(first);
+        Slots k = lock(row, first->limit);
+        k.state.admitted = k.state.admitted + admitted > 0 ? k.state.admitted + admitted : 0;
+        for (std::int32_t n = 0; n < unclaimed; n++) key_limit::claimed(first->limit.rule, k.state, k.now);
+        promote(k);
+        save(k);
+        i = j;
+    }
+    SPI_finish();
+    g_settling = false;
+    PopActiveSnapshot();
+    SetUserIdAndSecContext(saved_user, saved_context);
+}
+
+void on_xact(XactEvent event, void*) {
+    if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT || event == XACT_EVENT_PRE_PREPARE) {
+        settle_all();
+    } else {
+        g_owed = NIL;  // ended: its memory went with it
+        g_settling = false;
+    }
+}
+
+void on_subxact(SubXactEvent event, SubTransactionId subxid, SubTransactionId, void*) {
+    if (event != SUBXACT_EVENT_ABORT_SUB || g_owed == NIL) return;
+    List* kept = NIL;
+    MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+    foreach_ptr(Owed, o, g_owed) if (o->subxid < subxid) kept = lappend(kept, o);
+    MemoryContextSwitchTo(old);
+    g_owed = kept;
+}
+
+// Drops what the transaction owes the keys a change of a limit covers: the change
+// counts them afresh from the rows, this transaction's writes included.
+void forgive(const pg_uuid_t* tenant, const text* target, const text* key) {
+    if (g_owed == NIL) return;
+    bool every = VARSIZE_ANY_EXHDR(key) == 0;
+    List* kept = NIL;
+    MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+    foreach_ptr(Owed, o, g_owed) {
+        bool covered = std::memcmp(&o->tenant, tenant, sizeof o->tenant) == 0 && compare_bytes(o->target, target) == 0 &&
+                       (every ? o->limit.every : compare_bytes(o->key, key) == 0);
+        if (!covered) kept = lappend(kept, o);
+    }
+    MemoryContextSwitchTo(old);
+    g_owed = kept;
+}
+
+}  // namespace
+
+void init() {
+    RegisterXactCallback(on_xact, nullptr);
+    RegisterSubXactCallback(on_subxact, nullptr);
+}
+
+void enter(const Row& row, const Limit& limit) {
+    connect();
+    insert_waiting(row, limit);
+    SPI_finish();
+    owe(row, limit, 0, 0);
+}
+
+void claimed(const Row& row, const Limit& limit) { owe(row, limit, 0, 1); }
+
+void reenter(const Row& row, const Limit& limit) {
+    connect();
+    insert_waiting(row, limit);
+    SPI_finish();
+    owe(row, limit, -1, 0);
+}
+
+void leased(const Row& row, const Limit& limit) { owe(row, limit, 1, 0); }
 
 void wait(const Row& row, const Limit& limit) {
     connect();
@@ -409,18 +534,14 @@ bool unwait(const pg_uuid_t* tenant, std::int64_t id) {
 }
 
 void left(const Row& row, const Limit& limit, bool was_ready) {
-    connect();
-    Slots k = lock(row, limit);
-    key_limit::left(limit.rule, k.state, was_ready, k.now);
-    promote(k);
-    save(k);
-    SPI_finish();
+    owe(row, limit, -1, was_ready && limit.rule.rate > 0 ? 1 : 0);
 }
 
 void set(const pg_uuid_t* tenant, const text* target, const text* key, const Limit* given) {
     lock_limits(tenant, target, ExclusiveLock);
+    forgive(tenant, target, key);
     connect();
-    Limit limit{false, {}};
+    Limit limit{false, {}, false};
     if (given != nullptr) {
         limit = *given;
     } else if (VARSIZE_ANY_EXHDR(key) > 0) {

@@ -6,13 +6,19 @@
 //
 // baton.key_slots holds each limited key's count and bucket. A delivery's write
 // (pg/deliveries/upkeep.cpp) tells this module when a delivery of a limited key becomes
-// pending (enter), is claimed (claimed: a paced key's bucket only), leaves the admitted
-// (left: finish, failure, cancel, deletion) or, on a paced key, is given back by a retry
-// or a reap (reenter: admitted afresh, with a token of its own). A renewal, and on a key
-// that is not paced a claim, a retry or a reap, keeps the delivery where it is and
-// touches nothing here. Each of these locks the key's row of key_slots until the
-// transaction ends, so the admissions of one key happen one transaction at a time; a
-// claim takes it only on a paced key.
+// pending (enter: it waits), is claimed (claimed: a paced key's bucket only), leaves the
+// admitted (left: finish, failure, cancel, deletion) or, on a paced key, is given back by
+// a retry or a reap (reenter: it waits again, for a token of its own). A renewal, and
+// on a key that is not paced a claim, a retry or a reap, keeps the delivery where it is
+// and touches nothing here.
+//
+// None of these takes the key's row of baton.key_slots: each notes what it owes the
+// key, and the transaction settles it at its commit (or PREPARE), key after key in one
+// order (tenant, target, key): each key's row locked until the commit, its counts moved,
+// its waiting deliveries let into the claim order as far as it has room. So the
+// admissions of one key happen one transaction at a time, two transactions that share
+// keys never wait for each other in a cycle, and a delivery that enters a limited key
+// is claimable once its transaction has committed and the key had room.
 //
 // set() admits the deliveries of every key a limit covers afresh when the limit is set,
 // changed or removed (the trigger of baton.key_limits calls it, for limit_key, direct
@@ -27,10 +33,12 @@
 
 namespace baton::pg::key_admission {
 
-// The limit of (tenant, target, key): the key's own, else the target's for every key.
+// The limit of (tenant, target, key): the key's own, else the target's for every key
+// (every).
 struct Limit {
     bool limited;
     key_limit::Limit rule;
+    bool every;
 };
 Limit find(const pg_uuid_t* tenant, const text* target, const text* key);
 
@@ -44,16 +52,18 @@ struct Row {
     TimestampTz run_after;
 };
 
-// A delivery of the key that becomes pending (an enqueue, a redrive): true when it is
-// admitted, with *ready_at the moment from which it may be claimed (its run_after, or
-// later on a paced key) for the caller's ready row; false when it waits (its row of
-// baton.key_waiting written).
-bool enter(const Row& row, const Limit& limit, TimestampTz* ready_at);
+// Registers the transaction callbacks that settle what transactions owe their keys
+// (from _PG_init).
+void init();
 
-// A paced key's delivery leased by a claim, or given back by a retry or a reap:
-// claimed() frees its token, reenter() admits it afresh (false: it waits).
+// A delivery of the key that becomes pending (an enqueue, a redrive, direct SQL): it
+// waits, and enters the claim order at the commit if the key has room.
+void enter(const Row& row, const Limit& limit);
+
+// A paced key's delivery leased by a claim (its token goes back to the bucket), or given
+// back by a retry or a reap (it waits again, for a token of its own).
 void claimed(const Row& row, const Limit& limit);
-bool reenter(const Row& row, const Limit& limit, TimestampTz* ready_at);
+void reenter(const Row& row, const Limit& limit);
 
 // A delivery leased without a claim (direct SQL): counted, whatever the limit.
 void leased(const Row& row, const Limit& limit);
@@ -64,8 +74,8 @@ void wait(const Row& row, const Limit& limit);
 // Removes the delivery's row of baton.key_waiting: true when it was waiting.
 bool unwait(const pg_uuid_t* tenant, std::int64_t id);
 
-// An admitted delivery of the key leaves (was_ready: it was not claimed): its slot goes
-// to the next waiting ones, which enter baton.ready (the claim hints told).
+// An admitted delivery of the key leaves (was_ready: it was not claimed): at the commit
+// its slot goes to the next waiting ones.
 void left(const Row& row, const Limit& limit, bool was_ready);
 
 // The limit of (tenant, target, key) ('' for every key) set to `limit`, or removed

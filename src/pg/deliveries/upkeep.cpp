@@ -100,7 +100,7 @@ bool same_key(const Version* a, const Version* b) {
 
 // The limit of a version's key; not limited without a key.
 key_admission::Limit limit_of(const Version* v) {
-    if (v == nullptr || !v->core.has_key || v->tenant == nullptr || v->target == nullptr) return {false, {}};
+    if (v == nullptr || !v->core.has_key || v->tenant == nullptr || v->target == nullptr) return {false, {}, false};
     return key_admission::find(v->tenant, v->target, v->key);
 }
 
@@ -117,9 +117,10 @@ key_admission::Row row_of(const Version* v) {
 //
 // A version of a limited key (key_admission.hpp) is admitted or waiting. A renewal keeps
 // it where it is, and so do a claim, a retry and a reap but on a paced key, whose bucket
-// a claim frees a token of and which admits a delivery given back afresh; a delivery
-// that becomes pending otherwise is admitted or waits; one that leaves the admitted
-// frees its slot; a waiting one that moves in claim order waits at its new place.
+// a claim gives a token back and which admits a delivery given back afresh; a delivery
+// that becomes pending otherwise waits, to be admitted at the commit; one that leaves
+// the admitted frees its slot; a waiting one that moves in claim order waits at its new
+// place.
 void move(Writers* w, const Version* before, const Version* after, const ItemPointerData* before_ready,
           const ItemPointerData* after_tid) {
     baton::upkeep::Changes c =
@@ -150,15 +151,17 @@ void move(Writers* w, const Version* before, const Version* after, const ItemPoi
     bool given_back = kept && was_leased && c.enters_ready;  // a retry or a reap
     bool keyed = (before != nullptr && before->core.has_key) || (after != nullptr && after->core.has_key);
     bool touches = c.leaves_ready || c.enters_ready || c.drops_lease || c.adds_lease;
-    key_admission::Limit before_limit{false, {}}, after_limit{false, {}};
+    key_admission::Limit before_limit{false, {}, false}, after_limit{false, {}, false};
     if (keyed && touches && !renewal) {
         before_limit = limit_of(before);
         after_limit = kept ? before_limit : limit_of(after);
     }
     bool paced = before_limit.limited && before_limit.rule.rate > 0;
+    // A paced key's admitted delivery that moves in the claim order other than by a claim
+    // is admitted afresh: its place there carries its slot.
+    bool repaced = paced && kept && before_seat == Seat::kAdmitted && !was_leased && c.enters_ready;
     bool entered = false;
     if (c.enters_ready) {
-        TimestampTz ready_at = after->core.run_after;
         bool enter = true;
         if (after_limit.limited) {
             key_admission::Row row = row_of(after);
@@ -166,18 +169,23 @@ void move(Writers* w, const Version* before, const Version* after, const ItemPoi
                 key_admission::wait(row, after_limit);
                 enter = false;
             } else if (given_back) {
-                if (paced) enter = key_admission::reenter(row, after_limit, &ready_at);
-            } else if (!(kept && before_seat == Seat::kAdmitted)) {
-                enter = key_admission::enter(row, after_limit, &ready_at);
+                if (paced) {
+                    key_admission::reenter(row, after_limit);
+                    enter = false;
+                }
+            } else if (repaced || !(kept && before_seat == Seat::kAdmitted)) {
+                key_admission::enter(row, after_limit);
+                enter = false;
             }
         }
         entered = enter;
         if (enter) {
             if (claim_hints::enabled())
                 claim_hints::row_pending(after->tenant, VARDATA_ANY(after->target),
-                                         static_cast<int>(VARSIZE_ANY_EXHDR(after->target)), place(*after), ready_at);
+                                         static_cast<int>(VARSIZE_ANY_EXHDR(after->target)), place(*after),
+                                         after->core.run_after);
             side_rows::add_ready(opened(w, side_rows::Table::kReady), after->tenant, after->target, after->priority,
-                                 after->core.id, ready_at, after_tid);
+                                 after->core.id, after->core.run_after, after_tid);
         }
     }
     if (c.drops_lease)
@@ -193,7 +201,7 @@ void move(Writers* w, const Version* before, const Version* after, const ItemPoi
     if (after_limit.limited && is_leased && !(kept && before_seat == Seat::kAdmitted))
         key_admission::leased(row_of(after), after_limit);
     bool admitted_after = is_leased || entered;
-    if (before_limit.limited && before_seat == Seat::kAdmitted && !(kept && admitted_after))
+    if (before_limit.limited && before_seat == Seat::kAdmitted && !(kept && admitted_after && !repaced))
         key_admission::left(row_of(before), before_limit, !was_leased);
 }
 

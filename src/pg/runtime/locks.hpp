@@ -17,6 +17,7 @@ enum class Purpose : uint16 {
     kEnterStep = 0x0BA9,       // the entries of one (tenant, subject, step) numbered in turn (enter_step)
     kMarkInUse = 0x0BAA,       // the one transaction that adds baton.in_use's row (restore_load.cpp)
     kKeyLimits = 0x0BAB,       // a (tenant, target)'s key limits: admissions share, a change excludes (key_admission.cpp)
+    kKeySettle = 0x0BAC,       // one key's settle at commit, one transaction at a time (key_admission.cpp)
 };
 
 // The lock tag of `purpose` for the 64-bit `key` in this database.
