@@ -225,13 +225,15 @@ SELECT * FROM pg_temp.counted(:'a');
 RESET baton.direct_access;
 
 -- ---------------------------------------------------------------------------
--- Idempotence: the same dedup key with the same key is the same delivery; another key
--- is DU009.
+-- Idempotence: the same dedup key with the same key is the same delivery; another key,
+-- or none, is DU009.
 -- ---------------------------------------------------------------------------
 SELECT baton.enqueue_keyed(:'a', 'mail', 'zeta1', 'zeta') = id AS same FROM baton.deliveries
  WHERE tenant = :'a' AND dedup_key = 'zeta1';
 \set VERBOSITY verbose
 SELECT baton.enqueue_keyed(:'a', 'mail', 'zeta1', 'other');
+SELECT baton.enqueue(:'a', 'mail', 'zeta1');
+SELECT * FROM baton.enqueue_batch(:'a', '[{"target": "mail", "dedup_key": "zeta1"}]');
 \set VERBOSITY default
 
 -- ---------------------------------------------------------------------------

@@ -48,17 +48,12 @@ struct Enqueued {
 std::optional<Enqueued> enqueued(pg_uuid_t* tenant, const pg::NewDelivery& item, const pg::Added& added) {
     if (added.outcome == pg::Added::kInserted) return Enqueued{added.id, true};
     if (added.outcome == pg::Added::kNeither) return std::nullopt;
-    if (!added.same) {
-        bool keyed = item.key != nullptr;
+    if (!added.same)
         throw Error(SqlState::kDedupConflict,
                     "dedup key " + pg::quoted(item.dedup_key) + " of target " + pg::quoted(item.target) +
-                        (keyed ? " is already used with another payload, binding or key in tenant "
-                               : " is already used with another payload or binding in tenant ") +
-                        pg::uuid_text(tenant),
-                    keyed ? "An enqueue repeated with the same dedup key must carry the same payload, binding and key."
-                          : "An enqueue repeated with the same key must carry the same payload and binding.",
+                        " is already used with another payload, binding or key in tenant " + pg::uuid_text(tenant),
+                    "An enqueue repeated with the same dedup key must carry the same payload, binding and key.",
                     "Use a new dedup key for different work.");
-    }
     return Enqueued{added.id, false};
 }
 

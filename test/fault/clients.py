@@ -597,6 +597,7 @@ def keyed_producer(c):
     c.keyed = True
     c.n = 0
     first = c.name.endswith("-1")
+    burster = c.name.endswith("-2")
     backlog, backlog_at, next_burst = 0, 0.0, now() + 1.0
     any_key = LIMITED_KEYS + COVERED_KEYS
     for t in c.active_tenants():
@@ -605,7 +606,7 @@ def keyed_producer(c):
                             "WHERE t.state = 'active'")
             if res[0] == "ok":
                 backlog, backlog_at = res[1][0][0], now()
-        if not first and now() >= next_burst:
+        if burster and now() >= next_burst:
             next_burst = now() + 1.5 + c.rand.random()
             keyed_batch(c, t, [PACED_KEY] * PACE_BURST_ITEMS, [0] * PACE_BURST_ITEMS)
             continue

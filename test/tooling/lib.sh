@@ -155,7 +155,9 @@ tooling_tables() {
 # restored copy starts without its row by design (docs/operations.md, "Backups"). So is
 # baton.wakeup_key: every copy makes a secret of its own (docs/wakeups.md). Of
 # baton.leases only the live rows count (those of leases the deliveries hold): it is not
-# dumped, and a restore writes those alone. With "all" (a copy of the files, as
+# dumped, and a restore writes those alone. Of baton.key_slots and baton.key_waiting
+# (not dumped either) the counts and the waiting deliveries count, not the times a
+# restore wrote them at. With "all" (a copy of the files, as
 # pg_upgrade makes, which must keep everything) none of this is left out: baton.in_use,
 # baton.wakeup_key and every row of baton.leases count too.
 tooling_digest() {
@@ -166,6 +168,13 @@ tooling_digest() {
     while IFS='|' read -r rel kind; do
         if [[ $kind == S ]]; then
             q -d "$db" -c "SELECT last_value || ' ' || is_called FROM baton.$rel" >"$dir/$rel"
+        elif [[ $rel =~ ^key_(slots|waiting)$ && $mode != all ]]; then
+            # Not dumped: a restore admits the deliveries it loads afresh, at its own
+            # time; the counts and who waits must match, not when.
+            local cols="t.tenant, t.target, t.key, t.admitted, t.ready"
+            [[ $rel == key_waiting ]] && cols="t.tenant, t.target, t.key, t.rank, t.id, t.priority, t.run_after"
+            q -d "$db" -c "SELECT md5(($cols)::text) FROM baton.$rel t ORDER BY 1" >"$dir/$rel"
+            echo "$rel $(wc -l <"$dir/$rel")" >>"$dir/counts"
         elif [[ $rel == leases && $mode != all ]]; then
             # Not dumped: a restore writes the leases its claimed deliveries hold, and
             # only those (the rows no delivery holds any longer wait for reap).

@@ -122,7 +122,7 @@ const char* const kTakenSql =
     "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5)) "
     "WITH ORDINALITY AS i (target, dedup_key, payload, binding, n), "
     "LATERAL (SELECT d.id, (d.payload OPERATOR(pg_catalog.=) i.payload) "
-    "AND (d.binding OPERATOR(pg_catalog.=) i.binding) AS same FROM baton.deliveries d "
+    "AND (d.binding OPERATOR(pg_catalog.=) i.binding) AND d.key IS NULL AS same FROM baton.deliveries d "
     "WHERE d.tenant OPERATOR(pg_catalog.=) $1 AND d.target OPERATOR(pg_catalog.=) i.target "
     "AND d.dedup_key OPERATOR(pg_catalog.=) i.dedup_key LIMIT 1) AS t";
 const Oid kTakenTypes[5] = {UUIDOID, TEXTARRAYOID, TEXTARRAYOID, JSONBARRAYOID, JSONBARRAYOID};
@@ -134,11 +134,12 @@ pg::KeptPlan g_runs_existing = {
     2, {UUIDOID, UUIDARRAYOID}, nullptr};
 
 pg::KeptPlan g_existing = {
-    "SELECT d.id, (d.payload OPERATOR(pg_catalog.=) $4) AND (d.binding OPERATOR(pg_catalog.=) $5) "
+    "SELECT d.id, (d.payload OPERATOR(pg_catalog.=) $4) AND (d.binding OPERATOR(pg_catalog.=) $5) AND d.key IS NULL "
     "FROM baton.deliveries d WHERE d.tenant OPERATOR(pg_catalog.=) $1 "
     "AND d.target OPERATOR(pg_catalog.=) $2 AND d.dedup_key OPERATOR(pg_catalog.=) $3",
     5, {UUIDOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID}, nullptr};
-// The same for an item with a key ($6): the row holds the same key too.
+// The same for an item with a key ($6): the row holds the same key too (an item without
+// one, g_existing, is the same only as a row without one).
 pg::KeptPlan g_existing_keyed = {
     "SELECT d.id, (d.payload OPERATOR(pg_catalog.=) $4) AND (d.binding OPERATOR(pg_catalog.=) $5) "
     "AND d.key IS NOT DISTINCT FROM $6 "
