@@ -5,9 +5,10 @@
 
 Reads OUT/runs.csv (one row a run: kind, variant, round, items, secs, transactions,
 failed, deadlock failures, serialization failures, aborted clients, "deadlock detected"
-lines in the server log, pending left, in the claim order left) and prints, per kind
-and variant, the median items/s over the rounds, the median of the per-round ratios to
-plain, the failures, and the goals. Standard library only.
+lines in the server log, pending left, in the claim order left, the claim's and the
+finish's mean latency in ms) and prints, per kind and variant, the median items/s over
+the rounds, the median of the per-round ratios to plain, the statements' latencies, the
+failures, and the goals. Standard library only.
 """
 import argparse
 import collections
@@ -48,9 +49,13 @@ def main():
         data = [r for r in csv.reader(f) if r]
     rate = collections.defaultdict(dict)  # (kind, variant) -> round -> items/s
     fails = collections.defaultdict(lambda: [0, 0, 0, 0, 0, 0])  # failed, deadlocks, serial, aborted, log, tx
+    lat = collections.defaultdict(lambda: ([], [], []))  # (kind, variant) -> claim ms, finish ms, items a tx
     dry = []
-    for kind, variant, rnd, items, secs, ntx, failed, dl, ser, ab, logdl, left, _ready in data:
+    for kind, variant, rnd, items, secs, ntx, failed, dl, ser, ab, logdl, left, _ready, claim_ms, finish_ms in data:
         rate[(kind, variant)][int(rnd)] = int(items) / float(secs)
+        lat[(kind, variant)][0].append(float(claim_ms))
+        lat[(kind, variant)][1].append(float(finish_ms))
+        lat[(kind, variant)][2].append(int(items) / max(1, int(ntx)))
         f = fails[(kind, variant)]
         for i, v in enumerate((failed, dl, ser, ab, logdl, ntx)):
             f[i] += int(v)
@@ -78,6 +83,15 @@ def main():
                 goals.append(("%s / plain, %s >= %.1fx" % (v, label, GOAL[v]), rt,
                               None if math.isnan(rt) else rt >= GOAL[v]))
         print(line)
+    print()
+    print("-- where a cycle's time goes: pgbench -r mean latency of the claim and of the finish statement (ms, median"
+          " over rounds; the claim's counts the empty ones), finished items per pgbench transaction")
+    print("   %-6s %-8s %10s %10s %10s" % ("kind", "variant", "claim ms", "finish ms", "items/tx"))
+    for kind in kinds:
+        for v in variants:
+            c, f, per = lat[(kind, v)]
+            print("   %-6s %-8s %10s %10s %10s" % (kind, v, fmt(med(c), "%.3f"), fmt(med(f), "%.3f"),
+                                                  fmt(med(per), "%.2f")))
     print()
     print("-- failures over all rounds (pgbench failed transactions: deadlock 40P01, serialization; aborted clients;"
           " 'deadlock detected' in the server log)")

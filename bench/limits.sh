@@ -12,16 +12,17 @@
 # deadlock or serialization failure fails its transaction and the client goes on; it is
 # not retried).
 #
-# Variants, each run on a fresh backlog of --backlog (200,000) pending deliveries in a
-# new database (bench/sql/limits_setup.sql: enqueue_batch, then the limit, then VACUUM
-# ANALYZE, then a CHECKPOINT):
+# Variants, each run on a fresh backlog of --backlog (200,000; batched --batch-backlog,
+# 500,000: a batched run must not run dry) pending deliveries in a new database
+# (bench/sql/limits_setup.sql: enqueue_batch, ANALYZE, the limit, VACUUM ANALYZE, then a
+# CHECKPOINT):
 #   plain    deliveries without a key: today's claim, the baseline;
 #   keyed    keys 'k0' .. 'k99' (--keys) round robin in enqueue order, no limit;
 #   limited  the same keys, baton.limit_key(t, target, 1000) (--limit) for every key (key
 #            NULL): a limit a claim never meets, so the bookkeeping alone. With 2,000
-#            deliveries a key, 1,000 of each are admitted and the rest wait: each finish
-#            locks and writes the key's row of baton.key_slots and moves the key's next
-#            waiting delivery into the claim order;
+#            (batched 5,000) deliveries a key, 1,000 of each are admitted and the rest
+#            wait: each finish locks and writes the key's row of baton.key_slots and
+#            moves the key's next waiting delivery into the claim order;
 #   ordered  the same keys, baton.limit_key(t, target, 1, ordered => true) for every key:
 #            at most 100 deliveries claimable at once; each finish admits its key's next.
 #            A claim may come back empty (the pgbench transaction counts, no item does);
@@ -44,26 +45,30 @@
 # without connection time); items/s is their quotient. A table shows, per kind and
 # variant, the median items/s over the rounds and the median of the per-round ratios to
 # plain (the two run minutes apart on the same machine: the machine is shared and noisy,
-# read the ratios, not the absolute numbers). Failed transactions (deadlocks 40P01,
-# serialization failures) and aborted clients are counted per run, with the server log's
-# "deadlock detected" lines; a batch whose finish_batch failed stays leased (30 s, more
-# than a run), its items uncounted. The goal (the project's issue): no limit at least
-# 0.9x plain, limits set at least 0.8x (ordered runs at most 100 claimable deliveries,
-# against 16 clients: below 0.8x batched is its limit at work, not only its cost).
+# read the ratios, not the absolute numbers); then pgbench -r's mean latency of the
+# claim statement and of the finish statement, and the items a transaction. Failed
+# transactions (deadlocks 40P01, serialization failures) and aborted clients are counted
+# per run, with the server log's "deadlock detected" lines; a batch whose finish_batch
+# failed stays leased (30 s, more than a run), its items uncounted. The goal (the
+# project's issue): no limit at least 0.9x plain, limits set at least 0.8x (ordered has
+# at most 100 claimable deliveries against 16 clients: below 0.8x batched is its limit at
+# work, not only its cost).
 # A run that ran dry (no pending delivery left) is flagged: its rate is not its speed.
 #
 # Raw data go to OUT (--out, default a new directory under /tmp, printed): runs.csv
 # (kind, variant, round, items, secs, transactions, failed, deadlock failures,
 # serialization failures, aborted clients, "deadlock detected" in the server log,
-# pending left, in the claim order left), setup-*.txt, pgbench-*.txt, server.log;
-# bench/limits.py prints the summary from them (run it again on OUT alone to print it
-# again).
+# pending left, in the claim order left, claim ms, finish ms), setup-*.txt,
+# pgbench-*.txt, server.log; bench/limits.py prints the summary from them (run it again
+# on OUT alone to print it again).
 #
 # Options:
-#   --quick          a ~3-minute smoke version: 2 rounds of 3 s, a backlog of 60,000
+#   --quick          a ~3-minute smoke version: 2 rounds of 3 s, backlogs of 60,000 and
+#                    150,000
 #   --rounds N       rounds (3)                   --secs S      seconds a run (10)
 #   --clients N      pgbench clients (16)         --batch N     the batch (50)
-#   --backlog N      pending deliveries a run starts with (200,000)
+#   --backlog N      pending deliveries an unbatched run starts with (200,000)
+#   --batch-backlog N  ... a batched run (500,000)
 #   --keys N         keys (100)                   --limit N     limited's max_leased (1,000)
 #   --rate N         paced's rate a second (1,000,000; burst the same)
 #   --variants LIST  comma-separated, of plain,keyed,limited,ordered,paced (default all;
@@ -95,7 +100,7 @@ say() { printf '%s\n' "$*" >&2; }
 
 ARGS=("$@")
 QUICK=0 KEEP=0 OUT='' STATEMENTS=0
-ROUNDS='' SECS='' BACKLOG='' CLIENTS=16 BATCH=50 KEYS=100 LIMIT=1000 RATE=1000000
+ROUNDS='' SECS='' BACKLOG='' BATCH_BACKLOG='' CLIENTS=16 BATCH=50 KEYS=100 LIMIT=1000 RATE=1000000
 VARIANTS=plain,keyed,limited,ordered,paced KINDS=cycle,batch CLAIM=claim
 while (($# > 0)); do
     case $1 in
@@ -105,6 +110,7 @@ while (($# > 0)); do
         --clients) CLIENTS=${2:?}; shift ;;
         --batch) BATCH=${2:?}; shift ;;
         --backlog) BACKLOG=${2:?}; shift ;;
+        --batch-backlog) BATCH_BACKLOG=${2:?}; shift ;;
         --keys) KEYS=${2:?}; shift ;;
         --limit) LIMIT=${2:?}; shift ;;
         --rate) RATE=${2:?}; shift ;;
@@ -123,15 +129,15 @@ while (($# > 0)); do
     shift
 done
 if ((QUICK)); then
-    : "${ROUNDS:=2}" "${SECS:=3}" "${BACKLOG:=60000}"
+    : "${ROUNDS:=2}" "${SECS:=3}" "${BACKLOG:=60000}" "${BATCH_BACKLOG:=150000}"
 else
-    : "${ROUNDS:=3}" "${SECS:=10}" "${BACKLOG:=200000}"
+    : "${ROUNDS:=3}" "${SECS:=10}" "${BACKLOG:=200000}" "${BATCH_BACKLOG:=500000}"
 fi
-for v in ROUNDS SECS BACKLOG CLIENTS BATCH KEYS LIMIT RATE; do
+for v in ROUNDS SECS BACKLOG BATCH_BACKLOG CLIENTS BATCH KEYS LIMIT RATE; do
     opt=${v,,}
-    [[ ${!v} =~ ^[0-9]+$ ]] || die "--$opt takes a whole number (got '${!v}')"
+    [[ ${!v} =~ ^[0-9]+$ ]] || die "--${opt//_/-} takes a whole number (got '${!v}')"
 done
-((ROUNDS >= 1 && SECS >= 1 && CLIENTS >= 1 && KEYS >= 1 && BACKLOG >= KEYS)) || die "a size is too small"
+((ROUNDS >= 1 && SECS >= 1 && CLIENTS >= 1 && KEYS >= 1 && BACKLOG >= KEYS && BATCH_BACKLOG >= KEYS)) || die "a size is too small"
 ((BATCH >= 1 && BATCH <= 1000)) || die "--batch must be 1 to 1000 (finish_batch takes 1,000 at most)"
 ((LIMIT >= 1 && LIMIT <= 1000000 && RATE >= 1 && RATE <= 1000000)) || die "--limit and --rate must be 1 to 1,000,000"
 [[ $CLAIM =~ ^(claim|fair)$ ]] || die "--claim takes claim or fair"
@@ -207,12 +213,12 @@ echo "   pg_baton $(q -d probe -c "SELECT extversion FROM pg_extension WHERE ext
 q -c "DROP DATABASE probe"
 echo "   cpus = $(nproc 2>/dev/null || echo '?'), load average at start = $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
 echo "   $CLIENTS clients, claim = baton.$([[ $CLAIM == fair ]] && echo claim_fair || echo claim), batch $BATCH," \
-    "backlog $BACKLOG, $KEYS keys, limit $LIMIT, rate $RATE/s; $ROUNDS rounds of $SECS s"
+    "backlog $BACKLOG (batched $BATCH_BACKLOG), $KEYS keys, limit $LIMIT, rate $RATE/s; $ROUNDS rounds of $SECS s"
 
-# setup VARIANT TAG: a new database bench with a fresh backlog (limits_setup.sql).
+# setup VARIANT TAG BACKLOG: a new database bench with a fresh backlog (limits_setup.sql).
 setup() {
     q -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS bench WITH (FORCE)" -c "CREATE DATABASE bench"
-    q -d bench -v variant="$1" -v backlog="$BACKLOG" -v keys="$KEYS" -v limit="$LIMIT" -v rate="$RATE" -v target=bench \
+    q -d bench -v variant="$1" -v backlog="$3" -v keys="$KEYS" -v limit="$LIMIT" -v rate="$RATE" -v target=bench \
         -f "$SQL/limits_setup.sql" >"$OUT/setup-$2.txt" 2>&1 \
         || { cat "$OUT/setup-$2.txt" >&2; die "limits_setup.sql failed ($2)"; }
     ((STATEMENTS)) && q -d bench -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" -c "SELECT pg_stat_statements_reset()" >/dev/null
@@ -227,15 +233,16 @@ num() {
 # one_run KIND VARIANT ROUND: one pgbench run on a fresh backlog; appends to runs.csv.
 one_run() {
     local kind=$1 variant=$2 round=$3 tag script log before after ntx tps secs failed deadlocks serial aborted \
-        logdl logpos left ready
+        logdl logpos left ready lat backlog=$BACKLOG
+    [[ $kind == batch ]] && backlog=$BATCH_BACKLOG
     tag=$kind-$variant-r$round
     log=$OUT/pgbench-$tag.txt
     script=limits_$kind.sql
     [[ $CLAIM == fair ]] && script=limits_fair_$kind.sql
-    setup "$variant" "$tag"
+    setup "$variant" "$tag" "$backlog"
     before=$(q -d bench -c "SELECT count(*) FROM baton.deliveries WHERE status = 'finished'")
     logpos=$(stat -c %s "$CLUSTER/log")
-    "$PGBENCH" -n -M prepared --failures-detailed -c "$CLIENTS" -j 2 -T "$SECS" -D target=bench -D batch="$BATCH" \
+    "$PGBENCH" -n -M prepared --failures-detailed -r -c "$CLIENTS" -j 2 -T "$SECS" -D target=bench -D batch="$BATCH" \
         -f "$SQL/$script" bench >"$log" 2>&1 || say "   WARNING: pgbench exited with an error ($tag; $log)"
     after=$(q -d bench -c "SELECT count(*) FROM baton.deliveries WHERE status = 'finished'")
     left=$(q -d bench -c "SELECT count(*) FROM baton.deliveries WHERE status = 'pending'")
@@ -252,7 +259,13 @@ one_run() {
         die "could not read pgbench's output, or no transaction ran ($tag; rerun if pg_baton was being reinstalled)"
     fi
     secs=$(calc "$ntx / $tps")
-    echo "$kind,$variant,$round,$((after - before)),$secs,$ntx,$failed,$deadlocks,$serial,$aborted,$logdl,$left,$ready" \
+    # pgbench -r: the mean latency of the claim and of the finish, in ms (the claim's
+    # includes the empty ones).
+    # (The script's first SELECT is the claim, its second the finish.)
+    lat=$(awk '/^statement latencies/ { on = 1; next }
+               on && $3 == "SELECT" { if (++n == 1) c = $1; else f = $1 }
+               END { printf "%s,%s", c == "" ? 0 : c, f == "" ? 0 : f }' "$log")
+    echo "$kind,$variant,$round,$((after - before)),$secs,$ntx,$failed,$deadlocks,$serial,$aborted,$logdl,$left,$ready,$lat" \
         >>"$OUT/runs.csv"
     printf '   %-5s %-7s round %d: %8d items in %5.2f s = %9.1f /s; %d failed (%d deadlocks), %d aborted; %d pending left\n' \
         "$kind" "$variant" "$round" "$((after - before))" "$secs" "$(calc "($after - $before) / $secs")" \
@@ -270,7 +283,8 @@ one_run() {
 
 : >"$OUT/runs.csv"
 say
-say "-- ${#VLIST[@]} variants (${VLIST[*]}), kinds ${KLIST[*]}; $ROUNDS rounds of $SECS s, each run on a fresh backlog of $BACKLOG"
+say "-- ${#VLIST[@]} variants (${VLIST[*]}), kinds ${KLIST[*]}; $ROUNDS rounds of $SECS s, each run on a fresh backlog" \
+    "of $BACKLOG (batched $BATCH_BACKLOG)"
 for ((r = 1; r <= ROUNDS; r++)); do
     for kind in "${KLIST[@]}"; do
         n=${#VLIST[@]}

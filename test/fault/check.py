@@ -142,6 +142,7 @@ class Checker:
         self.dead_clients = lambda: []
         self.problems = {}  # "I1".. -> every problem the last check found
         self.key_stats = {}  # figures of the keyed checks (K1, K3, K4), for the summary
+        self.claims_by_key = {}  # keyed_claims() as the last check read them
 
     def snapshot(self):
         """All rows the invariants need, in one REPEATABLE READ READ ONLY transaction."""
@@ -213,6 +214,7 @@ class Checker:
         cut = self.acks.mark()
         s = self.snapshot()
         self.acks.read()
+        self.claims_by_key = self.keyed_claims()
         results = []
         for name, fn in (
             ("I1 acknowledged deliveries and runs exist exactly once", self.i1_exist_once),
@@ -777,7 +779,7 @@ class Checker:
                 problems.append("key %s of tenant %s: %d deliveries leased, max_leased %d: %s"
                                 % (key, t[:8], len(ids), lim[0], sorted(ids)[:6]))
         most = self.key_stats["most_leased"] = {}
-        for (t, key), claims in self.keyed_claims().items():
+        for (t, key), claims in self.claims_by_key.items():
             limit = spec_of(key)[0]
             if limit is None:
                 continue
@@ -914,7 +916,7 @@ class Checker:
                     problems.append("ordered key %s of tenant %s: delivery %d admitted while %d, earlier, is pending"
                                     % (key, t[:8], did, first))
         checked = 0
-        for (t, key), claims in self.keyed_claims().items():
+        for (t, key), claims in self.claims_by_key.items():
             if not spec_of(key)[1]:
                 continue
             checked += len(claims)
@@ -944,7 +946,7 @@ class Checker:
         (more than its rate + burst of 15), so claims of a pace not kept would show."""
         problems = []
         most = 0
-        for (t, key), claims in self.keyed_claims().items():
+        for (t, key), claims in self.claims_by_key.items():
             _, _, rate, per, burst = spec_of(key)
             if rate is None:
                 continue
@@ -963,7 +965,7 @@ class Checker:
 
     def keyed_figures(self):
         """The figures of the keyed claims the last check covered."""
-        claims = self.keyed_claims()
+        claims = self.claims_by_key
         n = sum(len(v) for v in claims.values())
         by = defaultdict(int)
         for (t, key), v in claims.items():

@@ -631,6 +631,29 @@ def keyed_producer(c):
         c.nap(0.01 + c.rand.random() * 0.01)
 
 
+def keyed_bulk_producer(c):
+    """Enqueues batches of 16 deliveries on the keyed target (a key limited to 2, a key
+    under the target's limit or none; not the ordered or the paced key), for the long
+    runs that count claims (run.sh --claims); it naps while more than KEYED_BACKLOG
+    deliveries wait on limits, as keyed_producer does."""
+    c.keyed = True
+    c.n = 0
+    backlog, backlog_at = 0, 0.0
+    keys = LIMITED_KEYS + COVERED_KEYS + (None,)
+    for t in c.active_tenants():
+        if now() - backlog_at > 1.0:
+            res = c.db.call("SELECT count(*) FROM baton.key_waiting w JOIN baton.tenants t USING (tenant) "
+                            "WHERE t.state = 'active'")
+            if res[0] == "ok":
+                backlog, backlog_at = res[1][0][0], now()
+        if backlog > KEYED_BACKLOG:
+            c.nap(0.2)
+            continue
+        batch = [c.rand.choice(keys) for _ in range(16)]
+        keyed_batch(c, t, batch, [c.rand.randint(0, 3) for _ in batch])
+        c.nap(0.01)
+
+
 def keyed_finish(c, t, did, gen, outcome):
     """finish of one claimed keyed delivery; repeated through a lost connection
     (terminal-once)."""
@@ -676,8 +699,8 @@ def keyed_retry(c, t, did, gen):
 
 def keyed_worker(c):
     """Claims deliveries of the keyed target with a 2-second lease: baton.claim of one
-    tenant, one row (40%) or up to four (40%), or baton.claim_fair of every tenant, up to
-    four (20%). Each claim is logged with the key of its delivery (from the payload),
+    tenant, one row (30%), up to four (25%) or eight (25%), or baton.claim_fair of every
+    tenant, up to eight (20%). Each claim is logged with the key of its delivery (from the payload),
     the time sent and answered and its lease_until. It holds them 0 to 30 ms (leases
     overlap, so a limit not kept shows in K1), then settles them: retry with a 50 ms
     delay (12%), finish 'failed' (3%), else finished: several of one tenant by one
@@ -692,12 +715,12 @@ def keyed_worker(c):
         ts = now()
         if r < 0.2:
             res = c.db.call("SELECT tenant::text, id, generation, payload->>'lk', "
-                            "extract(epoch FROM lease_until)::float8 FROM baton.claim_fair(%s, %s, 4)", (KEYED, lease))
+                            "extract(epoch FROM lease_until)::float8 FROM baton.claim_fair(%s, %s, 8)", (KEYED, lease))
             what = "claim_fair"
         else:
             res = c.db.call("SELECT %s::text, id, generation, payload->>'lk', "
                             "extract(epoch FROM lease_until)::float8 FROM baton.claim(%s, %s, %s, %s)",
-                            (t, t, KEYED, lease, 1 if r < 0.6 else 4))
+                            (t, t, KEYED, lease, 1 if r < 0.5 else 4 if r < 0.75 else 8))
             what = "claim"
         if res[0] == "err":
             c.refused(what, res)
@@ -730,7 +753,7 @@ def keyed_worker(c):
 
 ROLES = {"producer": producer, "dworker": delivery_worker, "fworker": fair_worker, "rworker": run_worker, "reaper": reaper,
          "operator": operator, "redriver": redriver, "firer": firer, "kproducer": keyed_producer,
-         "kworker": keyed_worker}
+         "kworker": keyed_worker, "kbulk": keyed_bulk_producer}
 
 
 def client_main(role, name, logdir, stop, seed):

@@ -30,7 +30,7 @@ KINDS = ("restart", "kill_claim", "frozen", "kill_finish", "fence", "kill_transi
 
 # The load: role -> number of processes.
 LOAD = {"producer": 2, "dworker": 3, "fworker": 1, "rworker": 2, "reaper": 1, "operator": 1, "redriver": 1,
-        "firer": 2, "kproducer": 2, "kworker": 2}
+        "firer": 2, "kproducer": 2, "kworker": 2, "kbulk": 0}
 
 # The schedules of each initial tenant, fired by the firer clients: (name, target, spec).
 SCHEDULES = (("tick", "alpha", "@every 1 second"), ("tock", "beta", "@every 2 seconds"))

@@ -473,7 +473,11 @@ void on_subxact(SubXactEvent event, SubTransactionId subxid, SubTransactionId, v
     if (event != SUBXACT_EVENT_ABORT_SUB || g_owed == NIL) return;
     List* kept = NIL;
     MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
-    foreach_ptr(Owed, o, g_owed) if (o->subxid < subxid) kept = lappend(kept, o);
+    ListCell* cell;
+    foreach (cell, g_owed) {
+        Owed* o = static_cast<Owed*>(lfirst(cell));
+        if (o->subxid < subxid) kept = lappend(kept, o);
+    }
     MemoryContextSwitchTo(old);
     g_owed = kept;
 }
@@ -485,7 +489,9 @@ void forgive(const pg_uuid_t* tenant, const text* target, const text* key) {
     bool every = VARSIZE_ANY_EXHDR(key) == 0;
     List* kept = NIL;
     MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
-    foreach_ptr(Owed, o, g_owed) {
+    ListCell* cell;
+    foreach (cell, g_owed) {
+        Owed* o = static_cast<Owed*>(lfirst(cell));
         bool covered = std::memcmp(&o->tenant, tenant, sizeof o->tenant) == 0 && compare_bytes(o->target, target) == 0 &&
                        (every ? o->limit.every : compare_bytes(o->key, key) == 0);
         if (!covered) kept = lappend(kept, o);
