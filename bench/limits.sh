@@ -13,14 +13,14 @@
 # not retried).
 #
 # Variants, each run on a fresh backlog of --backlog (200,000; batched --batch-backlog,
-# 500,000: a batched run must not run dry) pending deliveries in a new database
+# 800,000: a batched run must not run dry) pending deliveries in a new database
 # (bench/sql/limits_setup.sql: enqueue_batch, ANALYZE, the limit, VACUUM ANALYZE, then a
 # CHECKPOINT):
 #   plain    deliveries without a key: today's claim, the baseline;
 #   keyed    keys 'k0' .. 'k99' (--keys) round robin in enqueue order, no limit;
 #   limited  the same keys, baton.limit_key(t, target, 1000) (--limit) for every key (key
 #            NULL): a limit a claim never meets, so the bookkeeping alone. With 2,000
-#            (batched 5,000) deliveries a key, 1,000 of each are admitted and the rest
+#            (batched 8,000) deliveries a key, 1,000 of each are admitted and the rest
 #            wait: each finish locks and writes the key's row of baton.key_slots and
 #            moves the key's next waiting delivery into the claim order;
 #   ordered  the same keys, baton.limit_key(t, target, 1, ordered => true) for every key:
@@ -68,7 +68,7 @@
 #   --rounds N       rounds (3)                   --secs S      seconds a run (10)
 #   --clients N      pgbench clients (16)         --batch N     the batch (50)
 #   --backlog N      pending deliveries an unbatched run starts with (200,000)
-#   --batch-backlog N  ... a batched run (500,000)
+#   --batch-backlog N  ... a batched run (800,000)
 #   --keys N         keys (100)                   --limit N     limited's max_leased (1,000)
 #   --rate N         paced's rate a second (1,000,000; burst the same)
 #   --variants LIST  comma-separated, of plain,keyed,limited,ordered,paced (default all;
@@ -131,7 +131,7 @@ done
 if ((QUICK)); then
     : "${ROUNDS:=2}" "${SECS:=3}" "${BACKLOG:=60000}" "${BATCH_BACKLOG:=150000}"
 else
-    : "${ROUNDS:=3}" "${SECS:=10}" "${BACKLOG:=200000}" "${BATCH_BACKLOG:=500000}"
+    : "${ROUNDS:=3}" "${SECS:=10}" "${BACKLOG:=200000}" "${BATCH_BACKLOG:=800000}"
 fi
 for v in ROUNDS SECS BACKLOG BATCH_BACKLOG CLIENTS BATCH KEYS LIMIT RATE; do
     opt=${v,,}

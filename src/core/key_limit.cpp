@@ -58,7 +58,7 @@ bool has_room(const Limit& limit, const State& state) {
 
 std::int64_t admit(const Limit& limit, State& state, std::int64_t now) {
     state.admitted++;
-    if (!paced(limit)) return now;
+    if (!paced(limit)) return kNoSlot;
     refill(limit, state, now);
     state.ready++;
     std::int64_t slot = now;

@@ -60,9 +60,13 @@ void refill(const Limit& limit, State& state, std::int64_t now);
 // admitted), and fewer unclaimed admissions than the burst.
 bool has_room(const Limit& limit, const State& state);
 
-// Admits one delivery at `now` (has_room() first): counts it, spends a token, and
-// returns its slot, the moment from which it may be claimed: `now` when a token was
-// there, else when its token comes.
+// The slot of a delivery whose key is not paced: no moment before which it may not be
+// claimed.
+constexpr std::int64_t kNoSlot = INT64_MIN;
+
+// Admits one delivery at `now` (has_room() first): counts it and, on a paced key, spends
+// a token and returns its slot, the moment from which it may be claimed: `now` when a
+// token was there, else when its token comes. kNoSlot when the key is not paced.
 std::int64_t admit(const Limit& limit, State& state, std::int64_t now);
 
 // An admitted delivery claimed at `now` (it no longer holds a token of the bucket: the

@@ -53,8 +53,8 @@ TEST(KeyLimit, ConcurrencyCapsTheAdmitted) {
     Limit l = concurrency(2);
     State s = fresh(l, 0);
     EXPECT_TRUE(has_room(l, s));
-    EXPECT_EQ(admit(l, s, 10), 10);
-    EXPECT_EQ(admit(l, s, 11), 11);
+    EXPECT_EQ(admit(l, s, 10), kNoSlot);
+    EXPECT_EQ(admit(l, s, 11), kNoSlot);
     EXPECT_FALSE(has_room(l, s));
     left(l, s, false, 20);
     EXPECT_TRUE(has_room(l, s));
