@@ -43,7 +43,7 @@ REGRESS     += monitoring retention
 # Every refusal of every function names its object (after retention: its own run ids).
 REGRESS     += messages cancel
 # The fair claim across tenants, weights and pauses (0.13.0).
-REGRESS     += fairness key_limits
+REGRESS     += fairness key_limits aging
 # Recurring schedules (0.8.0): schedule, unschedule, fire_schedules, the view.
 REGRESS     += schedules
 # Write functions refused in read-only transactions (25006), reads answering.

@@ -105,6 +105,10 @@ CREATE FUNCTION baton.limit_key(tenant uuid, target text, max_leased int, key te
 CREATE FUNCTION baton.rate_limit_key(tenant uuid, target text, rate int, per interval,
                                      burst int DEFAULT NULL, key text DEFAULT NULL) RETURNS void
     LANGUAGE C AS 'MODULE_PATHNAME', 'baton_rate_limit_key';
+-- The bound on how long a delivery waits behind higher priorities: the background reaper
+-- calls it each round (baton.priority_aging).
+CREATE FUNCTION baton.age_pending(max_rows int DEFAULT 1000) RETURNS integer
+    LANGUAGE C AS 'MODULE_PATHNAME', 'baton_age_pending';
 CREATE FUNCTION baton.unlimit_key(tenant uuid, target text, key text DEFAULT NULL) RETURNS boolean
     LANGUAGE C AS 'MODULE_PATHNAME', 'baton_unlimit_key';
 COMMENT ON FUNCTION baton.enqueue_keyed(uuid, text, text, text, jsonb, jsonb, timestamptz, int, int, uuid) IS
@@ -113,16 +117,20 @@ COMMENT ON FUNCTION baton.limit_key(uuid, text, int, text, boolean) IS
     'Sets the limit of a key of the target (NULL: every key without a limit of its own): at most max_leased admitted at once; ordered: one at a time, in enqueue order.';
 COMMENT ON FUNCTION baton.rate_limit_key(uuid, text, int, interval, int, text) IS
     'Paces the claims of a key of the target (NULL: every key without a limit of its own): at most rate per per, burst (default: rate) at once.';
+COMMENT ON FUNCTION baton.age_pending(int) IS
+    'Raises each due pending delivery without a key that has waited longer than baton.priority_aging behind higher priorities to the highest priority pending in its tenant and target; returns how many.';
 COMMENT ON FUNCTION baton.unlimit_key(uuid, text, text) IS
     'Removes the limits of a key of the target (NULL: the limits for every key), concurrency and pace; true when there were any.';
 
 REVOKE ALL ON baton.key_limits, baton.key_slots, baton.key_waiting, baton.limited_keys FROM PUBLIC;
 REVOKE ALL ON FUNCTION baton.enqueue_keyed(uuid, text, text, text, jsonb, jsonb, timestamptz, int, int, uuid),
-                       baton.limit_key(uuid, text, int, text, boolean), baton.rate_limit_key(uuid, text, int, interval, int, text), baton.unlimit_key(uuid, text, text) FROM PUBLIC;
+                       baton.limit_key(uuid, text, int, text, boolean), baton.rate_limit_key(uuid, text, int, interval, int, text), baton.unlimit_key(uuid, text, text),
+                       baton.age_pending(int) FROM PUBLIC;
 GRANT SELECT, INSERT, UPDATE, DELETE ON baton.key_limits, baton.key_slots, baton.key_waiting TO @extowner@;
 GRANT SELECT ON baton.limited_keys TO @extowner@ WITH GRANT OPTION;
 GRANT EXECUTE ON FUNCTION baton.enqueue_keyed(uuid, text, text, text, jsonb, jsonb, timestamptz, int, int, uuid),
-                          baton.limit_key(uuid, text, int, text, boolean), baton.rate_limit_key(uuid, text, int, interval, int, text), baton.unlimit_key(uuid, text, text) TO @extowner@ WITH GRANT OPTION;
+                          baton.limit_key(uuid, text, int, text, boolean), baton.rate_limit_key(uuid, text, int, interval, int, text), baton.unlimit_key(uuid, text, text),
+                          baton.age_pending(int) TO @extowner@ WITH GRANT OPTION;
 
 -- Configuration in PostgreSQL's sense: pg_dump dumps the limits; the slots and the
 -- waiting deliveries are made again from the deliveries a restore loads.

@@ -44,7 +44,7 @@
 # counted in the table); the time is pgbench's measured interval (transactions / tps,
 # without connection time); items/s is their quotient. A table shows, per kind and
 # variant, the median items/s over the rounds and the median of the per-round ratios to
-# plain (the two run minutes apart on the same machine: the machine is shared and noisy,
+# plain (a round's variants run one after the other: the machine is shared and noisy,
 # read the ratios, not the absolute numbers); then pgbench -r's mean latency of the
 # claim statement and of the finish statement, and the items a transaction. Failed
 # transactions (deadlocks 40P01, serialization failures) and aborted clients are counted
@@ -209,7 +209,8 @@ q -c "CREATE DATABASE probe"
 q -d probe -c "CREATE EXTENSION pg_baton"
 LIBDIR=$("${PG_CONFIG:-pg_config}" --pkglibdir)
 echo "   pg_baton $(q -d probe -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'"), $("$PGBENCH" --version);" \
-    "pg_baton.so built $(date -u -r "$LIBDIR/pg_baton.so" '+%Y-%m-%d %H:%M UTC'); repo at $(git -C "$ROOT" log -1 --format='%h' 2>/dev/null || echo '?')"
+    "pg_baton.so built $(date -u -r "$LIBDIR/pg_baton.so" '+%Y-%m-%d %H:%M UTC'); repo at $(git -C "$ROOT" log -1 --format='%h' 2>/dev/null || echo '?')$(
+        git -C "$ROOT" diff --quiet HEAD -- src sql 2>/dev/null || echo ' (src or sql changed since)')"
 q -c "DROP DATABASE probe"
 echo "   cpus = $(nproc 2>/dev/null || echo '?'), load average at start = $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
 echo "   $CLIENTS clients, claim = baton.$([[ $CLAIM == fair ]] && echo claim_fair || echo claim), batch $BATCH," \

@@ -63,6 +63,7 @@ INSERT INTO writes VALUES
   ('limit_key',        format('SELECT baton.limit_key(%L, ''ro'', 2, ''k'')', :'t')),
   ('unlimit_key',      format('SELECT baton.unlimit_key(%L, ''ro'', ''k'')', :'t')),
   ('rate_limit_key',   format('SELECT baton.rate_limit_key(%L, ''ro'', 5, ''1 second'')', :'t')),
+  ('age_pending',      'SELECT baton.age_pending()'),
   ('enqueue_keyed',    format('SELECT baton.enqueue_keyed(%L, ''ro'', ''rok'', ''k'')', :'t')),
   ('pause_everywhere', 'SELECT baton.pause_everywhere(''ro'')'),
   ('resume_everywhere', 'SELECT baton.resume_everywhere(''ro'')'),

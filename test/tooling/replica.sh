@@ -320,6 +320,7 @@ writes=(
     "finish_batch|SELECT * FROM baton.finish_batch('$TA', ARRAY[$did]::bigint[], ARRAY[$dgen]::bigint[])"
     "retry|SELECT baton.retry('$TA', $did, $dgen, 'again', '0 seconds')"
     "reap|SELECT baton.reap()"
+    "age_pending|SELECT baton.age_pending()"
     "purge|SELECT baton.purge('0 seconds')"
     "cancel_delivery|SELECT baton.cancel_delivery('$TA', $did, 'read-only')"
     "redrive|SELECT baton.redrive('$TA', 'w')"

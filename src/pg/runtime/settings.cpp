@@ -17,6 +17,7 @@ int health_expired_warn = 60;
 int health_stuck_after = 5 * 60;
 int health_schedules_warn = 60;
 int health_pending_warn = 5 * 60;
+int priority_aging = 10 * 60;
 char* reaper_databases = nullptr;
 int reaper_interval_ms = 1000;
 int reaper_batch = 1000;
@@ -54,6 +55,10 @@ void define_health() {
     define_seconds("baton.health_pending_warn",
                    "Time the oldest due pending delivery has waited at which baton.health warns.",
                    &health_pending_warn);
+    define_seconds("baton.priority_aging",
+                   "Time a due pending delivery waits behind higher priorities before baton.age_pending raises it "
+                   "to the highest pending in its tenant and target (0: never).",
+                   &priority_aging);
 }
 
 void define_reaper() {

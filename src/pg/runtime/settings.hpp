@@ -19,6 +19,7 @@ extern int health_expired_warn;        // baton.health_expired_warn
 extern int health_stuck_after;         // baton.health_stuck_after
 extern int health_schedules_warn;      // baton.health_schedules_warn
 extern int health_pending_warn;        // baton.health_pending_warn
+extern int priority_aging;             // baton.priority_aging, seconds (0: off)
 
 // The background reaper (pg/workers/reaper.hpp). baton.reaper_databases is
 // PGC_POSTMASTER when preloading (it decides which workers exist), and only

@@ -74,6 +74,7 @@ struct Job {
 };
 constexpr Job kReap = {"reap", "SELECT baton.reap($1)"};
 constexpr Job kFire = {"fire_schedules", "SELECT baton.fire_schedules($1)"};
+constexpr Job kAge = {"age_pending", "SELECT baton.age_pending($1)"};
 
 // One batch in its own transaction: SELECT baton.reap(batch), or another job, through
 // SPI (so the call runs exactly as a client's would, as the extension's owner, under
@@ -324,6 +325,13 @@ void baton_reaper_main(Datum arg) {
             if (!try_batch(kFire, baton::settings::reaper_batch, &fired) || fired < 0) break;
             if (fired > 0) elog(DEBUG1, "pg_baton reaper fired %d schedules in \"%s\"", fired, dbname);
             if (fired < baton::settings::reaper_batch) break;
+        }
+        if (g_terminate) break;
+        // Then one batch of the deliveries that wait too long behind higher priorities.
+        if (fire && baton::settings::priority_aging > 0) {
+            int aged = 0;
+            if (try_batch(kAge, baton::settings::reaper_batch, &aged) && aged > 0)
+                elog(DEBUG1, "pg_baton reaper raised %d deliveries' priorities in \"%s\"", aged, dbname);
         }
         if (g_terminate) break;
         // Then the side tables of deliveries, vacuumed when autovacuum's rule says so.
