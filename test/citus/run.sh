@@ -464,7 +464,7 @@ check "delivery ids come from more than one node's range" "t" \
 # Its statements over pg_baton's tables are distributed queries from the coordinator (they
 # see the workers' rows); xmin_horizon, dead_rows and reaper describe the coordinator.
 check "baton.health answers on the coordinator of a distributed install, one row per check" \
-    "xmin_horizon,dead_rows,reaper,expired_leases,stuck_runs,markers_in_doubt,schedules_behind,oldest_pending" \
+    "xmin_horizon,dead_rows,reaper,expired_leases,stuck_runs,markers_in_doubt,schedules_behind,paused,waiting_on_limits,oldest_pending" \
     "$(q -c "SELECT string_agg(name, ',') FROM baton.health" 2>&1)"
 q -c "SELECT baton.enqueue('$B', 'hx', 'h1')" -c "SELECT count(*) FROM baton.claim('$B', 'hx', '1 second')" >/dev/null
 sleep 1.2

@@ -221,10 +221,10 @@ check "the update made one wake-up secret of 32 bytes" "1 32" \
     "$(q -d $A -c "SELECT count(*) || ' ' || max(length(secret)) FROM baton.wakeup_key")"
 check "wakeup_channel names the channel of an upgraded target" "t" \
     "$(q -d $A -c "SELECT baton.wakeup_channel('$T1', 'w') ~ '^baton_[0-9a-f]{32}$'")"
-# 0.8.0: baton.health on the upgraded rows: its checks (paused, 0.13.0), the pending deliveries
+# 0.8.0: baton.health on the upgraded rows: its checks (paused, 0.13.0; waiting_on_limits, 0.14.0), the pending deliveries
 # left above counted by oldest_pending.
 check "baton.health answers on the upgraded database, one row per check" \
-    "xmin_horizon,dead_rows,reaper,expired_leases,stuck_runs,markers_in_doubt,schedules_behind,paused,oldest_pending" \
+    "xmin_horizon,dead_rows,reaper,expired_leases,stuck_runs,markers_in_doubt,schedules_behind,paused,waiting_on_limits,oldest_pending" \
     "$(q -d $A -c "SELECT string_agg(name, ',') FROM baton.health")"
 check "oldest_pending warns under a threshold of 0, naming a delivery of an upgraded tenant" "warn true" \
     "$(q -d $A -c "SET baton.health_pending_warn = 0" -c "SELECT status || ' ' || (detail ~ ' of tenant ($T1|$T2|$T3) ') FROM baton.health WHERE name = 'oldest_pending'")"
@@ -353,13 +353,13 @@ check "the fair claim serves an upgraded tenant once it binds the target: every 
 # holds the other back, and its finish lets the other in.
 check "the upgraded deliveries carry no key" "0" "$(q -d $A -c "SELECT count(key) FROM baton.deliveries")"
 check "a key limited to one on an upgraded tenant: one admitted, one waiting; a finish admits the other" "1 1 0" \
-    "$(q -d $A -c "BEGIN" -c "SELECT baton.bind_target('$T1', 'kw', 'baton_upgrade_role')" \
-        -c "SELECT baton.limit_key('$T1', 'kw', 1, 'k')" \
-        -c "SELECT baton.enqueue_keyed('$T1', 'kw', 'k' || g, 'k') FROM generate_series(1, 2) g" \
-        -c "CREATE TEMP TABLE got AS SELECT * FROM baton.claim('$T1', 'kw', '1 minute', 10)" \
+    "$(q -d $A -c "SELECT baton.bind_target('$T1', 'kw', 'baton_upgrade_role')" -c "SELECT baton.limit_key('$T1', 'kw', 1, 'k')" \
+        -c "SELECT baton.enqueue_keyed('$T1', 'kw', 'k' || g, 'k') FROM generate_series(1, 2) g" >/dev/null
+       q -d $A -c "CREATE TEMP TABLE got AS SELECT * FROM baton.claim('$T1', 'kw', '1 minute', 10)" \
         -c "SELECT 'n' || count(*) FROM got" -c "SELECT 'n' || count(*) FROM baton.key_waiting WHERE tenant = '$T1'" \
         -c "SELECT baton.finish('$T1', id, generation) FROM got" \
-        -c "SELECT 'n' || count(*) FROM baton.key_waiting WHERE tenant = '$T1'" -c "ROLLBACK" | sed -n 's/^n//p' | paste -sd' ')"
+        -c "SELECT 'n' || count(*) FROM baton.key_waiting WHERE tenant = '$T1'" | sed -n 's/^n//p' | paste -sd' ')"
+q -d $A -c "SELECT baton.unlimit_key('$T1', 'kw', 'k')" >/dev/null
 
 # --- B: fresh 0.14.0, C: 0.1.0 --------------------------------------------------------
 q -d $B -c "CREATE EXTENSION pg_baton"
