@@ -118,6 +118,26 @@ Plan g_next = {
 Plan g_any_waiting = {
     "SELECT 1 FROM baton.key_waiting w WHERE " KEY_IS("w") " LIMIT 1", 3, {UUIDOID, TEXTOID, TEXTOID}, nullptr};
 
+// A key that is not paced, settled in one statement: its row locked (cur), its count
+// moved by $5, and as many waiting deliveries as fit under $4 admitted moved into
+// baton.ready in its order, their count added. Returns the deliveries moved (kind 0:
+// id, priority, run_after) and the count written (kind 1); no kind 1 row when the key
+// has no row yet (nothing moved then).
+Plan g_settle_plain = {
+    "WITH cur AS (SELECT s.admitted FROM baton.key_slots s WHERE " KEY_IS("s") " FOR UPDATE), "
+    "base AS (SELECT GREATEST(0, c.admitted OPERATOR(pg_catalog.+) $5) AS n FROM cur c), "
+    "w AS (DELETE FROM baton.key_waiting w WHERE w.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
+    "SELECT x.ctid FROM baton.key_waiting x WHERE " KEY_IS("x") " ORDER BY x.rank, x.id "
+    "LIMIT COALESCE((SELECT GREATEST(0, $4 OPERATOR(pg_catalog.-) b.n) FROM base b), 0))) "
+    "RETURNING w.id, w.priority, w.run_after), "
+    "r AS (INSERT INTO baton.ready (tenant, target, rank, id, run_after) "
+    "SELECT $1, $2, OPERATOR(pg_catalog.-) w.priority::pg_catalog.int8, w.id, w.run_after FROM w), "
+    "u AS (UPDATE baton.key_slots s SET admitted = (SELECT b.n FROM base b) OPERATOR(pg_catalog.+) "
+    "(SELECT pg_catalog.count(*) FROM w)::pg_catalog.int4 WHERE " KEY_IS("s") " RETURNING s.admitted) "
+    "SELECT 0, w.id, w.priority, w.run_after, NULL::pg_catalog.int4 FROM w "
+    "UNION ALL SELECT 1, NULL, NULL, NULL, u.admitted FROM u",
+    5, {UUIDOID, TEXTOID, TEXTOID, INT4OID, INT4OID}, nullptr};
+
 Plan g_enter_ready = {
     "INSERT INTO baton.ready (tenant, target, rank, id, run_after) VALUES ($1, $2, $3, $4, $5)",
     5, {UUIDOID, TEXTOID, INT8OID, INT8OID, TIMESTAMPTZOID}, nullptr};
@@ -418,6 +438,35 @@ bool same_key(const Owed* x, const Owed* y) {
            compare_bytes(x->key, y->key) == 0;
 }
 
+// Settles a key that is not paced in one statement (g_settle_plain): false when the key
+// has no row yet (the caller makes it). A key left with nothing admitted loses its row
+// when nothing waits either.
+bool settle_plain(const Owed* o, std::int32_t admitted) {
+    const key_limit::Limit& r = o->limit.rule;
+    std::int32_t most = r.ordered ? 1 : r.max_leased > 0 ? r.max_leased : PG_INT32_MAX;
+    Datum values[5] = {uuid_datum(&o->tenant), text_datum(o->target), text_datum(o->key), Int32GetDatum(most),
+                       Int32GetDatum(admitted)};
+    std::uint64_t n = run(g_settle_plain, values, nullptr);
+    SPITupleTable* rows = SPI_tuptable;
+    bool found = false;
+    std::int32_t now_admitted = 0;
+    for (std::uint64_t i = 0; i < n; i++) {
+        bool isnull = false;
+        if (DatumGetInt32(SPI_getbinval(rows->vals[i], rows->tupdesc, 1, &isnull)) == 1) {
+            found = true;
+            now_admitted = DatumGetInt32(SPI_getbinval(rows->vals[i], rows->tupdesc, 5, &isnull));
+        } else if (claim_hints::enabled()) {
+            std::int64_t id = DatumGetInt64(SPI_getbinval(rows->vals[i], rows->tupdesc, 2, &isnull));
+            std::int32_t priority = DatumGetInt32(SPI_getbinval(rows->vals[i], rows->tupdesc, 3, &isnull));
+            TimestampTz run_after = DatumGetTimestampTz(SPI_getbinval(rows->vals[i], rows->tupdesc, 4, &isnull));
+            claim_hints::row_pending(&o->tenant, VARDATA_ANY(o->target), static_cast<int>(VARSIZE_ANY_EXHDR(o->target)),
+                                     {priority, id}, run_after);
+        }
+    }
+    if (found && now_admitted == 0) run(g_forget, values, nullptr);
+    return found;
+}
+
 // Settles what the transaction owes its keys, key after key in the locking order: each
 // key's row locked, its counts moved, and its waiting deliveries let in as far as it has
 // room. At PRE_COMMIT and PRE_PREPARE: the transaction's last writes.
@@ -447,6 +496,10 @@ void settle_all() {
         }
         Row row{&first->tenant, first->target, first->key, 0, 0, 0};
         lock_key(first);
+        if (first->limit.rule.rate == 0 && settle_plain(first, admitted)) {
+            i = j;
+            continue;
+        }
         Slots k = lock(row, first->limit);
         k.state.admitted = k.state.admitted + admitted > 0 ? k.state.admitted + admitted : 0;
         for (std::int32_t n = 0; n < unclaimed; n++) key_limit::claimed(first->limit.rule, k.state, k.now);
