@@ -59,7 +59,7 @@ def main():
         f = fails[(kind, variant)]
         for i, v in enumerate((failed, dl, ser, ab, logdl, ntx)):
             f[i] += int(v)
-        if int(left) == 0:
+        if int(left) < args.clients * args.batch:
             dry.append("%s %s round %s" % (kind, variant, rnd))
     kinds = [k for k in KINDS if any(key[0] == k for key in rate)]
     variants = [v for v in VARIANTS if any(key[1] == v for key in rate)]
@@ -103,7 +103,8 @@ def main():
             print("   %-6s %-8s %12d %8d %10d %8d %8d %10d" % (kind, v, f[5], f[0], f[1], f[2], f[3], f[4]))
     print()
     if dry:
-        print("-- WARNING: ran dry (no pending delivery left; the rate is not the speed): " + ", ".join(dry))
+        print("-- WARNING: ran dry (fewer pending left than clients x batch; the rate is not the speed): "
+              + ", ".join(dry))
         print()
     if goals:
         print("-- goals (the issue: no limit >= 0.9x today's claim, limits set >= 0.8x; ordered holds at most"

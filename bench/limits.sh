@@ -13,14 +13,14 @@
 # not retried).
 #
 # Variants, each run on a fresh backlog of --backlog (200,000; batched --batch-backlog,
-# 800,000: a batched run must not run dry) pending deliveries in a new database
+# 1,500,000: a batched run must not run dry) pending deliveries in a new database
 # (bench/sql/limits_setup.sql: enqueue_batch, ANALYZE, the limit, VACUUM ANALYZE, then a
 # CHECKPOINT):
 #   plain    deliveries without a key: today's claim, the baseline;
 #   keyed    keys 'k0' .. 'k99' (--keys) round robin in enqueue order, no limit;
 #   limited  the same keys, baton.limit_key(t, target, 1000) (--limit) for every key (key
 #            NULL): a limit a claim never meets, so the bookkeeping alone. With 2,000
-#            (batched 8,000) deliveries a key, 1,000 of each are admitted and the rest
+#            (batched 15,000) deliveries a key, 1,000 of each are admitted and the rest
 #            wait: each finish locks and writes the key's row of baton.key_slots and
 #            moves the key's next waiting delivery into the claim order;
 #   ordered  the same keys, baton.limit_key(t, target, 1, ordered => true) for every key:
@@ -53,7 +53,8 @@
 # project's issue): no limit at least 0.9x plain, limits set at least 0.8x (ordered has
 # at most 100 claimable deliveries against 16 clients: below 0.8x batched is its limit at
 # work, not only its cost).
-# A run that ran dry (no pending delivery left) is flagged: its rate is not its speed.
+# A run that ran dry (fewer pending deliveries left than clients x batch) is flagged: its
+# rate is not its speed.
 #
 # Raw data go to OUT (--out, default a new directory under /tmp, printed): runs.csv
 # (kind, variant, round, items, secs, transactions, failed, deadlock failures,
@@ -63,12 +64,12 @@
 # on OUT alone to print it again).
 #
 # Options:
-#   --quick          a ~3-minute smoke version: 2 rounds of 3 s, backlogs of 60,000 and
-#                    150,000
+#   --quick          a ~4-minute smoke version: 2 rounds of 3 s, backlogs of 60,000 and
+#                    300,000
 #   --rounds N       rounds (3)                   --secs S      seconds a run (10)
 #   --clients N      pgbench clients (16)         --batch N     the batch (50)
 #   --backlog N      pending deliveries an unbatched run starts with (200,000)
-#   --batch-backlog N  ... a batched run (800,000)
+#   --batch-backlog N  ... a batched run (1,500,000)
 #   --keys N         keys (100)                   --limit N     limited's max_leased (1,000)
 #   --rate N         paced's rate a second (1,000,000; burst the same)
 #   --variants LIST  comma-separated, of plain,keyed,limited,ordered,paced (default all;
@@ -129,9 +130,9 @@ while (($# > 0)); do
     shift
 done
 if ((QUICK)); then
-    : "${ROUNDS:=2}" "${SECS:=3}" "${BACKLOG:=60000}" "${BATCH_BACKLOG:=150000}"
+    : "${ROUNDS:=2}" "${SECS:=3}" "${BACKLOG:=60000}" "${BATCH_BACKLOG:=300000}"
 else
-    : "${ROUNDS:=3}" "${SECS:=10}" "${BACKLOG:=200000}" "${BATCH_BACKLOG:=800000}"
+    : "${ROUNDS:=3}" "${SECS:=10}" "${BACKLOG:=200000}" "${BATCH_BACKLOG:=1500000}"
 fi
 for v in ROUNDS SECS BACKLOG BATCH_BACKLOG CLIENTS BATCH KEYS LIMIT RATE; do
     opt=${v,,}
@@ -165,6 +166,7 @@ PGBENCH=$BIN/pgbench
 command -v python3 >/dev/null || die "python3 is needed for the summary (bench/limits.py)"
 
 CLUSTER=$(mktemp -d /tmp/pg_baton-bench-limits.XXXXXX)
+EXTDIR=$(mktemp -d /tmp/pg_baton-bench-limits-ext.XXXXXX)
 # shellcheck disable=SC2317  # (called from the EXIT trap)
 cleanup() {
     local rc=$?
@@ -175,6 +177,7 @@ cleanup() {
         say "-- cluster kept: PGHOST=$CLUSTER/sock PGPORT=$PORT PGUSER=postgres (stop: source scripts/cluster.sh; cluster_stop $CLUSTER)"
     else
         cluster_stop "$CLUSTER" 2>/dev/null || say "limits.sh: could not stop the cluster in $CLUSTER"
+        rm -rf "$EXTDIR"
     fi
     exit "$rc"
 }
@@ -188,12 +191,22 @@ if ((STATEMENTS)); then
     PRELOAD=pg_baton,pg_stat_statements
     EXTRA=("pg_stat_statements.track = all" "pg_stat_statements.max = 1000")
 fi
+# The extension's control file and scripts are copied aside as the server starts (and
+# preloads pg_baton.so) and found there first (extension_control_path): a reinstall
+# during the run cannot give CREATE EXTENSION scripts of another build than the library
+# every backend runs. A library changed while the server started fails the run.
+LIBDIR=$("${PG_CONFIG:-pg_config}" --pkglibdir)
+installed() { cat "$LIBDIR/pg_baton.so" "$SHAREDIR/extension/pg_baton.control" "$SHAREDIR"/extension/pg_baton--*.sql | md5sum | cut -c1-12; }
+SUM=$(installed)
+cp "$SHAREDIR/extension/pg_baton.control" "$SHAREDIR"/extension/pg_baton--*.sql "$EXTDIR/"
+chmod -R a+rX "$EXTDIR"
 FIRST_PORT=${BATON_BENCH_PORT:-55570}
 PORT=$(cluster_free_port "$FIRST_PORT") || die "no free port"
 ((PORT <= FIRST_PORT + 9)) || die "no free port in $FIRST_PORT-$((FIRST_PORT + 9))"
 cluster_start "$CLUSTER" "$PORT" "shared_preload_libraries = '$PRELOAD'" "shared_buffers = 512MB" \
-    "max_connections = 100" "fsync = on" "synchronous_commit = on" "${EXTRA[@]}" 2>/dev/null \
-    || die "could not start a cluster"
+    "max_connections = 100" "fsync = on" "synchronous_commit = on" "extension_control_path = '$EXTDIR:\$system'" \
+    "${EXTRA[@]}" 2>/dev/null || die "could not start a cluster"
+[[ $(installed) == "$SUM" ]] || die "pg_baton was being reinstalled as the server started: run again"
 
 q() { "$BIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
 calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
@@ -203,13 +216,12 @@ echo "== bench/limits.sh ($(date -u '+%Y-%m-%d %H:%M UTC'); out $OUT)"
 echo "   $CMD"
 q -F ' = ' -c "SELECT name, current_setting(name) FROM pg_settings
                 WHERE name IN ('server_version', 'fsync', 'synchronous_commit', 'shared_buffers', 'max_connections',
-                               'shared_preload_libraries', 'autovacuum')
+                               'shared_preload_libraries', 'autovacuum', 'extension_control_path')
                 ORDER BY name" | sed 's/^/   /'
 q -c "CREATE DATABASE probe"
 q -d probe -c "CREATE EXTENSION pg_baton"
-LIBDIR=$("${PG_CONFIG:-pg_config}" --pkglibdir)
 echo "   pg_baton $(q -d probe -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'"), $("$PGBENCH" --version);" \
-    "pg_baton.so built $(date -u -r "$LIBDIR/pg_baton.so" '+%Y-%m-%d %H:%M UTC'); repo at $(git -C "$ROOT" log -1 --format='%h' 2>/dev/null || echo '?')$(
+    "pg_baton.so built $(date -u -r "$LIBDIR/pg_baton.so" '+%Y-%m-%d %H:%M UTC') (library and scripts: md5 $SUM...); repo at $(git -C "$ROOT" log -1 --format='%h' 2>/dev/null || echo '?')$(
         git -C "$ROOT" diff --quiet HEAD -- src sql 2>/dev/null || echo ' (src or sql changed since)')"
 q -c "DROP DATABASE probe"
 echo "   cpus = $(nproc 2>/dev/null || echo '?'), load average at start = $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
@@ -272,7 +284,7 @@ one_run() {
         "$kind" "$variant" "$round" "$((after - before))" "$secs" "$(calc "($after - $before) / $secs")" \
         "$failed" "$deadlocks" "$aborted" "$left" >&2
     ((after - before > 0)) || say "   WARNING: no item was finished ($tag)"
-    ((left > 0)) || say "   WARNING: the backlog ran dry ($tag): its rate is not its speed (raise --backlog)"
+    ((left >= CLIENTS * BATCH)) || say "   WARNING: the backlog ran dry ($tag): its rate is not its speed (raise --backlog)"
     ((aborted == 0)) || say "   WARNING: $aborted aborted clients ($tag; $log)"
     if ((STATEMENTS)); then
         q -d bench -P pager=off -c "SELECT calls, round(total_exec_time::numeric, 1) AS total_ms,

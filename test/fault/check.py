@@ -20,6 +20,19 @@ explained" checks). Invariants (each one test per check):
      redrive made exactly what it moved pending, and that stands
   I10 every schedule slot is enqueued at most once, each fired slot is the latest at or
      before its firing, and no slot is skipped while a firing call ran within it
+  K1 a key limited by max_leased never has more deliveries leased (an ordered key: one),
+     in the snapshot and over time
+  K2 each limited key's bookkeeping (baton.key_slots, baton.key_waiting, baton.ready)
+     agrees with its deliveries
+  K3 an ordered key's deliveries are claimed one at a time, in id order
+  K4 a paced key's claims in any span of `per` are at most rate + burst
+
+The keyed checks over time (K1, K3, K4) use the clients' times only: a claim is logged
+with the time it was sent (before the server read its clock) and the time it was
+answered (after its commit), an operation that may end a lease with the time it was
+sent. Each takes as certain only what these bounds prove, so none can report a
+violation that did not happen; each would report one that lasted longer than a call's
+round trip (docs/faults.md shows them failing on real claims with the limits removed).
 """
 
 import bisect

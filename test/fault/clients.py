@@ -1,5 +1,7 @@
-"""The load of the fault suite: producers, delivery workers, run workers and a reaper,
-each a separate OS process that runs until the stop event is set.
+"""The load of the fault suite: producers, delivery workers, run workers, a reaper, an
+operator, a redriver, schedule firers, and the keyed producers and workers of the
+keyed target (common.KEYED, its keys limited), each a separate OS process that runs
+until the stop event is set.
 
 Each client logs to its AckLog:
   - a "try" record (with the time it was sent) before a write whose effect may commit

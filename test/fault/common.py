@@ -1,5 +1,6 @@
 """Shared pieces of the fault suite: the connection that survives server restarts, the
-acknowledgement log every client keeps, and the suite's fixed names.
+acknowledgement log every client keeps, the suite's fixed names, and the keyed target
+with the limits of its keys.
 
 Every client process writes what the server acknowledged to its own JSON-lines file
 (one object per line, line-buffered, so a line is on disk before the client's next

@@ -3,9 +3,11 @@ faults one after another, checks the invariants after each, prints the figures a
 "N passed, N failed". Run by test/fault/run.sh, which starts the throwaway cluster and
 exports PGHOST/PGPORT/PGUSER/PGDATABASE, CLUSTER_DIR and PG_BINDIR.
 
-usage: driver.py --rounds N [--claims C] [--load-seconds S] [--verbose]
+usage: driver.py --rounds N [--claims C [--minutes M]] [--load-seconds S] [--load role=n,...]
+                 [--kinds k,...] [--no-self-test] [--verbose]
 Each round injects each fault kind once (see inject.py), in this order. With --claims,
-rounds go on after the N-th until C claims of keyed deliveries were acknowledged.
+rounds go on after the N-th until C claims of keyed deliveries were acknowledged (or,
+with --minutes, until M minutes have passed).
 """
 
 import argparse
@@ -132,6 +134,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--claims", type=int, default=0,
                     help="after --rounds, more rounds until this many keyed claims were acknowledged")
+    ap.add_argument("--minutes", type=float, default=0,
+                    help="with --claims: no fault begins after this many minutes, claims reached or not")
     ap.add_argument("--load-seconds", type=float, default=3.0)
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--no-self-test", action="store_true", help="skip the checker's self-test")
@@ -167,9 +171,15 @@ def main():
     try:
         time.sleep(args.load_seconds)
         rnd = 0
-        while rnd < args.rounds or checker.acks.keyed_claims < args.claims:
+
+        def out_of_time():
+            return args.minutes > 0 and time.monotonic() - started > args.minutes * 60
+
+        while (rnd < args.rounds or checker.acks.keyed_claims < args.claims) and not (rnd and out_of_time()):
             rnd += 1
             for kind in kinds:
+                if rnd > args.rounds and (checker.acks.keyed_claims >= args.claims or out_of_time()):
+                    break
                 print("round %d/%s: %s (t+%.0fs, %d operations acknowledged so far, %d keyed claims)" % (
                     rnd, args.rounds if not args.claims else "(until %d keyed claims)" % args.claims, kind,
                     time.monotonic() - started, checker.acks.acknowledged(), checker.acks.keyed_claims),

@@ -6,18 +6,19 @@
 #   bash test/fault/run.sh --long     15 rounds of every fault, 10-20 minutes
 #   bash test/fault/run.sh --rounds N N rounds
 #   bash test/fault/run.sh --claims C rounds until C claims of keyed deliveries were
-#                                     acknowledged (at least one round)
+#                                     acknowledged (at least one round; no self-test)
 #
 # Under a concurrent load (producers enqueueing and submitting runs, workers claiming,
 # finishing and retrying deliveries and driving workflow runs, a reaper, an operator
 # cancelling deliveries, a redriver sending failed and cancelled ones back, two clients
-# firing schedules), each round injects, one after another: an immediate shutdown and
-# restart; kill -9 of a backend inside baton.claim; a worker frozen (SIGSTOP) past its
-# leases and resumed; kill -9 of a backend inside baton.finish; a busy tenant fenced;
-# kill -9 of a backend inside baton.transition_stage; kill -9 or an immediate restart
-# while baton.fire_schedules waits inside its enqueue. After each fault it checks the
-# invariants (one test each) and at the end prints the figures and "N passed, N
-# failed". Exit status 1 on any failure.
+# firing schedules, keyed producers and workers under the limits of their keys), each
+# round injects, one after another: an immediate shutdown and restart; kill -9 of a
+# backend inside baton.claim; a worker frozen (SIGSTOP) past its leases and resumed;
+# kill -9 of a backend inside baton.finish; a busy tenant fenced; kill -9 of a backend
+# inside baton.transition_stage; kill -9 or an immediate restart while
+# baton.fire_schedules waits inside its enqueue. After each fault it checks the
+# invariants (one test each) and at the end prints the figures (with the number of keyed
+# claims checked) and "N passed, N failed". Exit status 1 on any failure.
 #
 # The faults restart and kill the server, so the suite starts its OWN throwaway cluster
 # (scripts/cluster.sh, track_commit_timestamp = on) and always stops it on exit; the
@@ -28,6 +29,7 @@
 # BATON_FAULT_LOAD_SECONDS (load between faults, default 3); BATON_FAULT_VERBOSE=1;
 # BATON_FAULT_KINDS (comma-separated subset of the fault kinds, for debugging);
 # BATON_FAULT_LOAD=kworker=4,dworker=1 (the number of client processes of these roles);
+# BATON_FAULT_MINUTES (with --claims: no fault begins after so many minutes);
 # BATON_FAULT_EXTRA_CONF=$'a=1\nb=2' (extra postgresql.conf lines; e.g. synchronous_commit =
 # off shows the suite catching lost acknowledged writes);
 # BATON_KEEP_LOGS=1 (keep the acknowledgement logs and the server log).
@@ -119,6 +121,9 @@ main() {
     [[ ${BATON_FAULT_VERBOSE:-0} == 1 ]] && args+=(--verbose)
     [[ -n ${BATON_FAULT_KINDS:-} ]] && args+=(--kinds "$BATON_FAULT_KINDS")
     [[ -n ${BATON_FAULT_LOAD:-} ]] && args+=(--load "$BATON_FAULT_LOAD")
+    # A --claims run is long: its logs are read again for each sabotage of the self-test,
+    # which --short runs.
+    ((claims > 0)) && args+=(--no-self-test --minutes "${BATON_FAULT_MINUTES:-0}")
     rc=0
     if [[ ${BATON_KEEP_LOGS:-0} == 1 ]]; then
         cp "$CLUSTER/log" /tmp/pg_baton-fault-server.log
