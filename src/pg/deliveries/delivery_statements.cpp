@@ -142,7 +142,7 @@ pg::KeptPlan g_existing = {
 // one, g_existing, is the same only as a row without one).
 pg::KeptPlan g_existing_keyed = {
     "SELECT d.id, (d.payload OPERATOR(pg_catalog.=) $4) AND (d.binding OPERATOR(pg_catalog.=) $5) "
-    "AND d.key IS NOT DISTINCT FROM $6 "
+    "AND COALESCE(d.key OPERATOR(pg_catalog.=) $6, false) "
     "FROM baton.deliveries d WHERE d.tenant OPERATOR(pg_catalog.=) $1 "
     "AND d.target OPERATOR(pg_catalog.=) $2 AND d.dedup_key OPERATOR(pg_catalog.=) $3",
     6, {UUIDOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, TEXTOID}, nullptr};

@@ -24,15 +24,15 @@ KeptPlan g_set_key_limit = {
     "INSERT INTO baton.key_limits AS l (tenant, target, key, max_leased, ordered) SELECT $1, $2, $3, $4, $5 "
     "WHERE EXISTS (SELECT 1 FROM baton.target_bindings b WHERE " BINDING_KEY ") "
     "ON CONFLICT (tenant, target, key) DO UPDATE SET max_leased = EXCLUDED.max_leased, ordered = EXCLUDED.ordered "
-    "WHERE l.max_leased IS DISTINCT FROM EXCLUDED.max_leased OR l.ordered OPERATOR(pg_catalog.<>) "
-    "EXCLUDED.ordered",
+    "WHERE l.max_leased IS NULL OR l.max_leased OPERATOR(pg_catalog.<>) EXCLUDED.max_leased "
+    "OR l.ordered OPERATOR(pg_catalog.<>) EXCLUDED.ordered",
     5, {UUIDOID, TEXTOID, TEXTOID, INT4OID, BOOLOID}, nullptr};
 KeptPlan g_set_key_rate = {
     "INSERT INTO baton.key_limits AS l (tenant, target, key, rate, per, burst) SELECT $1, $2, $3, $4, $5, $6 "
     "WHERE EXISTS (SELECT 1 FROM baton.target_bindings b WHERE " BINDING_KEY ") "
     "ON CONFLICT (tenant, target, key) DO UPDATE SET rate = EXCLUDED.rate, per = EXCLUDED.per, burst = EXCLUDED.burst "
-    "WHERE l.rate IS DISTINCT FROM EXCLUDED.rate OR l.per IS DISTINCT FROM EXCLUDED.per "
-    "OR l.burst IS DISTINCT FROM EXCLUDED.burst",
+    "WHERE l.rate IS NULL OR l.rate OPERATOR(pg_catalog.<>) EXCLUDED.rate "
+    "OR l.per OPERATOR(pg_catalog.<>) EXCLUDED.per OR l.burst OPERATOR(pg_catalog.<>) EXCLUDED.burst",
     6, {UUIDOID, TEXTOID, TEXTOID, INT4OID, INTERVALOID, INT4OID}, nullptr};
 KeptPlan g_remove_key_limit = {
     "DELETE FROM baton.key_limits l WHERE l.tenant OPERATOR(pg_catalog.=) $1 AND l.target OPERATOR(pg_catalog.=) $2 "
