@@ -43,3 +43,5 @@ RESET ROLE;
 \set VERBOSITY default
 RESET baton.priority_aging;
 SHOW baton.priority_aging;
+DROP OWNED BY baton_aging_worker;
+DROP ROLE baton_aging_worker;

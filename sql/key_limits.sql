@@ -286,3 +286,7 @@ INSERT INTO baton.key_limits VALUES (:'b', 'news', 'q', 1, false);
 SELECT baton.set_tenant_state(:'b', 'active');
 
 DROP FUNCTION pg_temp.take(uuid, int), pg_temp.seats(uuid), pg_temp.counted(uuid), pg_temp.slots(uuid);
+-- The bindings name the role by oid: gone with it.
+DELETE FROM baton.target_bindings WHERE tenant IN (:'a', :'b');
+DROP OWNED BY baton_keys_worker, baton_keys_admin, baton_keys_producer;
+DROP ROLE baton_keys_worker, baton_keys_admin, baton_keys_producer;
