@@ -230,6 +230,18 @@ RESET baton.direct_access;
 -- ---------------------------------------------------------------------------
 SELECT baton.enqueue_keyed(:'a', 'mail', 'zeta1', 'zeta') = id AS same FROM baton.deliveries
  WHERE tenant = :'a' AND dedup_key = 'zeta1';
+-- A producer's retry of a limited key's enqueue (one call, one batch) changes nothing:
+-- no count, no row in the claim order or waiting without a delivery.
+SELECT * FROM pg_temp.counted(:'a');
+SELECT baton.enqueue_keyed(:'a', 'mail', 'acme8', 'acme') = id AS same FROM baton.deliveries
+ WHERE tenant = :'a' AND dedup_key = 'acme8';
+SELECT inserted FROM baton.enqueue_batch(:'a', '[{"target": "mail", "dedup_key": "acme8", "key": "acme"},
+                                              {"target": "mail", "dedup_key": "acme3", "key": "acme"}]');
+SELECT * FROM pg_temp.counted(:'a');
+SELECT (SELECT count(*) FROM baton.ready r WHERE r.tenant = :'a'
+         AND NOT EXISTS (SELECT 1 FROM baton.deliveries d WHERE d.tenant = r.tenant AND d.id = r.id)) AS ready_orphans,
+       (SELECT count(*) FROM baton.key_waiting w WHERE w.tenant = :'a'
+         AND NOT EXISTS (SELECT 1 FROM baton.deliveries d WHERE d.tenant = w.tenant AND d.id = w.id)) AS waiting_orphans;
 \set VERBOSITY verbose
 SELECT baton.enqueue_keyed(:'a', 'mail', 'zeta1', 'other');
 SELECT baton.enqueue(:'a', 'mail', 'zeta1');

@@ -79,12 +79,13 @@ pg::KeptPlan g_insert = {
     "VALUES ($1, $2, $3, $4, $5, COALESCE($6, pg_catalog.now()), $7, $8, $9) "
     "ON CONFLICT (tenant, target, dedup_key) DO NOTHING RETURNING d.id",
     9, {UUIDOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, TIMESTAMPTZOID, INT4OID, INT4OID, UUIDOID}, nullptr};
-// The same with a key ($10): a schema before keys has no such column.
+// The same with a key ($10), without ON CONFLICT: the row's BEFORE trigger notes a keyed
+// delivery for its key's limit (pg/deliveries/key_admission.hpp) before an ON CONFLICT
+// check would drop the row, so a key found taken must roll the insert back instead.
 pg::KeptPlan g_insert_keyed = {
     "INSERT INTO baton.deliveries AS d "
     "(tenant, target, dedup_key, payload, binding, run_after, priority, max_attempts, run_id, key) "
-    "VALUES ($1, $2, $3, $4, $5, COALESCE($6, pg_catalog.now()), $7, $8, $9, $10) "
-    "ON CONFLICT (tenant, target, dedup_key) DO NOTHING RETURNING d.id",
+    "VALUES ($1, $2, $3, $4, $5, COALESCE($6, pg_catalog.now()), $7, $8, $9, $10) RETURNING d.id",
     10, {UUIDOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, TIMESTAMPTZOID, INT4OID, INT4OID, UUIDOID, TEXTOID}, nullptr};
 
 // enqueue_batch's items in one statement: one array per column ($2..$9, element i of
@@ -572,6 +573,9 @@ bool DeliveryStore::add_all_by_statement(pg_uuid_t* tenant, const NewDelivery* c
 }
 
 // INSERT ... ON CONFLICT DO NOTHING, then, when the key is taken, the row that holds it.
+// An item with a key: the row that holds its dedup key first, else a plain INSERT in a
+// subtransaction, rolled back (with what its trigger noted) when a concurrent producer
+// took the dedup key meanwhile.
 Added DeliveryStore::add(pg_uuid_t* tenant, const NewDelivery& d) {
     Datum values[10] = {UUIDPGetDatum(tenant),       PointerGetDatum(d.target),   PointerGetDatum(d.dedup_key),
                         JsonbPGetDatum(d.payload),   JsonbPGetDatum(d.binding),   TimestampTzGetDatum(d.run_after),
@@ -580,8 +584,23 @@ Added DeliveryStore::add(pg_uuid_t* tenant, const NewDelivery& d) {
     char nulls[11] = "          ";
     if (!d.has_run_after) nulls[5] = 'n';
     if (d.run_id == nullptr) nulls[8] = 'n';
-    if (spi().run(d.key != nullptr ? g_insert_keyed : g_insert, values, nulls) == 1)
-        return {Added::kInserted, spi().int64_at(0, 1), true};
+    if (d.key == nullptr) {
+        if (spi().run(g_insert, values, nulls) == 1) return {Added::kInserted, spi().int64_at(0, 1), true};
+        return existing(tenant, d);
+    }
+    Added found = existing(tenant, d);
+    if (found.outcome == Added::kExisting) return found;
+    spi();
+    SPIPlanPtr plan = g_insert_keyed.get();
+    std::int64_t id = 0;
+    ErrorData* e = attempt([plan, &values, &nulls, &id] {
+        if (SPI_execute_plan(plan, values, nulls, false, 0) != SPI_OK_INSERT_RETURNING || SPI_processed != 1)
+            elog(ERROR, "pg_baton could not insert a delivery");
+        bool isnull = false;
+        id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+    });
+    if (e == nullptr) return {Added::kInserted, id, true};
+    if (e->sqlerrcode != ERRCODE_UNIQUE_VIOLATION) throw PgError(e);
     return existing(tenant, d);
 }
 
