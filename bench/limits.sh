@@ -6,7 +6,9 @@
 # Needs pg_baton 0.14.0 or later installed in the server's extension directory (`make
 # install`); this script builds and installs nothing. One throwaway cluster
 # (scripts/cluster.sh: private socket, no TCP) with pg_baton preloaded (its reaper on),
-# fsync and synchronous_commit on, shared_buffers 512MB. One tenant (bench_tenant(1)),
+# fsync and synchronous_commit on, shared_buffers 512MB; the extension's control file and
+# scripts are copied aside as it starts (extension_control_path), so that a reinstall
+# during the run cannot mix builds. One tenant (bench_tenant(1)),
 # one target (bench) bound to the role pool; the clients connect as the superuser.
 # Clients: pgbench -M prepared -j 2, --clients (16) of them, --failures-detailed (a
 # deadlock or serialization failure fails its transaction and the client goes on; it is
@@ -21,8 +23,9 @@
 #   limited  the same keys, baton.limit_key(t, target, 1000) (--limit) for every key (key
 #            NULL): a limit a claim never meets, so the bookkeeping alone. With 2,000
 #            (batched 15,000) deliveries a key, 1,000 of each are admitted and the rest
-#            wait: each finish locks and writes the key's row of baton.key_slots and
-#            moves the key's next waiting delivery into the claim order;
+#            wait: a transaction that finishes a key's deliveries settles the key at its
+#            commit (locks and writes its row of baton.key_slots, moves its next waiting
+#            deliveries into the claim order);
 #   ordered  the same keys, baton.limit_key(t, target, 1, ordered => true) for every key:
 #            at most 100 deliveries claimable at once; each finish admits its key's next.
 #            A claim may come back empty (the pgbench transaction counts, no item does);
@@ -287,7 +290,7 @@ one_run() {
     ((left >= CLIENTS * BATCH)) || say "   WARNING: the backlog ran dry ($tag): its rate is not its speed (raise --backlog)"
     ((aborted == 0)) || say "   WARNING: $aborted aborted clients ($tag; $log)"
     if ((STATEMENTS)); then
-        q -d bench -P pager=off -c "SELECT calls, round(total_exec_time::numeric, 1) AS total_ms,
+        q -d bench -P pager=off -P format=aligned -P tuples_only=off -c "SELECT calls, round(total_exec_time::numeric, 1) AS total_ms,
                                           round(mean_exec_time::numeric, 4) AS mean_ms, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 160) AS query
                                      FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'bench')
                                     ORDER BY total_exec_time DESC LIMIT 25" >"$OUT/statements-$tag.txt"
