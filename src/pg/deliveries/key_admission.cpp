@@ -122,21 +122,49 @@ Plan g_any_waiting = {
 // moved by $5, and as many waiting deliveries as fit under $4 admitted moved into
 // baton.ready in its order, their count added. Returns the deliveries moved (kind 0:
 // id, priority, run_after) and the count written (kind 1); no kind 1 row when the key
-// has no row yet (nothing moved then).
-Plan g_settle_plain = {
-    "WITH cur AS (SELECT s.admitted FROM baton.key_slots s WHERE " KEY_IS("s") " FOR UPDATE), "
-    "base AS (SELECT GREATEST(0, c.admitted OPERATOR(pg_catalog.+) $5) AS n FROM cur c), "
-    "w AS (DELETE FROM baton.key_waiting w WHERE w.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
-    "SELECT x.ctid FROM baton.key_waiting x WHERE " KEY_IS("x") " ORDER BY x.rank, x.id "
-    "LIMIT COALESCE((SELECT GREATEST(0, $4 OPERATOR(pg_catalog.-) b.n) FROM base b), 0))) "
-    "RETURNING w.id, w.priority, w.run_after), "
+// has no row yet (nothing moved then). An ordered key takes its waiting deliveries
+// strictly in order (waiting for a row another transaction holds); any other passes
+// over the rows a concurrent hand-over or cancel holds (LOCKING).
+#define SETTLE_PLAIN(LOCKING)                                                                                 \
+    "WITH cur AS (SELECT s.admitted FROM baton.key_slots s WHERE " KEY_IS("s") " FOR UPDATE), "             \
+    "base AS (SELECT GREATEST(0, c.admitted OPERATOR(pg_catalog.+) $5) AS n FROM cur c), "                  \
+    "w AS (DELETE FROM baton.key_waiting w WHERE w.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("                 \
+    "SELECT x.ctid FROM baton.key_waiting x WHERE " KEY_IS("x") " ORDER BY x.rank, x.id "                    \
+    "LIMIT COALESCE((SELECT GREATEST(0, $4 OPERATOR(pg_catalog.-) b.n) FROM base b), 0)" LOCKING ")) "      \
+    "RETURNING w.id, w.priority, w.run_after), "                                                            \
+    "r AS (INSERT INTO baton.ready (tenant, target, rank, id, run_after) "                                 \
+    "SELECT $1, $2, OPERATOR(pg_catalog.-) w.priority::pg_catalog.int8, w.id, w.run_after FROM w), "       \
+    "u AS (UPDATE baton.key_slots s SET admitted = (SELECT b.n FROM base b) OPERATOR(pg_catalog.+) "         \
+    "(SELECT pg_catalog.count(*) FROM w)::pg_catalog.int4 WHERE " KEY_IS("s") " RETURNING s.admitted) "     \
+    "SELECT 0, w.id, w.priority, w.run_after, NULL::pg_catalog.int4 FROM w "                                \
+    "UNION ALL SELECT 1, NULL, NULL, NULL, u.admitted FROM u"
+Plan g_settle_ordered = {SETTLE_PLAIN(""), 5, {UUIDOID, TEXTOID, TEXTOID, INT4OID, INT4OID}, nullptr};
+Plan g_settle_plain = {SETTLE_PLAIN(" FOR UPDATE SKIP LOCKED"), 5, {UUIDOID, TEXTOID, TEXTOID, INT4OID, INT4OID},
+                       nullptr};
+
+// The slots that deliveries of keys of (tenant, target) freed, handed straight to the
+// keys' next waiting deliveries, without the keys' rows: for each key $3[i], up to
+// $4[i] (the slots freed) of its waiting deliveries in its order that no other
+// transaction holds, moved into baton.ready, as far as the key's count read (not
+// locked; none without a count) leaves room under $5[i] once those slots are free.
+// Each delivery handed a slot takes the place of one that left, so the count stays as
+// it is. Returns the deliveries moved: the key's ordinal (from 1), id, priority,
+// run_after.
+Plan g_hand_over = {
+    "WITH k AS (SELECT k.key, k.n, k.most, k.i FROM ROWS FROM (pg_catalog.unnest($3::pg_catalog.text[]), "
+    "pg_catalog.unnest($4::pg_catalog.int4[]), pg_catalog.unnest($5::pg_catalog.int4[])) WITH ORDINALITY AS k(key, n, most, i)), "
+    "h AS (SELECT k.key, k.i, LEAST(k.n, GREATEST(0, k.most OPERATOR(pg_catalog.-) (SELECT s.admitted "
+    "FROM baton.key_slots s WHERE s.tenant OPERATOR(pg_catalog.=) $1 AND s.target OPERATOR(pg_catalog.=) $2 "
+    "AND s.key OPERATOR(pg_catalog.=) k.key) OPERATOR(pg_catalog.+) k.n)) AS n FROM k), "
+    "x AS (SELECT h.i, y.ctid FROM h CROSS JOIN LATERAL (SELECT y.ctid FROM baton.key_waiting y "
+    "WHERE y.tenant OPERATOR(pg_catalog.=) $1 AND y.target OPERATOR(pg_catalog.=) $2 "
+    "AND y.key OPERATOR(pg_catalog.=) h.key ORDER BY y.rank, y.id LIMIT h.n FOR UPDATE SKIP LOCKED) y), "
+    "w AS (DELETE FROM baton.key_waiting w WHERE w.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT x.ctid FROM x)) "
+    "RETURNING w.ctid, w.id, w.priority, w.run_after), "
     "r AS (INSERT INTO baton.ready (tenant, target, rank, id, run_after) "
-    "SELECT $1, $2, OPERATOR(pg_catalog.-) w.priority::pg_catalog.int8, w.id, w.run_after FROM w), "
-    "u AS (UPDATE baton.key_slots s SET admitted = (SELECT b.n FROM base b) OPERATOR(pg_catalog.+) "
-    "(SELECT pg_catalog.count(*) FROM w)::pg_catalog.int4 WHERE " KEY_IS("s") " RETURNING s.admitted) "
-    "SELECT 0, w.id, w.priority, w.run_after, NULL::pg_catalog.int4 FROM w "
-    "UNION ALL SELECT 1, NULL, NULL, NULL, u.admitted FROM u",
-    5, {UUIDOID, TEXTOID, TEXTOID, INT4OID, INT4OID}, nullptr};
+    "SELECT $1, $2, OPERATOR(pg_catalog.-) w.priority::pg_catalog.int8, w.id, w.run_after FROM w) "
+    "SELECT x.i, w.id, w.priority, w.run_after FROM w JOIN x ON x.ctid OPERATOR(pg_catalog.=) w.ctid",
+    5, {UUIDOID, TEXTOID, TEXTARRAYOID, INT4ARRAYOID, INT4ARRAYOID}, nullptr};
 
 Plan g_enter_ready = {
     "INSERT INTO baton.ready (tenant, target, rank, id, run_after) VALUES ($1, $2, $3, $4, $5)",
@@ -387,10 +415,11 @@ struct Owed {
     Limit limit;
     std::int32_t admitted;  // + leased without a claim, - left the admitted
     std::int32_t unclaimed; // admitted deliveries of a paced key claimed or gone while unclaimed
+    bool entering;          // a delivery that entered: it waits to be admitted
 };
 List* g_owed = NIL;  // of Owed*, in TopTransactionContext
 
-void owe(const Row& row, const Limit& limit, std::int32_t admitted, std::int32_t unclaimed) {
+void owe(const Row& row, const Limit& limit, std::int32_t admitted, std::int32_t unclaimed, bool entering = false) {
     MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
     Owed* o = static_cast<Owed*>(palloc0(sizeof(Owed)));
     o->subxid = GetCurrentSubTransactionId();
@@ -400,6 +429,7 @@ void owe(const Row& row, const Limit& limit, std::int32_t admitted, std::int32_t
     o->limit = limit;
     o->admitted = admitted;
     o->unclaimed = unclaimed;
+    o->entering = entering;
     g_owed = lappend(g_owed, o);
     MemoryContextSwitchTo(old);
 }
@@ -446,7 +476,7 @@ bool settle_plain(const Owed* o, std::int32_t admitted) {
     std::int32_t most = r.ordered ? 1 : r.max_leased > 0 ? r.max_leased : PG_INT32_MAX;
     Datum values[5] = {uuid_datum(&o->tenant), text_datum(o->target), text_datum(o->key), Int32GetDatum(most),
                        Int32GetDatum(admitted)};
-    std::uint64_t n = run(g_settle_plain, values, nullptr);
+    std::uint64_t n = run(r.ordered ? g_settle_ordered : g_settle_plain, values, nullptr);
     SPITupleTable* rows = SPI_tuptable;
     bool found = false;
     std::int32_t now_admitted = 0;
@@ -467,14 +497,79 @@ bool settle_plain(const Owed* o, std::int32_t admitted) {
     return found;
 }
 
-// Settles what the transaction owes its keys, key after key in the locking order: each
-// key's row locked, its counts moved, and its waiting deliveries let in as far as it has
-// room. At PRE_COMMIT and PRE_PREPARE: the transaction's last writes.
+// One key's part of what the transaction owes: its first entry and the sums.
+struct Debt {
+    const Owed* first;
+    std::int32_t admitted;
+    std::int32_t unclaimed;
+    bool entering;
+};
+
+bool same_target(const Owed* x, const Owed* y) {
+    return std::memcmp(&x->tenant, &y->tenant, sizeof x->tenant) == 0 && compare_bytes(x->target, y->target) == 0;
+}
+
+// A key that is neither paced nor ordered hands the slots its deliveries free to its next
+// waiting deliveries (hand_over()), without its row.
+bool hands_over(const Limit& limit) { return limit.rule.rate == 0 && !limit.rule.ordered && limit.rule.max_leased > 0; }
+bool hands_over(const Debt& d) { return d.admitted < 0 && hands_over(d.first->limit); }
+
+// Hands the slots freed in the keys debts[from, to) of one (tenant, target) over
+// (g_hand_over): each key's debt is lowered by the deliveries it let in.
+void hand_over(Debt* debts, int from, int to) {
+    int n = 0;
+    for (int i = from; i < to; i++) n += hands_over(debts[i]) ? 1 : 0;
+    if (n == 0) return;
+    Datum* keys = static_cast<Datum*>(palloc(sizeof(Datum) * n));
+    Datum* freed = static_cast<Datum*>(palloc(sizeof(Datum) * n));
+    Datum* most = static_cast<Datum*>(palloc(sizeof(Datum) * n));
+    int* which = static_cast<int*>(palloc(sizeof(int) * n));
+    int k = 0;
+    for (int i = from; i < to; i++) {
+        if (!hands_over(debts[i])) continue;
+        keys[k] = text_datum(debts[i].first->key);
+        freed[k] = Int32GetDatum(-debts[i].admitted);
+        most[k] = Int32GetDatum(debts[i].first->limit.rule.max_leased);
+        which[k++] = i;
+    }
+    const Owed* o = debts[from].first;
+    Datum values[5] = {uuid_datum(&o->tenant), text_datum(o->target),
+                       PointerGetDatum(construct_array(keys, n, TEXTOID, -1, false, TYPALIGN_INT)),
+                       PointerGetDatum(construct_array(freed, n, INT4OID, sizeof(int32), true, TYPALIGN_INT)),
+                       PointerGetDatum(construct_array(most, n, INT4OID, sizeof(int32), true, TYPALIGN_INT))};
+    std::uint64_t rows = run(g_hand_over, values, nullptr);
+    bool hints = claim_hints::enabled();
+    for (std::uint64_t i = 0; i < rows; i++) {
+        std::int64_t ordinal = DatumGetInt64(value_at(i, 1));
+        debts[which[ordinal - 1]].admitted++;
+        if (hints)
+            claim_hints::row_pending(&o->tenant, VARDATA_ANY(o->target), static_cast<int>(VARSIZE_ANY_EXHDR(o->target)),
+                                     {DatumGetInt32(value_at(i, 3)), DatumGetInt64(value_at(i, 2))},
+                                     DatumGetTimestampTz(value_at(i, 4)));
+    }
+}
+
+// Settles what the transaction owes its keys. First the slots freed on keys that hand
+// them over, one statement per (tenant, target); then, key after key in the locking
+// order, whatever is left: each key's row locked, its counts moved, and its waiting
+// deliveries let in as far as it has room. At PRE_COMMIT and PRE_PREPARE: the
+// transaction's last writes.
 void settle_all() {
     if (g_owed == NIL) return;
     List* owed = g_owed;
     g_owed = NIL;
     list_sort(owed, compare_owed);
+    Debt* debts = static_cast<Debt*>(palloc(sizeof(Debt) * list_length(owed)));
+    int nkeys = 0;
+    ListCell* cell;
+    foreach (cell, owed) {
+        const Owed* o = static_cast<const Owed*>(lfirst(cell));
+        if (nkeys == 0 || !same_key(debts[nkeys - 1].first, o)) debts[nkeys++] = {o, 0, 0, false};
+        Debt& d = debts[nkeys - 1];
+        d.admitted += o->admitted;
+        d.unclaimed += o->unclaimed;
+        d.entering = d.entering || o->entering;
+    }
     // Outside any call: as the extension's owner, which pg_baton's calls act as (the
     // transaction's abort restores the user should an error come), and on a snapshot
     // (each statement takes its own under READ COMMITTED).
@@ -485,27 +580,26 @@ void settle_all() {
     PushActiveSnapshot(GetTransactionSnapshot());
     g_settling = true;
     connect();
-    for (int i = 0; i < list_length(owed);) {
-        const Owed* first = static_cast<const Owed*>(list_nth(owed, i));
-        std::int32_t admitted = 0, unclaimed = 0;
-        int j = i;
-        for (; j < list_length(owed) && same_key(first, static_cast<const Owed*>(list_nth(owed, j))); j++) {
-            const Owed* o = static_cast<const Owed*>(list_nth(owed, j));
-            admitted += o->admitted;
-            unclaimed += o->unclaimed;
-        }
-        Row row{&first->tenant, first->target, first->key, 0, 0, 0};
+    for (int from = 0; from < nkeys;) {
+        int to = from + 1;
+        while (to < nkeys && same_target(debts[from].first, debts[to].first)) to++;
+        hand_over(debts, from, to);
+        from = to;
+    }
+    for (int i = 0; i < nkeys; i++) {
+        const Debt& d = debts[i];
+        const Owed* first = d.first;
+        // Every slot it freed went to a waiting delivery (or its count did not move), and
+        // nothing of its own entered.
+        if (hands_over(first->limit) && d.admitted == 0 && !d.entering) continue;
         lock_key(first);
-        if (first->limit.rule.rate == 0 && settle_plain(first, admitted)) {
-            i = j;
-            continue;
-        }
+        if (first->limit.rule.rate == 0 && settle_plain(first, d.admitted)) continue;
+        Row row{&first->tenant, first->target, first->key, 0, 0, 0};
         Slots k = lock(row, first->limit);
-        k.state.admitted = k.state.admitted + admitted > 0 ? k.state.admitted + admitted : 0;
-        for (std::int32_t n = 0; n < unclaimed; n++) key_limit::claimed(first->limit.rule, k.state, k.now);
+        k.state.admitted = k.state.admitted + d.admitted > 0 ? k.state.admitted + d.admitted : 0;
+        for (std::int32_t n = 0; n < d.unclaimed; n++) key_limit::claimed(first->limit.rule, k.state, k.now);
         promote(k);
         save(k);
-        i = j;
     }
     SPI_finish();
     g_settling = false;
@@ -564,7 +658,7 @@ void enter(const Row& row, const Limit& limit) {
     connect();
     insert_waiting(row, limit);
     SPI_finish();
-    owe(row, limit, 0, 0);
+    owe(row, limit, 0, 0, true);
 }
 
 void claimed(const Row& row, const Limit& limit) { owe(row, limit, 0, 1); }

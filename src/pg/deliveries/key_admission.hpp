@@ -13,12 +13,15 @@
 // and touches nothing here.
 //
 // None of these takes the key's row of baton.key_slots: each notes what it owes the
-// key, and the transaction settles it at its commit (or PREPARE), key after key in one
-// order (tenant, target, key): each key's row locked until the commit, its counts moved,
-// its waiting deliveries let into the claim order as far as it has room. So the
-// admissions of one key happen one transaction at a time, two transactions that share
-// keys never wait for each other in a cycle, and a delivery that enters a limited key
-// is claimable once its transaction has committed and the key had room.
+// key, and the transaction settles it at its commit (or PREPARE). Slots freed on a key
+// that is neither paced nor ordered go first to its next waiting deliveries that no
+// other transaction holds, which take the freed places without the key's count moving;
+// the rest is settled key after key in one order (tenant, target, key): each key's row
+// locked until the commit, its counts moved, its waiting deliveries let into the claim
+// order as far as it has room. So the count of one key moves one transaction at a time,
+// two transactions that share keys never wait for each other in a cycle, and a delivery
+// that enters a limited key is claimable once its transaction has committed and the key
+// had room.
 //
 // set() admits the deliveries of every key a limit covers afresh when the limit is set,
 // changed or removed (the trigger of baton.key_limits calls it, for limit_key, direct
