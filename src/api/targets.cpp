@@ -104,12 +104,19 @@ text* limited_key(FunctionCallInfo fcinfo, int n) {
     return key != nullptr ? key : pg::guard([] { return cstring_to_text(""); });
 }
 
-// Key limits are kept on a single server (docs/limits.md).
-void require_single_node() {
+// A change of the limits of (tenant, target) by `change`, once the arguments are checked:
+// on a single server (docs/limits.md), of a writable tenant, of a bound target.
+template <typename Change>
+pg::bindings::Change change_limits(pg_uuid_t* tenant, text* target, Change change) {
     if (pg::citus::distributed())
         throw Error(SqlState::kFeatureNotSupported, "key limits are not available on a distributed install",
                     "The admission of a key's deliveries is kept on a single server.",
                     "Limit keys on a single server; see docs/limits.md.");
+    pg::fence::require_writable(tenant);
+    pg::Spi spi;
+    pg::bindings::Change c = change(spi);
+    require_bound(c, tenant, target, "Bind it with baton.bind_target(tenant, target, role) first.");
+    return c;
 }
 
 // baton.limit_key(tenant, target, max_leased, key, ordered): at most max_leased
@@ -128,11 +135,9 @@ Datum limit_key(FunctionCallInfo fcinfo, Oid) {
     if (ordered && max_leased != 1)
         throw_invalid_argument("max_leased", "An ordered key has one delivery admitted at a time: max_leased is 1 "
                                              "with ordered; got " + std::to_string(max_leased) + ".");
-    require_single_node();
-    pg::fence::require_writable(tenant);
-    pg::Spi spi;
-    require_bound(pg::bindings::set_key_limit(spi, tenant, target, key, max_leased, ordered), tenant, target,
-                  "Bind it with baton.bind_target(tenant, target, role) first.");
+    change_limits(tenant, target, [&](pg::Spi& spi) {
+        return pg::bindings::set_key_limit(spi, tenant, target, key, max_leased, ordered);
+    });
     PG_RETURN_VOID();
 }
 
@@ -151,11 +156,9 @@ Datum rate_limit_key(FunctionCallInfo fcinfo, Oid) {
     std::int32_t burst = PG_ARGISNULL(4) ? rate : PG_GETARG_INT32(4);
     key_limit::check_burst(burst);
     text* key = limited_key(fcinfo, 5);
-    require_single_node();
-    pg::fence::require_writable(tenant);
-    pg::Spi spi;
-    require_bound(pg::bindings::set_key_rate(spi, tenant, target, key, rate, per, burst), tenant, target,
-                  "Bind it with baton.bind_target(tenant, target, role) first.");
+    change_limits(tenant, target, [&](pg::Spi& spi) {
+        return pg::bindings::set_key_rate(spi, tenant, target, key, rate, per, burst);
+    });
     PG_RETURN_VOID();
 }
 
@@ -167,11 +170,8 @@ Datum unlimit_key(FunctionCallInfo fcinfo, Oid) {
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
     text* target = target_arg(fcinfo, 1);
     text* key = limited_key(fcinfo, 2);
-    require_single_node();
-    pg::fence::require_writable(tenant);
-    pg::Spi spi;
-    pg::bindings::Change c = pg::bindings::set_key_limit(spi, tenant, target, key, 0, false);
-    require_bound(c, tenant, target, "Bind it with baton.bind_target(tenant, target, role) first.");
+    pg::bindings::Change c = change_limits(
+        tenant, target, [&](pg::Spi& spi) { return pg::bindings::set_key_limit(spi, tenant, target, key, 0, false); });
     PG_RETURN_BOOL(c == pg::bindings::Change::kChanged);
 }
 
