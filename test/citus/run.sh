@@ -27,12 +27,14 @@
 #     claim, renew, finish, retry and finish a batch; another role is refused, the detail
 #     naming the bound role; a target bound to a role dropped since refuses everyone.
 #   - reap called on a worker reaps its own tenants only; on the coordinator, every node's.
+#   - claim_fair through the coordinator, on a worker and inside a transaction: one round
+#     over the tenants of both workers in order of their id, a paused tenant passed over.
 #   - the row rules of deliveries and the fence on the shards, by direct SQL too.
 #   - ids unique across the cluster (deliveries and step entries of tenants on both
 #     workers).
 #   - fire_schedules called on a worker fires that node's tenants' due slots only; the
 #     other worker's then fires the rest, and the coordinator's nothing more.
-#   - baton.health on the coordinator and on each worker: its eight rows, expired leases
+#   - baton.health on the coordinator and on each worker: its ten rows, expired leases
 #     and pending deliveries on the workers seen from either; dead_rows on a worker sees
 #     the dead rows of its own shards, the coordinator's and the other worker's do not;
 #     the nodes' rows gathered through the coordinator (run_command_on_all_nodes).
@@ -140,7 +142,7 @@ check "ten tenant tables hash-distributed by tenant, one colocation group" "10 1
     "$(q -c "SELECT count(*), count(DISTINCT colocationid), count(*) FILTER (WHERE column_to_column_name(logicalrelid, partkey) = 'tenant') FROM pg_dist_partition WHERE logicalrelid::text LIKE 'baton.%' AND partmethod = 'h'" | tr '|' ' ')"
 check "workflows and wakeup_key are reference tables" "n n" \
     "$(q -c "SELECT partmethod FROM pg_dist_partition WHERE logicalrelid IN ('baton.workflows'::regclass, 'baton.wakeup_key'::regclass)" | paste -sd' ')"
-check "every function taking the tenant first is distributed by it, colocated with the tables" "37 37" \
+check "every function taking the tenant first is distributed by it, colocated with the tables" "44 44" \
     "$(q -c "SELECT count(*), count(*) FILTER (WHERE o.colocationid = (SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'baton.tenants'::regclass) AND o.distribution_argument_index = 0) FROM pg_dist_object o JOIN pg_proc p ON o.classid = 'pg_proc'::regclass AND o.objid = p.oid WHERE p.pronamespace = 'baton'::regnamespace" | tr '|' ' ')"
 check "citus.enable_unsafe_triggers is left off after the call" "off" \
     "$(q -c "SELECT baton.distribute()" -c "SHOW citus.enable_unsafe_triggers" | tail -n 1)"
@@ -391,6 +393,32 @@ check "... leaving those of B, on the other worker" "$A pending 2 $B claimed 2" 
     "$(q -c "SELECT string_agg(tenant || ' ' || status || ' ' || n, ' ' ORDER BY tenant) FROM (SELECT tenant, status, count(*) n FROM baton.deliveries WHERE target = 'rl' GROUP BY 1, 2) s")"
 check "... which the coordinator's reap reaches" "2" "$(q -c "SELECT baton.reap()")"
 
+# --- the fair claim across the nodes -----------------------------------------------------
+# Ten tenants on both workers bind target fx, three deliveries each. A session's round
+# covers the tenants of every node in order of their id, one delivery a turn (weight 1);
+# each call below is a new session, which starts at the first tenant with work.
+TEN=$(q -c "SELECT string_agg('00000000-0000-0000-0000-' || lpad(i::text, 12, '0'), ' ') FROM generate_series(1, 10) i")
+for t in $TEN; do
+    q -c "SELECT baton.bind_target('$t', 'fx', current_user::regrole)" \
+      -c "SELECT count(baton.enqueue('$t', 'fx', 'f' || g)) FROM generate_series(1, 3) g" >/dev/null
+done
+fair_turns() { # fair_turns [psql args] N: the tenants (last two digits) of one claim_fair of N, in the order returned
+    local n=${*: -1}
+    q "${@:1:$#-1}" -c "SELECT string_agg(right(c.tenant::text, 2), ' ') FROM baton.claim_fair('fx', '1 minute', $n) c"
+}
+check "the ten tenants of fx live on both workers" "2" "$(for t in $TEN; do node_of "$t"; done | sort -u | wc -l)"
+check "claim_fair through the coordinator: a turn of each tenant, in order of their id, from both workers" \
+    "01 02 03 04 05 06 07 08 09 10" "$(fair_turns 10)"
+check "claim_fair on a worker: the same round, the other worker's tenants included" \
+    "01 02 03 04 05 06 07 08 09 10" "$(fair_turns -p "$W1" 10)"
+q -c "SELECT baton.pause('00000000-0000-0000-0000-000000000003', 'fx')" >/dev/null
+check "claim_fair inside a transaction on the coordinator: a paused tenant passed over" \
+    "01 02 04 05 06 07 08 09 10" "$(q -c "BEGIN" -c "SELECT string_agg(right(c.tenant::text, 2), ' ') FROM baton.claim_fair('fx', '1 minute', 10) c" -c "COMMIT")"
+q -c "SELECT baton.resume('00000000-0000-0000-0000-000000000003', 'fx')" >/dev/null
+check "... resumed, its last delivery is the only work left" "03" "$(fair_turns 10)"
+check "every delivery of fx claimed once, each tenant's three at generation 1" "30 30 1" \
+    "$(q -c "SELECT count(*), count(DISTINCT (tenant, id)), max(generation) FROM baton.deliveries WHERE target = 'fx' AND status = 'claimed'" | tr '|' ' ')"
+
 # --- schedules from the coordinator -------------------------------------------------------
 # schedule alone (delegated) and in a transaction; made due by moving next_fire_at back
 # three hours (as after a pause); fire_schedules on the coordinator fires the latest
@@ -472,12 +500,12 @@ check "... expired_leases counts a lease that expired on a worker" "warn true" \
     "$(q -c "SET baton.health_expired_warn = 0" -c "SELECT status || ' ' || (value >= 1) FROM baton.health WHERE name = 'expired_leases'" 2>&1)"
 check "... oldest_pending names a delivery on a worker" "warn true" \
     "$(q -c "SET baton.health_pending_warn = 0" -c "SELECT status || ' ' || (detail LIKE 'delivery % of tenant % to target %') FROM baton.health WHERE name = 'oldest_pending'" 2>&1)"
-check "... and in an explicit transaction" "8" \
+check "... and in an explicit transaction" "10" \
     "$(q -c "BEGIN" -c "SELECT count(*) FROM baton.health" -c "COMMIT" 2>&1)"
 # On each worker: the checks over pg_baton's tables are distributed queries from there
 # too (the whole cluster's rows); dead_rows reads that node's shards.
 for port in $W1 $W2; do
-    check "baton.health answers on worker :$port, one row per check" "8" "$(q -p "$port" -c "SELECT count(*) FROM baton.health" 2>&1)"
+    check "baton.health answers on worker :$port, one row per check" "10" "$(q -p "$port" -c "SELECT count(*) FROM baton.health" 2>&1)"
 done
 WA=$(node_of "$A") WB=$(node_of "$B")
 check "... expired_leases on A's worker counts the lease that expired on B's" "warn true" \

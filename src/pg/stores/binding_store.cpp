@@ -13,10 +13,12 @@ KeptPlan g_bind = {
 // is waited for and the condition checked again on its result); g_bound tells an
 // unchanged binding from a missing one.
 #define BINDING_KEY "b.tenant OPERATOR(pg_catalog.=) $1 AND b.target OPERATOR(pg_catalog.=) $2"
+// $4: now() for a pause, NULL for a resume (a parameter: Citus refuses a volatile
+// function inside CASE of a distributed UPDATE).
 KeptPlan g_set_paused = {
-    "UPDATE baton.target_bindings b SET paused_at = CASE WHEN $3 THEN pg_catalog.now() END "
+    "UPDATE baton.target_bindings b SET paused_at = $4 "
     "WHERE " BINDING_KEY " AND (b.paused_at IS NULL) OPERATOR(pg_catalog.=) $3",
-    3, {UUIDOID, TEXTOID, BOOLOID}, nullptr};
+    4, {UUIDOID, TEXTOID, BOOLOID, TIMESTAMPTZOID}, nullptr};
 KeptPlan g_set_weight = {
     "UPDATE baton.target_bindings b SET weight = $3 WHERE " BINDING_KEY " AND b.weight OPERATOR(pg_catalog.<>) $3",
     3, {UUIDOID, TEXTOID, INT4OID}, nullptr};
@@ -68,8 +70,9 @@ Change changed(Spi& spi, std::uint64_t written, const Datum* key) {
 }  // namespace
 
 Change set_paused(Spi& spi, pg_uuid_t* tenant, text* target, bool paused) {
-    Datum values[3] = {UUIDPGetDatum(tenant), PointerGetDatum(target), BoolGetDatum(paused)};
-    return changed(spi, spi.run(g_set_paused, values, nullptr), values);
+    Datum values[4] = {UUIDPGetDatum(tenant), PointerGetDatum(target), BoolGetDatum(paused),
+                       TimestampTzGetDatum(GetCurrentTransactionStartTimestamp())};
+    return changed(spi, spi.run(g_set_paused, values, paused ? "    " : "   n"), values);
 }
 
 Change set_weight(Spi& spi, pg_uuid_t* tenant, text* target, std::int32_t weight) {
