@@ -10,10 +10,11 @@
 \set d '00000000-0000-0000-0f13-00000000000d'
 \set q '00000000-0000-0000-0f13-00000000000e'
 SELECT baton.create_tenant(t::uuid) FROM unnest(ARRAY[:'a', :'b', :'c', :'d', :'q']) t;
-CREATE ROLE baton_fair_pool NOLOGIN;
-CREATE ROLE baton_fair_other NOLOGIN;
-CREATE ROLE baton_fair_worker NOLOGIN IN ROLE baton_fair_pool;
-CREATE ROLE baton_fair_admin NOLOGIN;
+CREATE ROLE baton_fair_pool;
+CREATE ROLE baton_fair_other;
+CREATE ROLE baton_fair_worker;
+GRANT baton_fair_pool TO baton_fair_worker;
+CREATE ROLE baton_fair_admin;
 SELECT baton.grant_worker('baton_fair_worker');
 SELECT baton.grant_admin('baton_fair_admin');
 -- a, b, c and q bind target mail to the pool; d binds it to another role.

@@ -28,7 +28,8 @@
 #     naming the bound role; a target bound to a role dropped since refuses everyone.
 #   - reap called on a worker reaps its own tenants only; on the coordinator, every node's.
 #   - claim_fair through the coordinator, on a worker and inside a transaction: one round
-#     over the tenants of both workers in order of their id, a paused tenant passed over.
+#     over the tenants of both workers in order of their id, a paused tenant passed over;
+#     key limits refused (0A000).
 #   - the row rules of deliveries and the fence on the shards, by direct SQL too.
 #   - ids unique across the cluster (deliveries and step entries of tenants on both
 #     workers).
@@ -418,6 +419,9 @@ q -c "SELECT baton.resume('00000000-0000-0000-0000-000000000003', 'fx')" >/dev/n
 check "... resumed, its last delivery is the only work left" "03" "$(fair_turns 10)"
 check "every delivery of fx claimed once, each tenant's three at generation 1" "30 30 1" \
     "$(q -c "SELECT count(*), count(DISTINCT (tenant, id)), max(generation) FROM baton.deliveries WHERE target = 'fx' AND status = 'claimed'" | tr '|' ' ')"
+check "key limits are refused on a distributed install (0A000), through the coordinator and on a worker, naming why" \
+    "0A000 0A000 0A000 key limits are not available on a distributed install" \
+    "$(code -c "SELECT baton.limit_key('$A', 'fx', 1)") $(code -c "SELECT baton.rate_limit_key('$A', 'fx', 1, '1 second')") $(code -p "$W1" -c "SELECT baton.unlimit_key('$A', 'fx')") $(q -c "SELECT baton.limit_key('$A', 'fx', 1)" 2>&1 | sed -n 's/^ERROR:  //p')"
 
 # --- schedules from the coordinator -------------------------------------------------------
 # schedule alone (delegated) and in a transaction; made due by moving next_fire_at back

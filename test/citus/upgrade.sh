@@ -170,7 +170,7 @@ q -d single -c "CREATE EXTENSION pg_baton" >/dev/null
 SINGLE=$(table_defs "$p0" single)
 check "a single-node install has the ten tenant tables, workflows, wakeup_key, paused_targets and the three tables of key limits" "16" "$(grep -c . <<<"$SINGLE")"
 check "every shard (and the reference tables' placements) has the indexes, constraints, column types and collations of a single-node $DEFAULT install" \
-    "46 shards, 0 differ" "$(shards_like "$SINGLE")"
+    "49 shards, 0 differ" "$(shards_like "$SINGLE")"
 # 0.10.0: the dedup key's constraint replaced and its column in byte order, on every
 # shard; a key enqueued before the update is found again on both workers.
 check "the deliveries shards have deliveries_dedup, not the old dedup constraint, and dedup_key in \"C\"" "0 0" \
@@ -225,12 +225,12 @@ SQL
 check "an update adding an index and a constraint, through the coordinator" "ok" "$(code -c "ALTER EXTENSION pg_baton UPDATE TO '$PROBE'")"
 check "every node at $PROBE" "$PROBE $PROBE $PROBE" "$(versions)"
 SHELLS=$(table_defs "$p0" postgres)
-check "before distribute(): the deliveries shards lack them" "46 shards, 4 differ" "$(shards_like "$SHELLS")"
+check "before distribute(): the deliveries shards lack them" "49 shards, 4 differ" "$(shards_like "$SHELLS")"
 check "distribute() after the update" "ok" "$(code -c "SELECT baton.distribute()")"
-check "every shard has its table's indexes and constraints" "46 shards, 0 differ" "$(shards_like "$SHELLS")"
+check "every shard has its table's indexes and constraints" "49 shards, 0 differ" "$(shards_like "$SHELLS")"
 check "the new constraint refuses a row on its shard (23514)" "23514" \
     "$(code -p "$port" -c "INSERT INTO $shard (tenant, id, target, dedup_key, priority) VALUES ('$A', 900003, 'w', 'direct-low', -2000000)")"
-check "distribute() again changes nothing" "ok 46 shards, 0 differ" "$(code -c "SELECT baton.distribute()") $(shards_like "$SHELLS")"
+check "distribute() again changes nothing" "ok 49 shards, 0 differ" "$(code -c "SELECT baton.distribute()") $(shards_like "$SHELLS")"
 check "the rows are still there" "59" "$(q -c "SELECT count(*) FROM baton.deliveries")"
 
 # --- 4. removal ---------------------------------------------------------------------------
