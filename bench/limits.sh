@@ -23,9 +23,9 @@
 #   limited  the same keys, baton.limit_key(t, target, 1000) (--limit) for every key (key
 #            NULL): a limit a claim never meets, so the bookkeeping alone. With 2,000
 #            (batched 15,000) deliveries a key, 1,000 of each are admitted and the rest
-#            wait: a transaction that finishes a key's deliveries settles the key at its
-#            commit (locks and writes its row of baton.key_slots, moves its next waiting
-#            deliveries into the claim order);
+#            wait: a transaction that finishes a key's deliveries hands their slots to the
+#            key's next waiting deliveries at its commit (moves them into the claim
+#            order; the key's row of baton.key_slots stays as it is);
 #   ordered  the same keys, baton.limit_key(t, target, 1, ordered => true) for every key:
 #            at most 100 deliveries claimable at once; each finish admits its key's next.
 #            A claim may come back empty (the pgbench transaction counts, no item does);
