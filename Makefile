@@ -11,7 +11,7 @@ DATA        = pg_baton--0.1.0.sql pg_baton--0.2.0.sql pg_baton--0.3.0.sql \
               pg_baton--0.7.0--0.8.0.sql pg_baton--0.8.0--0.9.0.sql \
               pg_baton--0.9.0--0.10.0.sql pg_baton--0.10.0--0.11.0.sql \
               pg_baton--0.11.0--0.12.0.sql pg_baton--0.12.0--0.13.0.sql \
-              pg_baton--0.13.0--0.14.0.sql
+              pg_baton--0.13.0--0.14.0.sql pg_baton--0.14.0--0.15.0.sql
 
 # The sources, found beside this Makefile (through VPATH when it is run from elsewhere).
 ROOT_DIR := $(patsubst %/,%,$(dir $(abspath $(firstword $(MAKEFILE_LIST)))))

@@ -134,7 +134,7 @@ SELECT status FROM baton.health WHERE name = 'dead_rows';
 -- schedules_behind: none behind; then one whose slot is ten minutes past (as when
 -- nobody fires schedules) warns, naming it.
 SELECT status, value, detail, hint FROM baton.health WHERE name = 'schedules_behind';
-SELECT baton.schedule(:'t', 'nightly', 'reports', '0 3 * * *');
+SELECT baton.schedule(:'t', 'nightly', 'reports', '0 3 * * *') > now() AS next_slot_ahead;
 UPDATE baton.schedule_rows SET next_fire_at = now() - interval '10 minutes' WHERE tenant = :'t' AND name = 'nightly';
 SELECT status, value, detail LIKE '1 schedule behind; the most overdue, "nightly" of tenant ' || :'t' || ', is 10 min overdue' AS names_it, hint IS NOT NULL AS has_hint
   FROM baton.health WHERE name = 'schedules_behind';

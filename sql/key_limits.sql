@@ -242,36 +242,56 @@ SELECT (SELECT count(*) FROM baton.ready r WHERE r.tenant = :'a'
          AND NOT EXISTS (SELECT 1 FROM baton.deliveries d WHERE d.tenant = r.tenant AND d.id = r.id)) AS ready_orphans,
        (SELECT count(*) FROM baton.key_waiting w WHERE w.tenant = :'a'
          AND NOT EXISTS (SELECT 1 FROM baton.deliveries d WHERE d.tenant = w.tenant AND d.id = w.id)) AS waiting_orphans;
-\set VERBOSITY verbose
+-- Each refusal, then its SQLSTATE.
 SELECT baton.enqueue_keyed(:'a', 'mail', 'zeta1', 'other');
+\echo :SQLSTATE
 SELECT baton.enqueue(:'a', 'mail', 'zeta1');
+\echo :SQLSTATE
 SELECT * FROM baton.enqueue_batch(:'a', '[{"target": "mail", "dedup_key": "zeta1"}]');
-\set VERBOSITY default
+\echo :SQLSTATE
 
 -- ---------------------------------------------------------------------------
 -- Refusals: bad input changes nothing.
 -- ---------------------------------------------------------------------------
-\set VERBOSITY verbose
+-- Each refusal, then its SQLSTATE.
 SELECT baton.limit_key(:'a', 'mail', 0, 'acme');
+\echo :SQLSTATE
 SELECT baton.limit_key(:'a', 'mail', -3, 'acme');
+\echo :SQLSTATE
 SELECT baton.limit_key(:'a', 'mail', NULL, 'acme');
+\echo :SQLSTATE
 SELECT baton.limit_key(:'a', 'mail', 2, '');
+\echo :SQLSTATE
 SELECT baton.limit_key(:'a', 'mail', 2, 'acme', ordered => true);
+\echo :SQLSTATE
 SELECT baton.limit_key(:'a', 'nowhere', 2, 'acme');
+\echo :SQLSTATE
 SELECT baton.unlimit_key(:'a', 'nowhere', 'acme');
+\echo :SQLSTATE
 SELECT baton.limit_key('00000000-0000-0000-0f15-0000000000ff', 'mail', 2, 'acme');
+\echo :SQLSTATE
 SELECT baton.limit_key(:'a', 'mail', 2, 'acme', NULL);
+\echo :SQLSTATE
 SELECT baton.enqueue_keyed(:'a', 'mail', 'empty', '');
+\echo :SQLSTATE
 SELECT baton.enqueue_keyed(:'a', 'mail', 'none', NULL);
+\echo :SQLSTATE
 SELECT baton.rate_limit_key(:'a', 'mail', 0, '1 second', key => 'acme');
+\echo :SQLSTATE
 SELECT baton.rate_limit_key(:'a', 'mail', 5, '0 seconds', key => 'acme');
+\echo :SQLSTATE
 SELECT baton.rate_limit_key(:'a', 'mail', 5, '1 mon', key => 'acme');
+\echo :SQLSTATE
 SELECT baton.rate_limit_key(:'a', 'mail', 5, '25 hours', key => 'acme');
+\echo :SQLSTATE
 SELECT baton.rate_limit_key(:'a', 'mail', 5, '1 second', -1, 'acme');
+\echo :SQLSTATE
 SELECT baton.rate_limit_key(:'a', 'mail', 5, NULL, key => 'acme');
+\echo :SQLSTATE
 SELECT baton.enqueue_batch(:'a', '[{"target": "mail", "dedup_key": "k", "key": 7}]');
+\echo :SQLSTATE
 SELECT baton.enqueue_batch(:'a', '[{"target": "mail", "dedup_key": "k", "key": ""}]');
-\set VERBOSITY default
+\echo :SQLSTATE
 SELECT * FROM baton.key_limits WHERE tenant = :'a' ORDER BY key;
 -- A role that is not an administrator may not set limits; a producer may enqueue with a key.
 SET ROLE baton_keys_worker;

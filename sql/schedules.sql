@@ -17,6 +17,13 @@ SELECT baton.create_tenant(:'b');
 SELECT baton.create_tenant(:'f');
 SELECT baton.set_tenant_state(:'f', 'fenced');
 
+-- What schedule() returns: the schedule's next_fire_at, as the view shows it after the call.
+CREATE FUNCTION pg_temp.returns_next(returned timestamptz, t uuid, n text) RETURNS text
+    LANGUAGE sql AS $$
+    SELECT CASE WHEN returned IS NOT DISTINCT FROM s.next_fire_at THEN 'its next_fire_at'
+                ELSE 'not its next_fire_at: ' || coalesce(returned::text, 'NULL') END
+      FROM baton.schedules s WHERE s.tenant = t AND s.name = n $$;
+
 -- The view's columns, in the contract's order.
 SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
  WHERE attrelid = 'baton.schedules'::regclass AND attnum > 0 ORDER BY attnum;
@@ -83,11 +90,11 @@ SELECT count(*) AS schedules FROM baton.schedules;
 -- ---------------------------------------------------------------------------
 -- One transaction (one now()) from the creates to the checks.
 BEGIN;
-SELECT baton.schedule(:'a', 'hourly', 'reports', '@every 1 hour', '{"kind": "hourly"}');
-SELECT baton.schedule(:'a', 'daily', 'reports', '@daily');
-SELECT baton.schedule(:'a', 'kolkata', 'reports', '30 2 * * *', time_zone => 'Asia/Kolkata');
-SELECT baton.schedule(:'a', 'new_york', 'reports', '30 2 * * *', time_zone => 'America/New_York');
-SELECT baton.schedule(:'b', 'hourly', 'other', '@HOURLY');
+SELECT pg_temp.returns_next(baton.schedule(:'a', 'hourly', 'reports', '@every 1 hour', '{"kind": "hourly"}'), :'a', 'hourly');
+SELECT pg_temp.returns_next(baton.schedule(:'a', 'daily', 'reports', '@daily'), :'a', 'daily');
+SELECT pg_temp.returns_next(baton.schedule(:'a', 'kolkata', 'reports', '30 2 * * *', time_zone => 'Asia/Kolkata'), :'a', 'kolkata');
+SELECT pg_temp.returns_next(baton.schedule(:'a', 'new_york', 'reports', '30 2 * * *', time_zone => 'America/New_York'), :'a', 'new_york');
+SELECT pg_temp.returns_next(baton.schedule(:'b', 'hourly', 'other', '@HOURLY'), :'b', 'hourly');
 -- @every 1 hour: on the hour UTC; @daily in UTC (the default zone): midnight UTC.
 SELECT name, target, spec, time_zone, last_fired_at, last_delivery_id,
        next_fire_at = date_trunc('hour', now()) + interval '1 hour' AS next_hour
@@ -138,11 +145,11 @@ SELECT to_char(j.before_jump, 'HH24:MI:SS') AS before_jump, to_char(j.after_jump
 -- 02:30 does not exist that day: a fixed-time spec fires once at the jump, 03:00 new
 -- time (07:00 UTC); a wildcard spec has no slot in the gap and goes on on the next day
 -- of its month, at 02:00 (06:00 UTC, in daylight-saving time).
-SELECT baton.schedule(:'a', 'gap_fixed', 'dst', format('30 2 %s * *', :dom), time_zone => :'jump_zone');
-SELECT baton.schedule(:'a', 'gap_wildcard', 'dst', format('*/30 2 %s * *', :dom), time_zone => :'jump_zone');
+SELECT pg_temp.returns_next(baton.schedule(:'a', 'gap_fixed', 'dst', format('30 2 %s * *', :dom), time_zone => :'jump_zone'), :'a', 'gap_fixed');
+SELECT pg_temp.returns_next(baton.schedule(:'a', 'gap_wildcard', 'dst', format('*/30 2 %s * *', :dom), time_zone => :'jump_zone'), :'a', 'gap_wildcard');
 -- 01:30 exists twice on the day the clocks go back: a fixed-time spec fires at the first
 -- occurrence, 01:30 daylight-saving time (05:30 UTC), not at 01:30 standard (06:30 UTC).
-SELECT baton.schedule(:'a', 'twice_fixed', 'dst', format('30 1 %s * *', :dom), time_zone => :'back_zone');
+SELECT pg_temp.returns_next(baton.schedule(:'a', 'twice_fixed', 'dst', format('30 1 %s * *', :dom), time_zone => :'back_zone'), :'a', 'twice_fixed');
 SELECT name, next_fire_at = (:'day'::date + time '07:00') AT TIME ZONE 'UTC' AS at_jump
   FROM baton.schedules WHERE tenant = :'a' AND name = 'gap_fixed';
 SELECT name, next_fire_at = (SELECT (min(d)::date + time '06:00') AT TIME ZONE 'UTC'
@@ -158,17 +165,17 @@ SELECT name, next_fire_at = (:'day'::date + time '05:30') AT TIME ZONE 'UTC' AS 
 -- stop of the server); with another spec, next_fire_at is the new spec's next slot.
 -- ---------------------------------------------------------------------------
 UPDATE baton.schedule_rows SET next_fire_at = '2026-01-01 00:00+00' WHERE tenant = :'a' AND name = 'daily';
-SELECT baton.schedule(:'a', 'daily', 'reports2', '@daily', '{"v": 2}');
+SELECT pg_temp.returns_next(baton.schedule(:'a', 'daily', 'reports2', '@daily', '{"v": 2}'), :'a', 'daily');
 SELECT target, next_fire_at = '2026-01-01 00:00+00' AS kept_due FROM baton.schedules
  WHERE tenant = :'a' AND name = 'daily';
 BEGIN;
-SELECT baton.schedule(:'a', 'daily', 'reports2', '@every 1 hour', '{"v": 3}');
+SELECT pg_temp.returns_next(baton.schedule(:'a', 'daily', 'reports2', '@every 1 hour', '{"v": 3}'), :'a', 'daily');
 SELECT target, spec, next_fire_at = date_trunc('hour', now()) + interval '1 hour' AS next_hour,
        (SELECT payload FROM baton.schedule_rows WHERE tenant = :'a' AND name = 'daily') AS payload
   FROM baton.schedules WHERE tenant = :'a' AND name = 'daily';
 COMMIT;
 -- The same zone written otherwise is another zone text: next_fire_at is computed again.
-SELECT baton.schedule(:'a', 'daily', 'reports2', '@every 1 hour', time_zone => 'utc');
+SELECT pg_temp.returns_next(baton.schedule(:'a', 'daily', 'reports2', '@every 1 hour', time_zone => 'utc'), :'a', 'daily');
 SELECT time_zone FROM baton.schedules WHERE tenant = :'a' AND name = 'daily';
 
 -- ---------------------------------------------------------------------------
@@ -187,7 +194,7 @@ SELECT count(*) AS removed FROM (SELECT baton.unschedule(tenant, name) FROM bato
 SELECT baton.fire_schedules();
 -- @every 1 second: after a second, its slot (the whole second at or before now) is
 -- enqueued once: a second call in the same transaction (the same now()) finds nothing due.
-SELECT baton.schedule(:'a', 'tick', 'ticks', '@every 1 second', '{"p": 1}', '{"k": "v"}');
+SELECT pg_temp.returns_next(baton.schedule(:'a', 'tick', 'ticks', '@every 1 second', '{"p": 1}', '{"k": "v"}'), :'a', 'tick');
 SELECT pg_sleep(1.1);
 BEGIN;
 SELECT baton.fire_schedules() AS fired;
@@ -232,7 +239,7 @@ COMMIT;
 SELECT baton.unschedule(:'a', 'tick');
 
 -- max_rows: at most that many schedules fire per call, the longest due first.
-SELECT baton.schedule(:'a', 'm' || i, 'many', '@every 1 second') FROM generate_series(1, 3) i;
+SELECT pg_temp.returns_next(baton.schedule(:'a', 'm' || i, 'many', '@every 1 second'), :'a', 'm' || i) FROM generate_series(1, 3) i;
 SELECT pg_sleep(1.1);
 BEGIN;
 SELECT baton.fire_schedules(2) AS fired;
@@ -246,7 +253,7 @@ SELECT count(*) AS removed FROM (SELECT baton.unschedule(:'a', 'm' || i) FROM ge
 -- is active again, the latest missed slot fires, once.
 -- ---------------------------------------------------------------------------
 SELECT baton.set_tenant_state(:'f', 'active');
-SELECT baton.schedule(:'f', 'tick', 'ticks', '@every 1 second');
+SELECT pg_temp.returns_next(baton.schedule(:'f', 'tick', 'ticks', '@every 1 second'), :'f', 'tick');
 SELECT baton.set_tenant_state(:'f', 'fenced');
 SELECT pg_sleep(2.2);
 SELECT baton.fire_schedules() AS fired_while_fenced;
@@ -298,7 +305,7 @@ SELECT r.rolname, has_table_privilege(r.oid, 'baton.schedules', 'SELECT') AS vie
        has_table_privilege(r.oid, 'baton.schedule_rows', 'SELECT') AS table
   FROM pg_roles r WHERE r.rolname LIKE 'baton_sched_%' ORDER BY 1;
 SET ROLE baton_sched_producer;
-SELECT baton.schedule(:'a', 'by_producer', 't', '@daily');
+SELECT baton.schedule(:'a', 'by_producer', 't', '@daily') > now() AS next_slot_ahead;
 SELECT baton.fire_schedules();
 SELECT count(*) FROM baton.schedules;
 SELECT baton.unschedule(:'a', 'by_producer');
@@ -307,7 +314,7 @@ SET ROLE baton_sched_worker;
 SELECT baton.schedule(:'a', 'by_worker', 't', '@daily');
 RESET ROLE;
 SET ROLE baton_sched_admin;
-SELECT baton.schedule(:'a', 'by_admin', 't', '@daily');
+SELECT pg_temp.returns_next(baton.schedule(:'a', 'by_admin', 't', '@daily'), :'a', 'by_admin');
 SELECT baton.fire_schedules();
 SELECT name FROM baton.schedules;
 SELECT baton.unschedule(:'a', 'by_admin');

@@ -2,7 +2,9 @@
 // redrive (admins). Each checks its arguments and the fence, then lets the core decide
 // (delivery::cancel_verdict, delivery::redrivable) and the store write.
 #include <string>
+#include <string_view>
 #include <unordered_set>
+#include <vector>
 
 #include "core/claim_hint.hpp"
 #include "core/delivery.hpp"
@@ -11,6 +13,7 @@
 #include "core/tenant.hpp"
 #include "pg/runtime/args.hpp"
 #include "pg/runtime/arrays.hpp"
+#include "pg/runtime/notify.hpp"
 #include "pg/deliveries/delivery_store.hpp"
 #include "pg/access/fence.hpp"
 #include "pg/access/read_only.hpp"
@@ -63,10 +66,30 @@ Datum cancel_delivery(FunctionCallInfo fcinfo, Oid) {
     return pg::text_datum(delivery::status_name(delivery::Status::kCancelled));
 }
 
+// The NOTICE of a redrive by ids that skipped some: how many, and why each (the first
+// kMaxReasons of them) in its detail.
+void tell_skipped(const std::vector<pg::DeliveryStore::Skipped>& skipped, int named, std::string_view target) {
+    constexpr std::size_t kMaxReasons = 50;
+    std::string detail;
+    for (std::size_t i = 0; i < skipped.size() && i < kMaxReasons; i++) {
+        const auto& s = skipped[i];
+        if (i > 0) detail += '\n';
+        detail += delivery::redrive_skip_reason(s.id, target, s.exists, s.target, s.status);
+    }
+    if (skipped.size() > kMaxReasons) detail += "\nAnd " + std::to_string(skipped.size() - kMaxReasons) + " more.";
+    std::string message =
+        "redrive skipped " + std::to_string(skipped.size()) + " of the " + std::to_string(named) + " deliveries named";
+    pg::guard([&] {
+        ereport(NOTICE, (errmsg_internal("%s", message.c_str()), errdetail_internal("%s", detail.c_str()),
+                         errhint("baton.delivery(tenant, id) shows a delivery as it is.")));
+    });
+}
+
 // baton.redrive(tenant, target, ids, max_rows): the failed and cancelled deliveries of
 // the target (oldest settled first, at most max_rows; or exactly those of ids, others
 // skipped) become pending and due now, with attempts 0; last_error and the generation
-// stay. Returns how many moved.
+// stay. Returns how many moved; a NOTICE says why each id it skipped was skipped, and the
+// target's listeners are woken.
 Datum redrive(FunctionCallInfo fcinfo, Oid) {
     pg::require_read_write("baton.redrive");
     pg_uuid_t* tenant = pg::uuid_arg(fcinfo, 0, "tenant");
@@ -89,8 +112,13 @@ Datum redrive(FunctionCallInfo fcinfo, Oid) {
     }
     pg::fence::require_writable(tenant);
     pg::DeliveryStore store;
-    std::int64_t moved = store.redrive(tenant, target, by_ids ? &ids : nullptr, max_rows);
+    std::vector<std::int64_t> skipped;
+    std::int64_t moved = store.redrive(tenant, target, by_ids ? &ids : nullptr, max_rows, &skipped);
+    if (!skipped.empty()) tell_skipped(store.describe_skipped(tenant, skipped), ids.n, pg::text_view(target));
     store.close();
+    // Workers listening on the target hear of the deliveries now claimable, as after an
+    // enqueue.
+    if (moved > 0) pg::notify::enqueued(tenant, target);
     PG_RETURN_INT64(moved);
 }
 

@@ -1,5 +1,6 @@
 // distribute: pg_baton's tables and functions handed to Citus, so that every tenant's
 // rows live in one shard group and every call naming a tenant runs on its node.
+#include <cstdint>
 #include <string>
 
 #include "core/error.hpp"
@@ -68,7 +69,8 @@ void check_prerequisites(pg::Spi& spi, Oid caller) {
 // one table, unless Citus has it already. Citus copies the rows the table holds here
 // into its shards and leaves the local copy on disk, unseen: a global table's (the
 // wake-up secret's row) is removed then, so that no stale copy of it stays behind.
-void distribute_table(pg::Spi& spi, const char* table, bool tenant_table) {
+// True when this call distributed it.
+bool distribute_table(pg::Spi& spi, const char* table, bool tenant_table) {
     std::string name = std::string("'baton.") + table + "'::pg_catalog.regclass";
     std::string call = tenant_table
                            ? "pg_catalog.create_distributed_table(" + name + ", 'tenant', colocate_with => " +
@@ -77,14 +79,16 @@ void distribute_table(pg::Spi& spi, const char* table, bool tenant_table) {
     spi.exec(("SELECT " + call + " WHERE NOT EXISTS (SELECT 1 FROM "
               "pg_catalog.pg_dist_partition p WHERE p.logicalrelid OPERATOR(pg_catalog.=) " + name + ")")
                  .c_str());
-    if (!tenant_table && SPI_processed == 1)
+    bool distributed = SPI_processed == 1;
+    if (!tenant_table && distributed)
         spi.exec(("SELECT pg_catalog.truncate_local_data_after_distributing_table(" + name + ")").c_str());
+    return distributed;
 }
 
 // Every function whose first argument is the tenant, distributed by it and colocated
 // with baton.tenants, unless Citus has it already: a top-level call then runs on the
-// node that holds the tenant.
-void distribute_functions(pg::Spi& spi) {
+// node that holds the tenant. Returns how many it distributed.
+std::uint64_t distribute_functions(pg::Spi& spi) {
     spi.exec(
         "SELECT p.oid::pg_catalog.regprocedure::pg_catalog.text FROM pg_catalog.pg_proc p "
         "WHERE p.pronamespace OPERATOR(pg_catalog.=) 'baton'::pg_catalog.regnamespace "
@@ -110,6 +114,7 @@ void distribute_functions(pg::Spi& spi) {
         spi.exec(calls.substr(from, end - from).c_str());
         from = end + 1;
     }
+    return n;
 }
 
 // The statement that makes this node's shards of pg_baton's tables what their logical
@@ -226,6 +231,33 @@ void separate_id_ranges(pg::Spi& spi) {
         "pg_baton could not give the workers their id ranges", "Check that pg_baton is installed on every worker.");
 }
 
+// What a call of distribute() did, said in its NOTICE.
+struct Done {
+    int tenant_tables;
+    int global_tables;
+    std::uint64_t functions;
+    std::int64_t workers;
+};
+
+// The NOTICE that says what distribute() did: the tables and functions it handed to
+// Citus now (none when they were Citus' already) and what it does on every call.
+void tell(const Done& d) {
+    std::string message =
+        d.tenant_tables + d.global_tables + d.functions == 0
+            ? "pg_baton was distributed already: no table or function handed to Citus"
+            : "pg_baton distributed: " + std::to_string(d.tenant_tables) + " tenant tables, " +
+                  std::to_string(d.global_tables) + " reference tables and " + std::to_string(d.functions) +
+                  " functions handed to Citus";
+    std::string detail = "The tenant tables are distributed by tenant over " + std::to_string(d.workers) +
+                         " worker nodes, colocated with baton.tenants; every function that takes the tenant first "
+                         "runs on the node that holds it. The shards have the indexes and constraints of their "
+                         "tables, and each worker's ids a range of their own.";
+    pg::guard([&] {
+        ereport(NOTICE, (errmsg_internal("%s", message.c_str()), errdetail_internal("%s", detail.c_str()),
+                         errhint("SELECT * FROM citus_tables shows the tables; docs/scale-out.md says what runs where.")));
+    });
+}
+
 // baton.distribute(): distributes pg_baton on a Citus coordinator with workers. The
 // tenant tables by "tenant", colocated; workflows as a reference table; every function
 // that takes the tenant first by that argument, colocated with the tables. Idempotent:
@@ -245,15 +277,19 @@ Datum distribute(FunctionCallInfo fcinfo, Oid caller) {
     int level = pg::guard([] { return pg::citus::set_until_restored("citus.enable_unsafe_triggers", "on"); });
     // Citus' notices about copying local rows into shards say nothing the caller acts on.
     (void)pg::guard([] { return pg::citus::set_until_restored("client_min_messages", "warning"); });
-    for (const char* table : kTenantTables) distribute_table(spi, table, true);
-    for (const char* table : kGlobalTables) distribute_table(spi, table, false);
+    Done done{};
+    for (const char* table : kTenantTables) done.tenant_tables += distribute_table(spi, table, true) ? 1 : 0;
+    for (const char* table : kGlobalTables) done.global_tables += distribute_table(spi, table, false) ? 1 : 0;
     complete_shards(spi);
     pg::guard([] { pg::side_rows::fill(); });
     fence_side_tables(spi);
-    distribute_functions(spi);
+    done.functions = distribute_functions(spi);
     serve_views_by_functions(spi);
     separate_id_ranges(spi);
+    spi.exec("SELECT pg_catalog.count(*) FROM pg_catalog.citus_get_active_worker_nodes()");
+    done.workers = spi.int64_at(0, 1);
     pg::guard([level] { pg::citus::restore(level); });
+    tell(done);
     PG_RETURN_VOID();
 }
 

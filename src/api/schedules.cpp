@@ -61,7 +61,8 @@ void check_schedule_binding(const Jsonb* binding) {
 
 // baton.schedule(tenant, name, target, spec, payload, binding, time_zone): creates the
 // schedule `name` of the tenant or replaces it (schedules::put says what a replace keeps);
-// its next_fire_at is the first slot after now.
+// its next_fire_at is the first slot after now. Returns the next_fire_at it has (NULL:
+// none).
 Datum schedule(FunctionCallInfo fcinfo, Oid) {
     pg::require_read_write("baton.schedule");
     pg::schedules::NewSchedule s{};
@@ -83,8 +84,9 @@ Datum schedule(FunctionCallInfo fcinfo, Oid) {
     s.has_next = next.has_value();
     s.next_fire_at = next ? pg::time_zone::timestamptz(*next) : 0;
     pg::Spi spi;
-    pg::schedules::put(spi, s);
-    PG_RETURN_VOID();
+    const std::optional<TimestampTz> next_fire_at = pg::schedules::put(spi, s);
+    if (!next_fire_at) PG_RETURN_NULL();
+    PG_RETURN_TIMESTAMPTZ(*next_fire_at);
 }
 
 // baton.unschedule(tenant, name): removes the schedule; false when there was none.

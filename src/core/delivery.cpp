@@ -136,6 +136,17 @@ Row cancelled(const Row& row) { return {Status::kCancelled, row.generation + 1, 
 
 bool redrivable(Status status) { return status == Status::kFailed || status == Status::kCancelled; }
 
+std::string redrive_skip_reason(std::int64_t id, std::string_view target, bool exists, std::string_view found_target,
+                                std::string_view status) {
+    std::string d = "Delivery " + std::to_string(id);
+    if (!exists) return d + " does not exist.";
+    if (found_target != target)
+        return d + " is of target \"" + clip(found_target) + "\", not \"" + clip(target) + "\".";
+    if (status != status_name(Status::kFailed) && status != status_name(Status::kCancelled))
+        return d + " is " + std::string(status) + ": only failed and cancelled deliveries are redriven.";
+    return d + " is being changed by another transaction: redrive it again once that one ends.";
+}
+
 // The generation stays: no holder has it (a failed row's holder settled it, a cancelled
 // one's was fenced), and the next claim raises it.
 Row redriven(const Row& row) { return {Status::kPending, row.generation, 0, row.max_attempts}; }

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace baton::delivery {
@@ -114,6 +115,12 @@ Row cancelled(const Row& row);
 bool redrivable(Status status);
 // The row a redrive leaves: pending, attempts 0, generation kept (the next claim raises it).
 Row redriven(const Row& row);
+
+// Why redrive by ids skipped delivery `id` of `target`: it does not exist (exists false),
+// is of another target (found_target), is not failed nor cancelled (status), or was
+// failed or cancelled but held by another transaction. One sentence naming the id.
+std::string redrive_skip_reason(std::int64_t id, std::string_view target, bool exists, std::string_view found_target,
+                                std::string_view status);
 
 // Argument rules; each throws baton::Error (22023) naming the argument.
 void check_target_chars(std::int64_t chars);

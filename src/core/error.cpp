@@ -3,16 +3,14 @@
 
 namespace baton {
 
-void throw_null_argument(const char* argument) {
-    throw Error(SqlState::kNullValueNotAllowed,
-                std::string("argument \"") + argument + "\" must not be null",
-                "The contract requires a value for this argument.");
+void throw_null_argument(const char* argument, Where where) {
+    throw Error(SqlState::kNullValueNotAllowed, std::string("argument \"") + argument + "\" must not be null",
+                "The contract requires a value for this argument.", {}, where);
 }
 
-void throw_invalid_argument(const char* argument, std::string detail) {
-    throw Error(SqlState::kInvalidParameterValue,
-                std::string("invalid value for argument \"") + argument + "\"",
-                std::move(detail));
+void throw_invalid_argument(const char* argument, std::string detail, Where where) {
+    throw Error(SqlState::kInvalidParameterValue, std::string("invalid value for argument \"") + argument + "\"",
+                std::move(detail), {}, where);
 }
 
 std::string clip(std::string_view text) {
@@ -23,10 +21,12 @@ std::string clip(std::string_view text) {
     return std::string(text.substr(0, n));
 }
 
-void check_label(const char* argument, std::int64_t chars) {
+void check_label(const char* argument, std::int64_t chars, Where where) {
     if (chars < 1 || chars > 200)
-        throw_invalid_argument(argument, std::string(argument) + " has 1 to 200 characters; this one has " +
-                                             std::to_string(chars) + ".");
+        throw_invalid_argument(argument,
+                               std::string(argument) + " has 1 to 200 characters; this one has " +
+                                   std::to_string(chars) + ".",
+                               where);
 }
 
 }  // namespace baton

@@ -156,17 +156,24 @@ Check dead_rows(const std::vector<TableRows>& tables, const DeadRowsThresholds& 
 // --- reaper ----------------------------------------------------------------------------
 
 Check reaper(const ReaperState& s) {
-    double value = s.since_run.value_or(s.since_start);
+    // Without a reaper, the value is what waits for one: the expired leases nobody takes
+    // back (seconds since a last round would speak of a reaper that does not exist).
+    const double waiting = static_cast<double>(s.expired_leases);
+    const std::string by_hand =
+        "call baton.reap() and baton.fire_schedules() every few seconds (cron, a worker loop): without a reaper "
+        "expired leases are not taken back and no schedule fires.";
     if (!s.preloaded)
-        return {"reaper", Status::kWarn, value,
-                "pg_baton is not preloaded: no background reaper runs in database " + s.database,
-                "Add pg_baton to shared_preload_libraries and restart the server, or call baton.reap() "
-                "every few seconds (cron, a worker loop)."};
+        return {"reaper", Status::kWarn, waiting,
+                "no reaper: pg_baton is not preloaded, so no background reaper runs in database " + s.database +
+                    " (" + plural(s.expired_leases, "expired lease waits", "expired leases wait") + ")",
+                "Add pg_baton to shared_preload_libraries and restart the server, or " + by_hand};
     if (!s.served)
-        return {"reaper", Status::kWarn, value,
-                "baton.reaper_databases does not name database " + s.database + ": no background reaper runs there",
-                "Add it to baton.reaper_databases (or set it to '*') and restart the server, or call baton.reap() "
-                "every few seconds."};
+        return {"reaper", Status::kWarn, waiting,
+                "no reaper: baton.reaper_databases does not name database " + s.database +
+                    ", so no background reaper runs there (" +
+                    plural(s.expired_leases, "expired lease waits", "expired leases wait") + ")",
+                "Add it to baton.reaper_databases (or set it to '*') and restart the server, or " + by_hand};
+    double value = s.since_run.value_or(s.since_start);
     std::string when = s.since_run ? "last reaped " + duration_text(*s.since_run) + " ago"
                                    : "has not reaped since the server started " + duration_text(s.since_start) + " ago";
     std::string detail = "the reaper of database " + s.database + " " + when;
@@ -176,7 +183,7 @@ Check reaper(const ReaperState& s) {
         return {"reaper", Status::kCritical, value,
                 detail + ", and " + plural(s.expired_leases, "expired lease waits", "expired leases wait"),
                 "Look in the server log for \"pg_baton reaper\" errors and for \"no background worker slot\"; "
-                "raise max_worker_processes if slots run out; meanwhile call baton.reap()."};
+                "raise max_worker_processes if slots run out; meanwhile call baton.reap() and baton.fire_schedules()."};
     return {"reaper", Status::kWarn, value, detail + " (its interval is " + duration_text(s.interval_seconds) + ")",
             "Look in the server log for \"pg_baton reaper\" errors and for \"no background worker slot\"; "
             "raise max_worker_processes if slots run out."};
@@ -192,7 +199,8 @@ Check expired_leases(const ExpiredLeases& e, double warn_seconds) {
     if (e.expired_seconds < warn_seconds)
         return {"expired_leases", Status::kOk, static_cast<double>(e.count), detail, ""};
     return {"expired_leases", Status::kWarn, static_cast<double>(e.count), detail,
-            "Nothing takes them back: see the reaper row (or call baton.reap()); workers of target \"" + e.target +
+            "Nothing takes them back: see the reaper row (or call baton.reap(), and baton.fire_schedules() for the "
+            "schedules); workers of target \"" + e.target +
                 "\" may be dying or take longer than their lease (renew it)."};
 }
 

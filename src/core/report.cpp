@@ -23,6 +23,8 @@ void copy_text(char* dst, std::size_t cap, const char* src) noexcept {
 
 void describe_current_exception(Report& out) noexcept {
     out.detail[0] = out.hint[0] = '\0';
+    out.file = out.function = nullptr;
+    out.line = 0;
     try {
         throw;
     } catch (const Error& e) {
@@ -30,6 +32,9 @@ void describe_current_exception(Report& out) noexcept {
         copy_text(out.message, sizeof out.message, e.message().c_str());
         copy_text(out.detail, sizeof out.detail, e.detail().c_str());
         copy_text(out.hint, sizeof out.hint, e.hint().c_str());
+        out.file = e.where().file;
+        out.line = e.where().line;
+        out.function = e.where().function;
     } catch (const std::bad_alloc&) {
         out.state = SqlState::kOutOfMemory;
         copy_text(out.message, sizeof out.message, "out of memory in pg_baton");

@@ -20,10 +20,15 @@ struct Report {
     char message[kTextMax] = {};
     char detail[kTextMax] = {};
     char hint[kTextMax] = {};
+    // The place that raised it (a baton::Error's; file nullptr for any other exception).
+    // The strings are the compiler's literals: static, never copied.
+    const char* file = nullptr;
+    int line = 0;
+    const char* function = nullptr;
 };
 
 // Describes the exception being handled (call only inside a catch block):
-// baton::Error keeps its SQLSTATE and texts; std::bad_alloc is 53200; any other
+// baton::Error keeps its SQLSTATE, texts and place; std::bad_alloc is 53200; any other
 // std::exception or unknown object is XX000, an internal error of pg_baton.
 void describe_current_exception(Report& out) noexcept;
 

@@ -91,7 +91,11 @@ citus_sql() {
         -e 's/^CREATE ROLE \([a-z_0-9]*\);$/CREATE ROLE \1 LOGIN;/'
 }
 citus_expected() {
-    awk 'BEGIN { skip = 0 }
+    # distribute()'s NOTICE, as a fresh install on the two workers of cluster.sh gives it.
+    local notice="NOTICE:  pg_baton distributed: 10 tenant tables, 3 reference tables and 44 functions handed to Citus"
+    local detail="DETAIL:  The tenant tables are distributed by tenant over 2 worker nodes, colocated with baton.tenants; every function that takes the tenant first runs on the node that holds it. The shards have the indexes and constraints of their tables, and each worker's ids a range of their own."
+    local hint="HINT:  SELECT * FROM citus_tables shows the tables; docs/scale-out.md says what runs where."
+    awk -v notice="$notice" -v detail="$detail" -v hint="$hint" 'BEGIN { skip = 0 }
          /^\\c hj_/ { skip = 1 } /^\\c :hj_home/ { skip = 0 }
          /^CREATE SEQUENCE regress_run_ids;$/ { drop = 1 }
          /^CREATE ROLE [a-z_0-9]*;$/ { sub(/;$/, " LOGIN;") }
@@ -101,7 +105,7 @@ citus_expected() {
              print; print "DROP SCHEMA baton;"; next }
          !drop { print }
          drop && /SET DEFAULT/ { drop = 0 }
-         !skip && $0 == "CREATE EXTENSION pg_baton;" { print "SELECT baton.distribute();"; print " distribute "; print "------------"; print " "; print "(1 row)"; print "" }'
+         !skip && $0 == "CREATE EXTENSION pg_baton;" { print "SELECT baton.distribute();"; print notice; print detail; print hint; print " distribute "; print "------------"; print " "; print "(1 row)"; print "" }'
 }
 
 # Run ids are random on Citus: every UUID of version 4's form (the numbered run ids of

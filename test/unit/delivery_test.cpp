@@ -149,6 +149,21 @@ TEST(Redrive, ACancelledThenRedrivenRowFencesEveryFormerHolder) {
     EXPECT_EQ(settle_verdict(back, 4), Verdict::kApply);
 }
 
+TEST(Redrive, EachSkippedIdHasItsReason) {
+    EXPECT_EQ(redrive_skip_reason(7, "job", false, "", ""), "Delivery 7 does not exist.");
+    EXPECT_EQ(redrive_skip_reason(7, "job", true, "other", "failed"), "Delivery 7 is of target \"other\", not \"job\".");
+    EXPECT_EQ(redrive_skip_reason(7, "job", true, "job", "finished"),
+              "Delivery 7 is finished: only failed and cancelled deliveries are redriven.");
+    EXPECT_EQ(redrive_skip_reason(7, "job", true, "job", "claimed"),
+              "Delivery 7 is claimed: only failed and cancelled deliveries are redriven.");
+    for (const char* held : {"failed", "cancelled"})
+        EXPECT_EQ(redrive_skip_reason(7, "job", true, "job", held),
+                  "Delivery 7 is being changed by another transaction: redrive it again once that one ends.");
+    // A long target is clipped as every name in a message is.
+    std::string long_target(300, 't');
+    EXPECT_LT(redrive_skip_reason(7, "job", true, long_target, "failed").size(), 120u);
+}
+
 TEST(Redrive, ArgumentRanges) {
     EXPECT_EQ(state_of([] { check_redrive_rows(1); }), kOk);
     EXPECT_EQ(state_of([] { check_redrive_rows(100000); }), kOk);

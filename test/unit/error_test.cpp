@@ -113,6 +113,45 @@ TEST(Error, IsAStdException) {
     FAIL() << "baton::Error was not caught as std::exception";
 }
 
+// The place of a throw: the line that threw, in this file and function.
+int g_thrown_at = 0;
+
+void throws_here() {
+    g_thrown_at = __LINE__ + 1;
+    throw Error(SqlState::kNotFound, "no such run");
+}
+
+TEST(Error, KnowsThePlaceThatRaisedIt) {
+    try {
+        throws_here();
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.where().file).find("error_test.cpp"), std::string::npos) << e.where().file;
+        EXPECT_EQ(e.where().line, g_thrown_at);
+        EXPECT_STREQ(e.where().function, "throws_here");
+        return;
+    }
+    FAIL() << "nothing thrown";
+}
+
+// A helper that throws for its caller reports the caller's place, not its own.
+TEST(Error, HelpersReportTheirCallersPlace) {
+    int line = 0;
+    auto e = error_of([&line] {
+        line = __LINE__ + 1;
+        check_label("step", 0);
+    });
+    ASSERT_TRUE(e.has_value());
+    EXPECT_NE(std::string(e->where().file).find("error_test.cpp"), std::string::npos) << e->where().file;
+    EXPECT_EQ(e->where().line, line);
+    auto n = error_of([&line] {
+        line = __LINE__ + 1;
+        throw_null_argument("tenant");
+    });
+    ASSERT_TRUE(n.has_value());
+    EXPECT_EQ(n->where().line, line);
+    EXPECT_NE(std::string(n->where().file).find("error_test.cpp"), std::string::npos);
+}
+
 TEST(Error, ThrowNullArgumentIs22004NamingTheArgument) {
     auto e = error_of([] { throw_null_argument("dedup_key"); });
     ASSERT_TRUE(e.has_value());

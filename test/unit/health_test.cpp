@@ -155,15 +155,24 @@ TEST(HealthTest, Reaper) {
     EXPECT_EQ(c.status, Status::kCritical);
     EXPECT_EQ(c.value, 100);
     EXPECT_TRUE(contains(c.detail, "has not reaped since the server started"));
+    // No reaper: the row says so first, its value is the expired leases that wait (not
+    // a time since a round), and the hint names both calls that stand in for it.
     s.served = false;
     c = reaper(s);
     EXPECT_EQ(c.status, Status::kWarn);
-    EXPECT_TRUE(contains(c.detail, "baton.reaper_databases does not name database app"));
+    EXPECT_EQ(c.value, 4);
+    EXPECT_EQ(c.detail.rfind("no reaper: baton.reaper_databases does not name database app", 0), 0u) << c.detail;
+    EXPECT_TRUE(contains(c.detail, "4 expired leases wait"));
+    EXPECT_TRUE(contains(c.hint, "baton.reap()") && contains(c.hint, "baton.fire_schedules()")) << c.hint;
     s.preloaded = false;
+    s.expired_leases = 0;
+    s.since_run = 7;
     c = reaper(s);
     EXPECT_EQ(c.status, Status::kWarn);
-    EXPECT_TRUE(contains(c.detail, "not preloaded"));
+    EXPECT_EQ(c.value, 0);
+    EXPECT_EQ(c.detail.rfind("no reaper: pg_baton is not preloaded", 0), 0u) << c.detail;
     EXPECT_TRUE(contains(c.hint, "shared_preload_libraries"));
+    EXPECT_TRUE(contains(c.hint, "baton.reap()") && contains(c.hint, "baton.fire_schedules()")) << c.hint;
 }
 
 TEST(HealthTest, ExpiredLeases) {

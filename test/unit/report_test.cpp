@@ -280,6 +280,17 @@ TEST(CopyText, NeverSplitsACharacter) {
     EXPECT_STREQ(buf, "ab");
 }
 
+TEST(Describe, KeepsTheErrorsPlaceAndNoneForOtherExceptions) {
+    const Report r = describe(Error(SqlState::kNotFound, "no such run", {}, {}, Where{"src/api/runs.cpp", 42, "get"}));
+    EXPECT_STREQ(r.file, "src/api/runs.cpp");
+    EXPECT_EQ(r.line, 42);
+    EXPECT_STREQ(r.function, "get");
+    const Report o = describe(std::runtime_error("boom"));
+    EXPECT_EQ(o.file, nullptr);
+    EXPECT_EQ(o.function, nullptr);
+    EXPECT_EQ(o.line, 0);
+}
+
 TEST(CopyText, DescribeIsNoexcept) {
     static_assert(noexcept(describe_current_exception(std::declval<Report&>())));
     static_assert(noexcept(copy_text(nullptr, 0, nullptr)));

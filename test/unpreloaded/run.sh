@@ -32,7 +32,7 @@ check "claim in order, then after a rollback" "k1,k2
 check "finish" "finished" "SELECT baton.finish('$T', d.id, d.generation) FROM baton.deliveries d WHERE d.dedup_key = 'k1'"
 check "no claim hint setting" "unset" "SELECT coalesce(current_setting('baton.claim_hint_targets', true), 'unset')"
 check "a new backend loads it again" "k3" "SELECT dedup_key FROM baton.claim('$T', 'w', '1 min')"
-check "baton.health: the reaper row warns \"not preloaded\", with a hint" "warn|t|t" \
-    "SELECT status, detail LIKE 'pg_baton is not preloaded: no background reaper runs%', hint LIKE '%shared_preload_libraries%' FROM baton.health WHERE name = 'reaper'"
+check "baton.health: the reaper row warns \"no reaper: not preloaded\", with a hint naming reap() and fire_schedules()" "warn|t|t" \
+    "SELECT status, detail LIKE 'no reaper: pg_baton is not preloaded%', hint LIKE '%shared_preload_libraries%baton.fire_schedules()%' FROM baton.health WHERE name = 'reaper'"
 echo "$pass passed, $fail failed"
 ((fail == 0))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Upgrades: pg_baton 0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 -> 0.11.0 -> 0.12.0 -> 0.13.0 -> 0.14.0 with ALTER EXTENSION pg_baton UPDATE, against the
+# Upgrades: pg_baton 0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 -> 0.11.0 -> 0.12.0 -> 0.13.0 -> 0.14.0 -> 0.15.0 with ALTER EXTENSION pg_baton UPDATE, against the
 # running test cluster (PGHOST/PGPORT/PGUSER exported, PG_CONFIG exported, the extension
 # installed). The library serves the schema of its own version only: on an older one it
 # refuses every call and every write its triggers see (55000, docs/versions.md), so rows
@@ -12,8 +12,8 @@
 #      triggers off, test/tooling/lib.sh's tooling_copy_rows), one decide function then
 #      dropped; digested table by table; ALTER EXTENSION UPDATE; the digests must not
 #      change; the functions of every version must work on the rows.
-#   B  a fresh CREATE EXTENSION pg_baton (the default version, 0.14.0: the 0.3.0 script
-#      and the updates to 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0, 0.12.0, 0.13.0 and 0.14.0, as Postgres installs a version that has no
+#   B  a fresh CREATE EXTENSION pg_baton (the default version, 0.15.0: the 0.3.0 script
+#      and the updates to 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0, 0.12.0, 0.13.0, 0.14.0 and 0.15.0, as Postgres installs a version that has no
 #      script of its own).
 #   C  CREATE EXTENSION pg_baton VERSION '0.1.0', left at 0.1.0.
 #   D  CREATE EXTENSION pg_baton VERSION '0.1.0': the grant_* helpers refused there;
@@ -42,10 +42,11 @@ A=baton_upgrade_a
 B=baton_upgrade_b
 C=baton_upgrade_c
 D=baton_upgrade_d
+E=baton_upgrade_e
 X=baton_upgrade_x
 WORK=$(mktemp -d /tmp/pg_baton-upgrade.XXXXXX)
 cleanup() {
-    for db in $A $B $C $D $X; do q -d postgres -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1; done
+    for db in $A $B $C $D $E $X; do q -d postgres -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1; done
     q -d postgres -c "DROP ROLE IF EXISTS baton_upgrade_role" >/dev/null 2>&1
     q -d postgres -c "DROP ROLE IF EXISTS baton_upgrade_exporter" >/dev/null 2>&1
     for r in producer worker admin; do q -d postgres -c "DROP ROLE IF EXISTS baton_up_$r" >/dev/null 2>&1; done
@@ -175,12 +176,12 @@ SQL
 digests $A >"$WORK/before"
 check "A holds deliveries in every status" "statuses claimed,failed,finished,pending" "$(grep '^statuses' "$WORK/before")"
 check "A holds deliveries, runs, stages, markers" "counts 11 6 5 3" "$(grep '^counts' "$WORK/before")"
-check "0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 -> 0.11.0 -> 0.12.0 -> 0.13.0 -> 0.14.0 is an update path" "0.1.0--0.14.0" \
-    "$(q -d $A -c "SELECT source || '--' || target FROM pg_extension_update_paths('pg_baton') WHERE path = '0.1.0--0.2.0--0.3.0--0.4.0--0.5.0--0.6.0--0.7.0--0.8.0--0.9.0--0.10.0--0.11.0--0.12.0--0.13.0--0.14.0'")"
+check "0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 -> 0.11.0 -> 0.12.0 -> 0.13.0 -> 0.14.0 -> 0.15.0 is an update path" "0.1.0--0.15.0" \
+    "$(q -d $A -c "SELECT source || '--' || target FROM pg_extension_update_paths('pg_baton') WHERE path = '0.1.0--0.2.0--0.3.0--0.4.0--0.5.0--0.6.0--0.7.0--0.8.0--0.9.0--0.10.0--0.11.0--0.12.0--0.13.0--0.14.0--0.15.0'")"
 
 # --- the update --------------------------------------------------------------------
 if q -d $A -c "ALTER EXTENSION pg_baton UPDATE"; then ok "ALTER EXTENSION pg_baton UPDATE"; else not_ok "ALTER EXTENSION pg_baton UPDATE"; fi
-check "A is at 0.14.0" "0.14.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+check "A is at 0.15.0" "0.15.0" "$(q -d $A -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 digests $A >"$WORK/after"
 if diff "$WORK/before" "$WORK/after"; then ok "no row changed in the update (digests of every table)"; else not_ok "rows changed in the update"; fi
 # 0.9.0: the lease of every claimed delivery has its row in baton.leases, every
@@ -361,9 +362,27 @@ check "a key limited to one on an upgraded tenant: one admitted, one waiting; a 
         -c "SELECT 'n' || count(*) FROM baton.key_waiting WHERE tenant = '$T1'" | sed -n 's/^n//p' | paste -sd' ')"
 q -d $A -c "SELECT baton.unlimit_key('$T1', 'kw', 'k')" >/dev/null
 
-# --- B: fresh 0.14.0, C: 0.1.0 --------------------------------------------------------
+# 0.15.0: baton.schedule() returns the schedule's next slot. Its result type changes in
+# place: in a database updated from 0.14.0, a role granted it at 0.14.0 (as grant_producer
+# grants, which this library refuses to run on an older schema) keeps EXECUTE, and its
+# call returns next_fire_at.
+q -d postgres -c "CREATE DATABASE $E" >/dev/null
+q -d $E -c "CREATE EXTENSION pg_baton VERSION '0.14.0'" -c "GRANT USAGE ON SCHEMA baton TO baton_upgrade_role" \
+    -c "GRANT EXECUTE ON FUNCTION baton.schedule(uuid, text, text, text, jsonb, jsonb, text) TO baton_upgrade_role" >/dev/null
+check "at 0.14.0, schedule() returns void" "void" \
+    "$(q -d $E -c "SELECT prorettype::regtype FROM pg_proc WHERE oid = 'baton.schedule(uuid, text, text, text, jsonb, jsonb, text)'::regprocedure")"
+q -d $E -c "ALTER EXTENSION pg_baton UPDATE TO '0.15.0'" -c "SELECT baton.create_tenant('$T1')" >/dev/null
+check "updated to 0.15.0, schedule() returns timestamptz and a producer granted it at 0.14.0 may still call it" \
+    "timestamp with time zone true" \
+    "$(q -d $E -c "SELECT prorettype::regtype || ' ' || has_function_privilege('baton_upgrade_role', oid, 'EXECUTE') FROM pg_proc WHERE oid = 'baton.schedule(uuid, text, text, text, jsonb, jsonb, text)'::regprocedure")"
+check "the producer's schedule() returns the schedule's next_fire_at" "t" \
+    "$(q -d $E -c "SET ROLE baton_upgrade_role" -c "CREATE TEMP TABLE s AS SELECT baton.schedule('$T1', 'nightly', 'w', '0 3 * * *') AS next" -c "RESET ROLE" \
+        -c "SELECT s.next = r.next_fire_at FROM s, baton.schedule_rows r WHERE r.name = 'nightly'")"
+q -d postgres -c "DROP DATABASE $E" >/dev/null
+
+# --- B: fresh 0.15.0, C: 0.1.0 --------------------------------------------------------
 q -d $B -c "CREATE EXTENSION pg_baton"
-check "B installs 0.14.0 by default" "0.14.0" "$(q -d $B -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
+check "B installs 0.15.0 by default" "0.15.0" "$(q -d $B -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 q -d $C -c "CREATE EXTENSION pg_baton VERSION '0.1.0'"
 
 # schema DB: the extension's objects as pg_dump prints them, without oids, xids and
@@ -386,15 +405,15 @@ else
     not_ok "the dump lists the extension's member objects (only $members)"
 fi
 if diff -u "$WORK/b.sql" "$WORK/a.sql" >"$WORK/ab.diff"; then
-    ok "upgraded schema (A) = fresh 0.14.0 schema (B)"
+    ok "upgraded schema (A) = fresh 0.15.0 schema (B)"
 else
-    not_ok "upgraded schema (A) differs from a fresh 0.14.0 install (B):"
+    not_ok "upgraded schema (A) differs from a fresh 0.15.0 install (B):"
     head -n 80 "$WORK/ab.diff"
 fi
 if diff -q "$WORK/b.sql" "$WORK/c.sql" >/dev/null; then
-    not_ok "a 0.1.0 schema (C) differs from 0.14.0 (B): the comparison sees nothing"
+    not_ok "a 0.1.0 schema (C) differs from 0.15.0 (B): the comparison sees nothing"
 else
-    ok "a 0.1.0 schema (C) differs from 0.14.0 (B): the comparison can fail"
+    ok "a 0.1.0 schema (C) differs from 0.15.0 (B): the comparison can fail"
 fi
 for obj in 'FUNCTION baton.purge' 'VIEW baton.run_stats' 'INDEX deliveries_created' 'INDEX runs_finished' \
     'FUNCTION baton.health_checks' 'VIEW baton.health' \

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/claim_hint.hpp"
@@ -338,8 +339,14 @@ pg::KeptPlan g_redrive_oldest = {
     REDRIVE_SET "ORDER BY c.settled_at, c.id LIMIT $3 FOR UPDATE SKIP LOCKED))",
     3, {UUIDOID, TEXTOID, INT4OID}, nullptr};
 pg::KeptPlan g_redrive_ids = {
-    REDRIVE_SET "AND c.id OPERATOR(pg_catalog.=) ANY ($3) ORDER BY c.id FOR UPDATE SKIP LOCKED))",
+    REDRIVE_SET "AND c.id OPERATOR(pg_catalog.=) ANY ($3) ORDER BY c.id FOR UPDATE SKIP LOCKED)) RETURNING d.id",
     3, {UUIDOID, TEXTOID, INT8ARRAYOID}, nullptr};
+
+// The target and status of the deliveries $2 of tenant $1 (those redrive skipped).
+pg::KeptPlan g_redrive_skipped = {
+    "SELECT d.id, d.target, d.status FROM baton.deliveries d WHERE d.tenant OPERATOR(pg_catalog.=) $1 "
+    "AND d.id OPERATOR(pg_catalog.=) ANY ($2)",
+    2, {UUIDOID, INT8ARRAYOID}, nullptr};
 
 pg::KeptPlan g_get = {"SELECT d FROM baton.deliveries d WHERE " KEY_OF_D, 2, {UUIDOID, INT8OID}, nullptr};
 
@@ -778,10 +785,44 @@ bool DeliveryStore::cancel(pg_uuid_t* tenant, std::int64_t id, std::int64_t gene
 }
 
 // One UPDATE: the oldest settled rows of the target, or those of `ids`.
-std::int64_t DeliveryStore::redrive(pg_uuid_t* tenant, text* target, const Int64Array* ids, std::int32_t max_rows) {
+std::int64_t DeliveryStore::redrive(pg_uuid_t* tenant, text* target, const Int64Array* ids, std::int32_t max_rows,
+                                    std::vector<std::int64_t>* skipped) {
     Datum values[3] = {UUIDPGetDatum(tenant), PointerGetDatum(target),
                        ids != nullptr ? ids->array : Int32GetDatum(max_rows)};
-    return static_cast<std::int64_t>(spi().run(ids != nullptr ? g_redrive_ids : g_redrive_oldest, values, nullptr));
+    std::uint64_t n = spi().run(ids != nullptr ? g_redrive_ids : g_redrive_oldest, values, nullptr);
+    if (ids != nullptr && skipped != nullptr) {
+        std::unordered_set<std::int64_t> moved;
+        for (std::uint64_t i = 0; i < n; i++) moved.insert(spi().int64_at(i, 1));
+        for (int i = 0; i < ids->n; i++) {
+            std::int64_t id = DatumGetInt64(ids->values[i]);
+            if (moved.count(id) == 0) skipped->push_back(id);
+        }
+    }
+    return static_cast<std::int64_t>(n);
+}
+
+std::vector<DeliveryStore::Skipped> DeliveryStore::describe_skipped(pg_uuid_t* tenant,
+                                                                    const std::vector<std::int64_t>& ids) {
+    Datum array = guard([&ids] {
+        Datum* elems = static_cast<Datum*>(palloc(sizeof(Datum) * ids.size()));
+        for (std::size_t i = 0; i < ids.size(); i++) elems[i] = Int64GetDatum(ids[i]);
+        return PointerGetDatum(construct_array(elems, static_cast<int>(ids.size()), INT8OID, sizeof(int64),
+                                               FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+    });
+    Datum values[2] = {UUIDPGetDatum(tenant), array};
+    std::uint64_t n = spi().run(g_redrive_skipped, values, nullptr);
+    std::unordered_map<std::int64_t, std::uint64_t> found;
+    for (std::uint64_t i = 0; i < n; i++) found.emplace(spi().int64_at(i, 1), i);
+    std::vector<Skipped> out;
+    out.reserve(ids.size());
+    for (std::int64_t id : ids) {
+        auto it = found.find(id);
+        if (it == found.end())
+            out.push_back({id, false, {}, {}});
+        else
+            out.push_back({id, true, spi().cstring_at(it->second, 2), spi().cstring_at(it->second, 3)});
+    }
+    return out;
 }
 
 // The composite row, copied out of SPI's memory.

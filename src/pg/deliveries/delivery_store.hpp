@@ -13,6 +13,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "core/claim_hint.hpp"
 #include "core/delivery.hpp"
@@ -106,8 +108,18 @@ public:
     bool cancel(pg_uuid_t* tenant, std::int64_t id, std::int64_t generation, text* reason);
     // redrive: the failed and cancelled deliveries of (tenant, target), oldest settled
     // first, at most max_rows (ids nullptr), or those of `ids`, sent back to pending as
-    // delivery::redriven() says, due now. Rows locked by others are skipped. Returns how many.
-    std::int64_t redrive(pg_uuid_t* tenant, text* target, const Int64Array* ids, std::int32_t max_rows);
+    // delivery::redriven() says, due now. Rows locked by others are skipped. Returns how
+    // many; with ids, the ids that did not move into *skipped (in the order given).
+    std::int64_t redrive(pg_uuid_t* tenant, text* target, const Int64Array* ids, std::int32_t max_rows,
+                         std::vector<std::int64_t>* skipped = nullptr);
+    // What a delivery redrive skipped is now: absent, or its target and status.
+    struct Skipped {
+        std::int64_t id;
+        bool exists;
+        std::string target;
+        std::string status;
+    };
+    std::vector<Skipped> describe_skipped(pg_uuid_t* tenant, const std::vector<std::int64_t>& ids);
 
     // The whole row (tenant, id) as a composite datum copied out; nullopt when absent.
     std::optional<Datum> row(pg_uuid_t* tenant, std::int64_t id);

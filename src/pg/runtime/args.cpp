@@ -73,27 +73,27 @@ RawCause read_cause(const Jsonb* binding) {
 
 }  // namespace
 
-void require(FunctionCallInfo fcinfo, int n, const char* name) {
-    if (PG_ARGISNULL(n)) throw_null_argument(name);
+void require(FunctionCallInfo fcinfo, int n, const char* name, Where where) {
+    if (PG_ARGISNULL(n)) throw_null_argument(name, where);
 }
 
-pg_uuid_t* uuid_arg(FunctionCallInfo fcinfo, int n, const char* name) {
-    require(fcinfo, n, name);
+pg_uuid_t* uuid_arg(FunctionCallInfo fcinfo, int n, const char* name, Where where) {
+    require(fcinfo, n, name, where);
     return DatumGetUUIDP(PG_GETARG_DATUM(n));
 }
 
-std::int32_t int32_arg(FunctionCallInfo fcinfo, int n, const char* name) {
-    require(fcinfo, n, name);
+std::int32_t int32_arg(FunctionCallInfo fcinfo, int n, const char* name, Where where) {
+    require(fcinfo, n, name, where);
     return PG_GETARG_INT32(n);
 }
 
-std::int64_t int64_arg(FunctionCallInfo fcinfo, int n, const char* name) {
-    require(fcinfo, n, name);
+std::int64_t int64_arg(FunctionCallInfo fcinfo, int n, const char* name, Where where) {
+    require(fcinfo, n, name, where);
     return PG_GETARG_INT64(n);
 }
 
-text* text_arg(FunctionCallInfo fcinfo, int n, const char* name) {
-    require(fcinfo, n, name);
+text* text_arg(FunctionCallInfo fcinfo, int n, const char* name, Where where) {
+    require(fcinfo, n, name, where);
     Datum d = PG_GETARG_DATUM(n);
     return guard([d] { return DatumGetTextPP(d); });
 }
@@ -104,14 +104,14 @@ text* optional_text_arg(FunctionCallInfo fcinfo, int n) {
     return guard([d] { return DatumGetTextPP(d); });
 }
 
-Jsonb* jsonb_arg(FunctionCallInfo fcinfo, int n, const char* name) {
-    require(fcinfo, n, name);
+Jsonb* jsonb_arg(FunctionCallInfo fcinfo, int n, const char* name, Where where) {
+    require(fcinfo, n, name, where);
     Datum d = PG_GETARG_DATUM(n);
     return guard([d] { return DatumGetJsonbP(d); });
 }
 
-Interval* interval_arg(FunctionCallInfo fcinfo, int n, const char* name) {
-    require(fcinfo, n, name);
+Interval* interval_arg(FunctionCallInfo fcinfo, int n, const char* name, Where where) {
+    require(fcinfo, n, name, where);
     return PG_GETARG_INTERVAL_P(n);
 }
 
@@ -172,10 +172,11 @@ cause::JsonKind jsonb_kind(const Jsonb* jb) {
 
 std::int64_t max_payload_bytes() { return settings::max_payload_bytes; }
 
-void check_object_argument(const char* name, const Jsonb* jb) {
+void check_object_argument(const char* name, const Jsonb* jb, Where where) {
     if (!jsonb_is_object(jb))
         throw_invalid_argument(name, std::string(name) + " must be a JSON object, not " +
-                                         cause::kind_name(jsonb_kind(jb)) + ".");
+                                         cause::kind_name(jsonb_kind(jb)) + ".",
+                               where);
     delivery::check_json_bytes(name, jsonb_bytes(jb), max_payload_bytes());
 }
 

@@ -1,6 +1,6 @@
 // Reading SQL arguments and jsonb values into plain C++ values at the boundary.
-// Required arguments that are NULL throw 22004 naming the argument; detoasting is
-// guarded, so a Postgres error here unwinds as PgError.
+// Required arguments that are NULL throw 22004 naming the argument, raised at the
+// caller's place; detoasting is guarded, so a Postgres error here unwinds as PgError.
 #pragma once
 
 #include <cstdint>
@@ -8,19 +8,20 @@
 #include <string_view>
 
 #include "core/cause.hpp"
+#include "core/error.hpp"
 #include "pg/runtime/boundary.hpp"
 
 namespace baton::pg {
 
 // Throws 22004 when argument n is NULL.
-void require(FunctionCallInfo fcinfo, int n, const char* name);
+void require(FunctionCallInfo fcinfo, int n, const char* name, Where where = Where::here());
 
-pg_uuid_t* uuid_arg(FunctionCallInfo fcinfo, int n, const char* name);
-std::int32_t int32_arg(FunctionCallInfo fcinfo, int n, const char* name);
-std::int64_t int64_arg(FunctionCallInfo fcinfo, int n, const char* name);
-text* text_arg(FunctionCallInfo fcinfo, int n, const char* name);
-Jsonb* jsonb_arg(FunctionCallInfo fcinfo, int n, const char* name);
-Interval* interval_arg(FunctionCallInfo fcinfo, int n, const char* name);
+pg_uuid_t* uuid_arg(FunctionCallInfo fcinfo, int n, const char* name, Where where = Where::here());
+std::int32_t int32_arg(FunctionCallInfo fcinfo, int n, const char* name, Where where = Where::here());
+std::int64_t int64_arg(FunctionCallInfo fcinfo, int n, const char* name, Where where = Where::here());
+text* text_arg(FunctionCallInfo fcinfo, int n, const char* name, Where where = Where::here());
+Jsonb* jsonb_arg(FunctionCallInfo fcinfo, int n, const char* name, Where where = Where::here());
+Interval* interval_arg(FunctionCallInfo fcinfo, int n, const char* name, Where where = Where::here());
 // Optional text argument (nullptr when NULL), detoasted under guard.
 text* optional_text_arg(FunctionCallInfo fcinfo, int n);
 
@@ -49,7 +50,7 @@ cause::JsonKind jsonb_kind(const Jsonb* jb);
 
 // Refuses (22023) a payload or binding that is not an object or is too large, and a
 // binding whose cause has the wrong shape or an unreadable schedule or webhook.
-void check_object_argument(const char* name, const Jsonb* jb);
+void check_object_argument(const char* name, const Jsonb* jb, Where where = Where::here());
 void check_binding(const Jsonb* binding);
 // Refuses (22023) a result that is too large.
 void check_result(const Jsonb* result);

@@ -62,9 +62,18 @@ Datum run(FunctionCallInfo fcinfo, Body body, bool as_owner) {
     if (in_hooks) hooks.leave(entered, true);
     SetUserIdAndSecContext(saved_user, saved_context);
     if (pg_error != nullptr) ReThrowError(pg_error);
-    ereport(ERROR, (errcode(sqlstate_of(g_report.state)), errmsg_internal("%s", g_report.message),
-                    g_report.detail[0] ? errdetail_internal("%s", g_report.detail) : 0,
-                    g_report.hint[0] ? errhint("%s", g_report.hint) : 0));
+    // ereport() by hand, to give the report the place that raised it (its LOCATION):
+    // a baton::Error's own, this function's for any other exception.
+    if (errstart(ERROR, TEXTDOMAIN)) {
+        errcode(sqlstate_of(g_report.state));
+        errmsg_internal("%s", g_report.message);
+        if (g_report.detail[0]) errdetail_internal("%s", g_report.detail);
+        if (g_report.hint[0]) errhint("%s", g_report.hint);
+        if (g_report.file != nullptr)
+            errfinish(g_report.file, g_report.line, g_report.function);
+        else
+            errfinish(__FILE__, __LINE__, __func__);
+    }
     pg_unreachable();
 }
 

@@ -17,7 +17,7 @@ KeptPlan g_put = {
     "time_zone = EXCLUDED.time_zone, payload = EXCLUDED.payload, binding = EXCLUDED.binding, "
     "next_fire_at = CASE WHEN s.spec OPERATOR(pg_catalog.=) EXCLUDED.spec "
     "AND s.time_zone OPERATOR(pg_catalog.=) EXCLUDED.time_zone THEN s.next_fire_at ELSE EXCLUDED.next_fire_at END, "
-    "updated_at = $9",
+    "updated_at = $9 RETURNING s.next_fire_at",
     9, {UUIDOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, TIMESTAMPTZOID, TIMESTAMPTZOID}, nullptr};
 
 KeptPlan g_remove = {
@@ -69,7 +69,7 @@ KeptPlan g_reschedule = {
 }  // namespace
 
 // One upsert; updated_at is the transaction's start, as now() would give.
-void put(Spi& spi, const NewSchedule& s) {
+std::optional<TimestampTz> put(Spi& spi, const NewSchedule& s) {
     Datum values[9] = {UUIDPGetDatum(s.tenant),     PointerGetDatum(s.name),      PointerGetDatum(s.target),
                        PointerGetDatum(s.spec),     PointerGetDatum(s.time_zone), JsonbPGetDatum(s.payload),
                        JsonbPGetDatum(s.binding),   TimestampTzGetDatum(s.next_fire_at),
@@ -77,6 +77,10 @@ void put(Spi& spi, const NewSchedule& s) {
     char nulls[10] = "         ";
     if (!s.has_next) nulls[7] = 'n';
     spi.run(g_put, values, nulls);
+    bool isnull = false;
+    Datum next = spi.value(0, 1, &isnull);
+    if (isnull) return std::nullopt;
+    return DatumGetTimestampTz(next);
 }
 
 bool remove(Spi& spi, pg_uuid_t* tenant, text* name) {

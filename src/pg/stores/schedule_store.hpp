@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "pg/runtime/spi.hpp"
 
@@ -27,8 +28,8 @@ struct NewSchedule {
 // Creates the schedule, or replaces the one of that name: target, spec, time zone,
 // payload and binding are the new ones; next_fire_at is the new one unless the spec and
 // the time zone are unchanged (then the slot it was waiting for stays due); last_fired_at
-// and last_delivery_id are kept.
-void put(Spi& spi, const NewSchedule& s);
+// and last_delivery_id are kept. Returns the next_fire_at written (nullopt: none).
+std::optional<TimestampTz> put(Spi& spi, const NewSchedule& s);
 
 // Removes the schedule; false when the tenant has none of that name.
 bool remove(Spi& spi, pg_uuid_t* tenant, text* name);
