@@ -46,6 +46,8 @@ REGRESS     += messages cancel
 REGRESS     += fairness key_limits aging
 # Recurring schedules (0.8.0): schedule, unschedule, fire_schedules, the view.
 REGRESS     += schedules
+# The deliveries' counters (0.15.0).
+REGRESS     += counters
 # Write functions refused in read-only transactions (25006), reads answering.
 REGRESS     += read_only
 # A direct write to a tenant that is not active, refused on every table of schema baton

@@ -27,7 +27,7 @@ SELECT baton.define_workflow('fence_tables_wf', '{"start": "a", "stages": {"a": 
 -- three deliveries, one claimed (deliveries, leases, ready), a run with a stage and a
 -- marker (runs, stages, markers), a step entry (step_entries), a schedule
 -- (schedule_rows), a key limited to one with a delivery admitted and one waiting
--- (key_limits, key_slots, key_waiting).
+-- (key_limits, key_slots, key_waiting), the counts of all that (event_counts).
 CREATE FUNCTION fence_tables.fill(t uuid) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     run uuid;
@@ -49,6 +49,8 @@ BEGIN
     PERFORM baton.enqueue_keyed(t, 'fence-bound', 'kk' || i, 'one') FROM generate_series(1, 2) i;
 END $$;
 SELECT fence_tables.fill(:'ta'), fence_tables.fill(:'tq'), fence_tables.fill(:'tf'), fence_tables.fill(:'td');
+-- The counts of what fill() did, into baton.event_counts while the tenants are active.
+SELECT baton.flush_counts() > 0 AS flushed;
 SELECT baton.set_tenant_state(:'tq', 'quiescing');
 SELECT baton.set_tenant_state(:'tf', 'fenced');
 SELECT baton.set_tenant_state(:'td', 'deleted');

@@ -48,6 +48,7 @@ INSERT INTO writes VALUES
   ('retry',            format('SELECT baton.retry(%L, %s, %s, ''again'', ''0 seconds'')', :'t', :did, :dgen)),
   ('reap',             'SELECT baton.reap()'),
   ('purge',            'SELECT baton.purge(''0 seconds'')'),
+  ('flush_counts',     'SELECT baton.flush_counts()'),
   ('cancel_delivery',  format('SELECT baton.cancel_delivery(%L, %s)', :'t', :did)),
   ('redrive',          format('SELECT baton.redrive(%L, ''ro'')', :'t')),
   ('schedule',         format('SELECT baton.schedule(%L, ''ro'', ''ro'', ''@daily'')', :'t')),

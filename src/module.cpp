@@ -2,9 +2,11 @@
 // (core headers before Postgres headers)
 #include "core/claim_hint.hpp"
 #include "core/key_limit.hpp"
+#include "core/event_count.hpp"
 #include "pg/access/fence.hpp"
 #include "pg/citus/hooks.hpp"
 #include "pg/deliveries/claim_hints.hpp"
+#include "pg/deliveries/event_counts.hpp"
 #include "pg/deliveries/key_admission.hpp"
 #include "pg/runtime/invalidation.hpp"
 #include "pg/runtime/postgres.hpp"
@@ -31,6 +33,9 @@ void _PG_init(void) {
     // Every per-backend cache (pg/runtime/cache) subscribes itself when it first keeps something.
     baton::pg::invalidation::init();
     baton::pg::claim_hints::init();
+    // Registered before key_admission: transaction callbacks run newest first, so the
+    // counts are added after the keys are settled.
+    baton::pg::event_counts::init();
     baton::pg::key_admission::init();
 }
 

@@ -22,8 +22,9 @@ namespace {
 // before the table that holds the key (stages, markers and deliveries reference runs),
 // and the side tables (leases, ready) before deliveries, whose rows copied into their
 // shards write their side rows into the shards of those.
-constexpr const char* kTenantTables[] = {"tenants", "runs", "target_bindings", "stages",
-                                         "step_entries", "markers", "leases", "ready", "deliveries", "schedule_rows"};
+constexpr const char* kTenantTables[] = {"tenants",  "runs",       "target_bindings", "stages",
+                                         "step_entries", "markers", "leases", "ready", "deliveries", "schedule_rows",
+                                         "event_counts"};
 // Global tables: one copy on every node (reference tables); the wake-up secret is one, so
 // that a channel has the same name on every node; a target paused everywhere is paused
 // on every node. baton.in_use stays a local table on each node: it records whether that

@@ -92,7 +92,7 @@ citus_sql() {
 }
 citus_expected() {
     # distribute()'s NOTICE, as a fresh install on the two workers of cluster.sh gives it.
-    local notice="NOTICE:  pg_baton distributed: 10 tenant tables, 3 reference tables and 44 functions handed to Citus"
+    local notice="NOTICE:  pg_baton distributed: 11 tenant tables, 3 reference tables and 44 functions handed to Citus"
     local detail="DETAIL:  The tenant tables are distributed by tenant over 2 worker nodes, colocated with baton.tenants; every function that takes the tenant first runs on the node that holds it. The shards have the indexes and constraints of their tables, and each worker's ids a range of their own."
     local hint="HINT:  SELECT * FROM citus_tables shows the tables; docs/scale-out.md says what runs where."
     awk -v notice="$notice" -v detail="$detail" -v hint="$hint" 'BEGIN { skip = 0 }

@@ -141,6 +141,15 @@ check "a fenced tenant's lease is left alone" "claimed 1" \
     "$(q -d reapdb -c "SELECT status || ' ' || generation FROM baton.deliveries WHERE tenant = '$T2'")"
 check "the reaper said when pg_baton appeared" "1" \
     "$(grep -c 'pg_baton is installed in database "reapdb"; its reaper starts reaping' "$LOG")"
+# The counters, written by the reaper with no client calling flush_counts: every event
+# of T1 so far; the fenced T2's wait in shared memory.
+if wait_for reapdb "SELECT string_agg(concat_ws(' ', target, enqueued, claimed, finished, failed, retried, reaped), ',' ORDER BY target) = 'once 1 1 0 1 0 1,w 5 3 0 0 0 3' FROM baton.delivery_counters WHERE tenant = '$T1'" 10; then
+    ok "the reaper writes the counters: enqueued, claimed, reaped, failed"
+else
+    not_ok "the reaper writes the counters: $(q -d reapdb -c "SELECT string_agg(concat_ws(' ', target, enqueued, claimed, finished, failed, retried, reaped), ',' ORDER BY target) FROM baton.delivery_counters")"
+fi
+check "a fenced tenant's counts are not written" "0" \
+    "$(q -d reapdb -c "SELECT count(*) FROM baton.event_counts WHERE tenant = '$T2'")"
 
 # --- 2b. baton.health: the reaper row, a prepared transaction ------------------------
 # The reaper's last batch is in shared memory: reapdb's row is ok once its reaper ran;
@@ -148,8 +157,8 @@ check "the reaper said when pg_baton appeared" "1" \
 # there again, so the '*' part below finds it absent).
 check "baton.health: reapdb's reaper row is ok once its reaper ran" "ok true" \
     "$(q -d reapdb -c "SELECT status || ' ' || (detail LIKE 'the reaper of database reapdb last reaped % ago') FROM baton.health WHERE name = 'reaper'")"
-check "baton.health: a database baton.reaper_databases leaves out warns" "warn true true" \
-    "$(q -d postgres -c "CREATE EXTENSION pg_baton" -c "SELECT status || ' ' || (detail LIKE 'baton.reaper_databases does not name database postgres%') || ' ' || (hint IS NOT NULL) FROM baton.health WHERE name = 'reaper'" -c "DROP EXTENSION pg_baton" | head -n 1)"
+check "baton.health: a database baton.reaper_databases leaves out warns, "no reaper: ..." "warn true true" \
+    "$(q -d postgres -c "CREATE EXTENSION pg_baton" -c "SELECT status || ' ' || (detail LIKE 'no reaper: baton.reaper_databases does not name database postgres%') || ' ' || (hint IS NOT NULL) FROM baton.health WHERE name = 'reaper'" -c "DROP EXTENSION pg_baton" | head -n 1)"
 # A prepared transaction with a transaction id holds the horizon: the row names its gid.
 q -d reapdb -c "BEGIN" -c "SELECT txid_current()" -c "PREPARE TRANSACTION 'baton_health_gid'" >/dev/null
 check "baton.health: xmin_horizon names a prepared transaction's gid" "warn true true" \
@@ -391,6 +400,9 @@ else
 fi
 
 # --- 5. clean exit on shutdown --------------------------------------------------------
+# Counts committed just before the stop are written by the reaper on its way out (or by
+# its last round): found after the restart below.
+q -d reapdb -c "SELECT baton.enqueue('$T1', 'last-words', 'l' || i) FROM generate_series(1, 3) i" >/dev/null
 lines_before=$(wc -l <"$LOG")
 pgctl -w -t 60 -m fast stop >/dev/null || not_ok "fast stop"
 tail -n +"$((lines_before + 1))" "$LOG" >"$DIR/stop.log"
@@ -407,6 +419,8 @@ pgctl -w -t 60 start -l "$LOG" >/dev/null || not_ok "start with the default '*'"
 since() { tail -n +"$((lines_before + 1))" "$LOG"; }
 reapers_in() { q -d postgres -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND datname = '$1'"; }
 check "the default of baton.reaper_databases is '*'" "*" "$(q -d postgres -c 'SHOW baton.reaper_databases')"
+check "the counters survive a clean restart, with the counts committed just before the stop" "3 5" \
+    "$(q -d reapdb -c "SELECT (SELECT enqueued FROM baton.delivery_counters WHERE tenant = '$T1' AND target = 'last-words') || ' ' || (SELECT enqueued FROM baton.delivery_counters WHERE tenant = '$T1' AND target = 'w')")"
 if wait_for postgres "SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'pg_baton reaper' AND datname = 'reapdb'" 20; then
     ok "'*': the database with pg_baton gets its reaper"
 else

@@ -2,7 +2,8 @@
 # pg_baton without shared_preload_libraries: a cluster of its own, where the extension is
 # loaded on first use. Checks that loading it late is harmless (no setting that only the
 # preload may define), that claims work without claim hints, and that the claim hints'
-# setting does not exist there, and that baton.health's reaper row says "not preloaded".
+# setting does not exist there, that baton.health's reaper row says "not preloaded", and
+# that the deliveries' counters are written by the committing transactions themselves.
 # Prints "N passed, N failed" last.
 #   bash test/unpreloaded/run.sh      (BATON_UNPRELOADED_PORT: first port, default 55150)
 set -uo pipefail
@@ -34,5 +35,9 @@ check "no claim hint setting" "unset" "SELECT coalesce(current_setting('baton.cl
 check "a new backend loads it again" "k3" "SELECT dedup_key FROM baton.claim('$T', 'w', '1 min')"
 check "baton.health: the reaper row warns \"no reaper: not preloaded\", with a hint naming reap() and fire_schedules()" "warn|t|t" \
     "SELECT status, detail LIKE 'no reaper: pg_baton is not preloaded%', hint LIKE '%shared_preload_libraries%baton.fire_schedules()%' FROM baton.health WHERE name = 'reaper'"
+# Without shared memory each committing transaction writes its own counts.
+check "the counters without the preload: written by the committing transactions, nothing to flush (the rolled-back claims not counted)" "3|3|1|0" \
+    "SELECT enqueued || '|' || claimed || '|' || finished || '|' || baton.flush_counts() FROM baton.delivery_counters WHERE tenant = '$T' AND target = 'w'"
+check "no setting of shared memory for the counters" "unset" "SELECT coalesce(current_setting('baton.counted_targets', true), 'unset')"
 echo "$pass passed, $fail failed"
 ((fail == 0))

@@ -13,11 +13,13 @@
 #include "core/claim_hint.hpp"
 #include "core/delivery.hpp"
 #include "core/error.hpp"
+#include "core/event_count.hpp"
 #include "pg/runtime/args.hpp"
 #include "pg/access/auth.hpp"
 #include "pg/citus/citus.hpp"
 #include "pg/deliveries/delivery_direct.hpp"
 #include "pg/deliveries/delivery_store.hpp"
+#include "pg/deliveries/event_counts.hpp"
 #include "pg/citus/local_shards.hpp"
 #include "pg/runtime/relations.hpp"
 
@@ -567,12 +569,21 @@ bool DeliveryStore::add_all_by_statement(pg_uuid_t* tenant, const NewDelivery* c
         if (e != nullptr && e->sqlerrcode != ERRCODE_UNIQUE_VIOLATION) throw PgError(e);
         if (e != nullptr && (!around_taken || citus::distributed())) return false;
     }
-    std::uint64_t rows = plain_first && e == nullptr ? SPI_processed : s.run(g_insert_all, values, nullptr);
+    bool speculative = !plain_first || e != nullptr;
+    std::uint64_t rows = 0;
+    if (!speculative) {
+        rows = SPI_processed;
+    } else {
+        event_counts::Scope counted_below(event_counts::set_inserting_speculatively);
+        rows = s.run(g_insert_all, values, nullptr);
+    }
     // The rows come back in item order: an item whose id is not the next one was not inserted.
     std::uint64_t row = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0, k = 0; i < n; i++) {
         bool inserted = insert[i] && row < rows && s.int64_at(row, 1) == ids[i];
         if (inserted) row++;
+        if (inserted && speculative) guard([tenant, chosen, k] { event_counts::enqueued(tenant, chosen[k].target, 1); });
+        if (insert[i]) k++;
         if (!inserted) ids[i] = 0;
     }
     if (row != rows) throw Error(SqlState::kInternal, "enqueue_batch could not match the deliveries it inserted");
@@ -592,7 +603,15 @@ Added DeliveryStore::add(pg_uuid_t* tenant, const NewDelivery& d) {
     if (!d.has_run_after) nulls[5] = 'n';
     if (d.run_id == nullptr) nulls[8] = 'n';
     if (d.key == nullptr) {
-        if (spi().run(g_insert, values, nulls) == 1) return {Added::kInserted, spi().int64_at(0, 1), true};
+        std::uint64_t inserted = 0;
+        {
+            event_counts::Scope speculative(event_counts::set_inserting_speculatively);
+            inserted = spi().run(g_insert, values, nulls);
+        }
+        if (inserted == 1) {
+            guard([tenant, &d] { event_counts::enqueued(tenant, d.target, 1); });
+            return {Added::kInserted, spi().int64_at(0, 1), true};
+        }
         return existing(tenant, d);
     }
     Added found = existing(tenant, d);
@@ -769,6 +788,8 @@ DeliveryStore::ReapTenant* DeliveryStore::reap_tenants(std::int32_t max_rows, Ti
 std::int32_t DeliveryStore::reap(const ReapTenant& tenant, std::int32_t max_rows) {
     Datum values[4] = {UUIDPGetDatum(tenant.tenant), Int32GetDatum(max_rows),
                        TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()), TimestampTzGetDatum(tenant.oldest)};
+    // The leases the statement gives back count as reaped (event_counts), not retried.
+    event_counts::Scope reaping(event_counts::set_reaping);
     std::int32_t reaped = static_cast<std::int32_t>(spi().run(g_reap, values, nullptr));
     spi().run(g_sweep, values, nullptr);
     return reaped;

@@ -1,10 +1,13 @@
 // The side rows and claim hints of a delivery's writes (see upkeep.hpp).
+#include <optional>
 #include <string_view>
 
 #include "core/delivery.hpp"
+#include "core/event_count.hpp"
 #include "core/key_limit.hpp"
 #include "core/upkeep.hpp"
 #include "pg/deliveries/claim_hints.hpp"
+#include "pg/deliveries/event_counts.hpp"
 #include "pg/deliveries/key_admission.hpp"
 #include "pg/deliveries/upkeep.hpp"
 
@@ -121,6 +124,23 @@ key_admission::Row row_of(const Version* v) {
 // that becomes pending otherwise waits, to be admitted at the commit; one that leaves
 // the admitted frees its slot; a waiting one that moves in claim order waits at its new
 // place.
+namespace {
+
+// The version's status, when it has one of the five.
+std::optional<delivery::Status> status_of(const Version* v) {
+    if (v == nullptr || !v->core.has_status) return std::nullopt;
+    return v->core.status;
+}
+
+// Counts the write in the counters of the delivery's (tenant, target) as it is after it
+// (as it was, for a delete).
+void count(const Version* before, const Version* after) {
+    const Version* at = after != nullptr ? after : before;
+    if (at != nullptr) event_counts::wrote(at->tenant, at->target, status_of(before), status_of(after));
+}
+
+}  // namespace
+
 void move(Writers* w, const Version* before, const Version* after, const ItemPointerData* before_ready,
           const ItemPointerData* after_tid) {
     baton::upkeep::Changes c =
@@ -128,6 +148,7 @@ void move(Writers* w, const Version* before, const Version* after, const ItemPoi
     bool was_leased = before != nullptr && baton::upkeep::leased(before->core);
     bool is_leased = after != nullptr && baton::upkeep::leased(after->core);
     bool kept = same_key(before, after);
+    count(before, after);
     if (claim_hints::enabled() && c.leaves_ready)
         claim_hints::row_taken(before->tenant, VARDATA_ANY(before->target),
                                static_cast<int>(VARSIZE_ANY_EXHDR(before->target)), place(*before),
@@ -213,6 +234,7 @@ void inserted(Writers* w, const pg_uuid_t* tenant, const side_rows::ReadyRow* ro
     bool hints = claim_hints::enabled();
     for (int i = 0; i < n; i++) {
         const side_rows::ReadyRow& r = rows[i];
+        event_counts::enqueued(tenant, r.target, 1);
         baton::upkeep::Version v{true,  delivery::Status::kPending, true, uuid_view(tenant), text_view(r.target),
                                  r.priority, r.id, r.run_after, false, 0, 0, false, {}};
         if (!baton::upkeep::changes(nullptr, &v).enters_ready) continue;

@@ -22,6 +22,8 @@ char* reaper_databases = nullptr;
 int reaper_interval_ms = 1000;
 int reaper_batch = 1000;
 int claim_hint_targets = 1024;
+int counted_targets = 1024;
+bool count_events = true;
 
 namespace {
 
@@ -98,6 +100,11 @@ void define() {
                              "Off: every writing call reads baton.tenants and baton.target_bindings again (for "
                              "measuring the cache; a change takes effect at the next call either way).",
                              &authorization_cache, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable("baton.count_events",
+                             "Counts each delivery's enqueue, claim, finish, failure, retry, cancel, reap and redrive "
+                             "in baton.delivery_counters.",
+                             "Off: nothing is counted (for measuring what the counters cost).", &count_events, true,
+                             PGC_SUSET, 0, nullptr, nullptr, nullptr);
     define_health();
     define_reaper();
     if (process_shared_preload_libraries_in_progress)
@@ -105,6 +112,13 @@ void define() {
                                 "Targets whose claim position pg_baton keeps in shared memory.",
                                 "Claims of other targets scan from the top.", &claim_hint_targets,
                                 claim_hint_targets, 0, 1000000, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
+    if (process_shared_preload_libraries_in_progress)
+        DefineCustomIntVariable("baton.counted_targets",
+                                "Targets of tenants whose delivery counts pg_baton keeps in shared memory until the "
+                                "reaper writes them into baton.event_counts.",
+                                "Counts of other targets are written by the committing transaction itself.",
+                                &counted_targets, counted_targets, 0, 1000000, PGC_POSTMASTER, 0, nullptr, nullptr,
+                                nullptr);
 }
 
 }  // namespace baton::settings

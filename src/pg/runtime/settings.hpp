@@ -8,6 +8,7 @@ extern int max_payload_bytes;  // baton.max_payload_bytes: largest payload, bind
 extern bool notify;            // baton.notify: NOTIFY the wake-up channel of each inserted delivery
 extern bool direct_access;     // baton.direct_access: claim and finish without SPI (pg/deliveries/delivery_store.hpp)
 extern bool authorization_cache;  // baton.authorization_cache: who may write kept across transactions (pg/access/authz_cache.hpp)
+extern bool count_events;  // baton.count_events: the deliveries' counters (pg/deliveries/event_counts.hpp); superuser
 
 // The thresholds of baton.health (core/health.hpp), any user may SET them: seconds, but
 // the dead rows' fraction and count.
@@ -32,6 +33,9 @@ extern int reaper_batch;        // baton.reaper_batch: expired leases per transa
 // (pg/deliveries/claim_hints.hpp). PGC_POSTMASTER: defined only while preloading
 // (Postgres makes a later definition FATAL); without the preload it does not exist.
 extern int claim_hint_targets;
+// baton.counted_targets: the (tenant, target) pairs whose counts shared memory holds
+// until the reaper's flush (pg/deliveries/event_counts.hpp). PGC_POSTMASTER, as above.
+extern int counted_targets;
 
 // Defines every setting above (from _PG_init, before the prefix is reserved).
 void define();

@@ -75,6 +75,7 @@ struct Job {
 constexpr Job kReap = {"reap", "SELECT baton.reap($1)"};
 constexpr Job kFire = {"fire_schedules", "SELECT baton.fire_schedules($1)"};
 constexpr Job kAge = {"age_pending", "SELECT baton.age_pending($1)"};
+constexpr Job kFlush = {"flush_counts", "SELECT baton.flush_counts() WHERE $1 OPERATOR(pg_catalog.>=) 0"};
 
 // One batch in its own transaction: SELECT baton.reap(batch), or another job, through
 // SPI (so the call runs exactly as a client's would, as the extension's owner, under
@@ -334,6 +335,12 @@ void baton_reaper_main(Datum arg) {
                 elog(DEBUG1, "pg_baton reaper raised %d deliveries' priorities in \"%s\"", aged, dbname);
         }
         if (g_terminate) break;
+        // Then the counts of this round's commits into baton.event_counts.
+        if (fire) {
+            int flushed = 0;
+            (void)try_batch(kFlush, 0, &flushed);
+        }
+        if (g_terminate) break;
         // Then the side tables of deliveries, vacuumed when autovacuum's rule says so.
         if (fire) (void)side_vacuum::run();
         if (g_terminate) break;
@@ -346,6 +353,11 @@ void baton_reaper_main(Datum arg) {
             ConfigReloadPending = false;
             ProcessConfigFile(PGC_SIGHUP);
         }
+    }
+    // The counts committed since the last round, kept across a clean stop.
+    if (reaping) {
+        int flushed = 0;
+        (void)try_batch(kFlush, 0, &flushed);
     }
     ereport(LOG, (errmsg("pg_baton reaper in database \"%s\" shutting down", dbname)));
     proc_exit(0);
