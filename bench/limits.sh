@@ -19,6 +19,8 @@
 # (bench/sql/limits_setup.sql: enqueue_batch, ANALYZE, the limit, VACUUM ANALYZE, then a
 # CHECKPOINT):
 #   plain    deliveries without a key: today's claim, the baseline;
+#   uncounted  the same with baton.count_events off for the clients: plain against it is
+#            what the deliveries' counters cost (baton.delivery_counters);
 #   keyed    keys 'k0' .. 'k99' (--keys) round robin in enqueue order, no limit;
 #   limited  the same keys, baton.limit_key(t, target, 1000) (--limit) for every key (key
 #            NULL): a limit a claim never meets, so the bookkeeping alone. With 2,000
@@ -75,7 +77,7 @@
 #   --batch-backlog N  ... a batched run (1,500,000)
 #   --keys N         keys (100)                   --limit N     limited's max_leased (1,000)
 #   --rate N         paced's rate a second (1,000,000; burst the same)
-#   --variants LIST  comma-separated, of plain,keyed,limited,ordered,paced (default all;
+#   --variants LIST  comma-separated, of plain,uncounted,keyed,limited,ordered,paced (default all;
 #                    plain is always run: the ratios need it)
 #   --kinds LIST     comma-separated, of cycle,batch (default both)
 #   --claim C        claim (default: baton.claim) or fair (baton.claim_fair)
@@ -105,7 +107,7 @@ say() { printf '%s\n' "$*" >&2; }
 ARGS=("$@")
 QUICK=0 KEEP=0 OUT='' STATEMENTS=0
 ROUNDS='' SECS='' BACKLOG='' BATCH_BACKLOG='' CLIENTS=16 BATCH=50 KEYS=100 LIMIT=1000 RATE=1000000
-VARIANTS=plain,keyed,limited,ordered,paced KINDS=cycle,batch CLAIM=claim
+VARIANTS=plain,uncounted,keyed,limited,ordered,paced KINDS=cycle,batch CLAIM=claim
 while (($# > 0)); do
     case $1 in
         --quick) QUICK=1 ;;
@@ -147,7 +149,7 @@ done
 [[ $CLAIM =~ ^(claim|fair)$ ]] || die "--claim takes claim or fair"
 VLIST=(plain)
 for v in ${VARIANTS//,/ }; do
-    [[ $v =~ ^(plain|keyed|limited|ordered|paced)$ ]] || die "unknown variant '$v'"
+    [[ $v =~ ^(plain|uncounted|keyed|limited|ordered|paced)$ ]] || die "unknown variant '$v'"
     [[ $v == plain ]] || VLIST+=("$v")
 done
 KLIST=()
@@ -258,8 +260,10 @@ one_run() {
     setup "$variant" "$tag" "$backlog"
     before=$(q -d bench -c "SELECT count(*) FROM baton.deliveries WHERE status = 'finished'")
     logpos=$(stat -c %s "$CLUSTER/log")
-    "$PGBENCH" -n -M prepared --failures-detailed -r -c "$CLIENTS" -j 2 -T "$SECS" -D target=bench -D batch="$BATCH" \
-        -f "$SQL/$script" bench >"$log" 2>&1 || say "   WARNING: pgbench exited with an error ($tag; $log)"
+    local options=${PGOPTIONS:-}
+    [[ $variant == uncounted ]] && options+=" -c baton.count_events=off"
+    PGOPTIONS=$options "$PGBENCH" -n -M prepared --failures-detailed -r -c "$CLIENTS" -j 2 -T "$SECS" -D target=bench \
+        -D batch="$BATCH" -f "$SQL/$script" bench >"$log" 2>&1 || say "   WARNING: pgbench exited with an error ($tag; $log)"
     after=$(q -d bench -c "SELECT count(*) FROM baton.deliveries WHERE status = 'finished'")
     left=$(q -d bench -c "SELECT count(*) FROM baton.deliveries WHERE status = 'pending'")
     ready=$(q -d bench -c "SELECT count(*) FROM baton.ready")

@@ -62,8 +62,13 @@ declare -A tools=(
     [libclang-rt-dev]=""
     [spin]=spin
     [valgrind]=valgrind  # test/valgrind (memcheck of claim and finish), bench/profile.sh
+    # test/metrics: the exporter configuration, the scrape, the rules
+    [prometheus]=prometheus
+    [prometheus-sql-exporter]=prometheus-sql-exporter
+    [curl]=curl
 )
-for pkg in cmake g++ make pkg-config libgtest-dev python3-psycopg nodejs npm clang libclang-rt-dev spin valgrind; do
+for pkg in cmake g++ make pkg-config libgtest-dev python3-psycopg nodejs npm clang libclang-rt-dev spin valgrind \
+    prometheus prometheus-sql-exporter curl; do
     cmd=${tools[$pkg]}
     if [[ -n $cmd ]] && command -v "$cmd" >/dev/null 2>&1; then
         continue

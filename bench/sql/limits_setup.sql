@@ -23,7 +23,7 @@ CREATE FUNCTION bench_tenant(i bigint) RETURNS uuid IMMUTABLE PARALLEL SAFE
     LANGUAGE sql AS $$ SELECT ('00000000-0000-4000-8000-' || lpad(i::text, 12, '0'))::uuid $$;
 SELECT baton.create_tenant(bench_tenant(1));
 SELECT baton.bind_target(bench_tenant(1), :'target', 'pool');
-SELECT :'variant' <> 'plain' AS keyed, :'variant' = 'limited' AS limited, :'variant' = 'ordered' AS ordered,
+SELECT :'variant' NOT IN ('plain', 'uncounted') AS keyed, :'variant' = 'limited' AS limited, :'variant' = 'ordered' AS ordered,
        :'variant' = 'paced' AS paced \gset
 SET baton.notify = off;
 SELECT sum(n) AS enqueued

@@ -22,13 +22,13 @@ namespace {
 // before the table that holds the key (stages, markers and deliveries reference runs),
 // and the side tables (leases, ready) before deliveries, whose rows copied into their
 // shards write their side rows into the shards of those.
-constexpr const char* kTenantTables[] = {"tenants",  "runs",       "target_bindings", "stages",
-                                         "step_entries", "markers", "leases", "ready", "deliveries", "schedule_rows",
-                                         "event_counts"};
+constexpr const char* kTenantTables[] = {"tenants", "runs", "target_bindings", "stages",
+                                         "step_entries", "markers", "leases", "ready", "deliveries", "schedule_rows"};
 // Global tables: one copy on every node (reference tables); the wake-up secret is one, so
 // that a channel has the same name on every node; a target paused everywhere is paused
 // on every node. baton.in_use stays a local table on each node: it records whether that
-// node's own tables have been written to.
+// node's own tables have been written to; so does baton.event_counts: each node counts
+// the calls that run there (pg/deliveries/event_counts.hpp).
 constexpr const char* kGlobalTables[] = {"workflows", "wakeup_key", "paused_targets"};
 
 // Refuses a call that cannot distribute: 55000 with what is missing and how to add it.

@@ -157,7 +157,7 @@ check "a fenced tenant's counts are not written" "0" \
 # there again, so the '*' part below finds it absent).
 check "baton.health: reapdb's reaper row is ok once its reaper ran" "ok true" \
     "$(q -d reapdb -c "SELECT status || ' ' || (detail LIKE 'the reaper of database reapdb last reaped % ago') FROM baton.health WHERE name = 'reaper'")"
-check "baton.health: a database baton.reaper_databases leaves out warns, "no reaper: ..." "warn true true" \
+check "baton.health: a database baton.reaper_databases leaves out warns, \"no reaper: ...\"" "warn true true" \
     "$(q -d postgres -c "CREATE EXTENSION pg_baton" -c "SELECT status || ' ' || (detail LIKE 'no reaper: baton.reaper_databases does not name database postgres%') || ' ' || (hint IS NOT NULL) FROM baton.health WHERE name = 'reaper'" -c "DROP EXTENSION pg_baton" | head -n 1)"
 # A prepared transaction with a transaction id holds the horizon: the row names its gid.
 q -d reapdb -c "BEGIN" -c "SELECT txid_current()" -c "PREPARE TRANSACTION 'baton_health_gid'" >/dev/null

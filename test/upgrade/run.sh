@@ -453,7 +453,7 @@ config() {
     q -d "$1" -c "SELECT string_agg(c::regclass::text, ',' ORDER BY c::regclass::text) FROM pg_extension e, unnest(e.extconfig) c WHERE e.extname = 'pg_baton'"
 }
 check "the update marks every table and sequence as configuration" \
-    "baton.deliveries,baton.deliveries_id_seq,baton.entry_id_seq,baton.key_limits,baton.markers,baton.paused_targets,baton.runs,baton.schedule_rows,baton.stages,baton.step_entries,baton.target_bindings,baton.tenants,baton.workflows" \
+    "baton.deliveries,baton.deliveries_id_seq,baton.entry_id_seq,baton.event_counts,baton.key_limits,baton.markers,baton.paused_targets,baton.runs,baton.schedule_rows,baton.stages,baton.step_entries,baton.target_bindings,baton.tenants,baton.workflows" \
     "$(config $A)"
 check "a fresh install marks the same" "$(config $A)" "$(config $B)"
 check "0.1.0 marks none (a dump of it holds no rows)" "" "$(config $C)"
@@ -493,12 +493,12 @@ check "the updated database refuses a row that breaks a rule (23514, naming the 
                    END \$\$" 2>&1 | sed -n 's/^NOTICE:  //p')"
 
 # --- the exporter's queries run on the upgraded schema ---------------------------------
-# contrib/postgres_exporter/queries.yaml: every query runs on the upgraded database A
-# (a key limited again, so that baton.limited_keys has a row), as a role that has only
-# what the file's header grants, and returns exactly the columns its metrics name.
+# contrib/sql_exporter/pg_baton.yml: every query runs on the upgraded database A (a key
+# limited again, so that baton.limited_keys has a row), as a role that has only what the
+# file's header grants, and returns exactly its label and value columns.
 q -d $A -c "CREATE ROLE baton_upgrade_exporter" \
     -c "GRANT USAGE ON SCHEMA baton TO baton_upgrade_exporter" \
-    -c "GRANT SELECT ON baton.delivery_stats, baton.run_stats, baton.limited_keys, baton.health TO baton_upgrade_exporter" \
+    -c "GRANT SELECT ON baton.delivery_stats, baton.delivery_counters, baton.run_stats, baton.limited_keys, baton.health TO baton_upgrade_exporter" \
     -c "GRANT EXECUTE ON FUNCTION baton.health_checks() TO baton_upgrade_exporter" \
     -c "SELECT baton.limit_key('$T1', 'kw', 1, 'k')" >/dev/null
 while IFS=$'\t' read -r name columns query; do
@@ -506,11 +506,12 @@ while IFS=$'\t' read -r name columns query; do
     want=$(tr ',' '\n' <<<"$columns" | sort | paste -sd,)
     got_sorted=$(tr ',' '\n' <<<"$got" | sort | paste -sd,)
     check "exporter query $name runs and returns its metrics' columns" "$want" "$got_sorted"
-done < <(/usr/bin/python3 - "$ROOT/contrib/postgres_exporter/queries.yaml" <<'PY'
+done < <(/usr/bin/python3 - "$ROOT/contrib/sql_exporter/pg_baton.yml" <<'PY'
 import sys, yaml
-for name, spec in yaml.safe_load(open(sys.argv[1])).items():
-    cols = ",".join(next(iter(m)) for m in spec["metrics"])
-    print(name, cols, " ".join(spec["query"].split()), sep="\t")
+for job in yaml.safe_load(open(sys.argv[1]))["jobs"]:
+    for spec in job["queries"]:
+        cols = ",".join(spec["labels"] + spec["values"])
+        print(spec["name"], cols, " ".join(spec["query"].split()), sep="\t")
 PY
 )
 q -d $A -c "DROP OWNED BY baton_upgrade_exporter" -c "DROP ROLE baton_upgrade_exporter" >/dev/null
