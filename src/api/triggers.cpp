@@ -6,6 +6,7 @@
 
 #include "core/delivery.hpp"
 #include "core/error.hpp"
+#include "core/event_count.hpp"
 #include "core/key_limit.hpp"
 #include "core/scan_floor.hpp"
 #include "core/tenant.hpp"
@@ -14,6 +15,7 @@
 #include "pg/access/authz_cache.hpp"
 #include "pg/runtime/boundary.hpp"
 #include "pg/access/fence.hpp"
+#include "pg/deliveries/event_counts.hpp"
 #include "pg/deliveries/side_rows.hpp"
 #include "pg/deliveries/upkeep.hpp"
 #include "pg/runtime/relations.hpp"
@@ -268,9 +270,11 @@ Datum fence_row(FunctionCallInfo fcinfo, Oid) {
         pg::authz_cache::changed(rel);
         return PointerGetDatum(written);
     }
+    bool restoring = false;
     if (TRIGGER_FIRED_BY_INSERT(ev)) {
         // A restore loads every tenant's rows, whatever its state (pg/access/restore_load.hpp).
-        if (!pg::restore_load::active(rel)) pg::fence::require_row_writable(row_tenant(td->tg_trigtuple, rel));
+        restoring = pg::restore_load::active(rel);
+        if (!restoring) pg::fence::require_row_writable(row_tenant(td->tg_trigtuple, rel));
     } else if (TRIGGER_FIRED_BY_UPDATE(ev)) {
         const pg_uuid_t* before = row_tenant(td->tg_trigtuple, rel);
         const pg_uuid_t* after = row_tenant(td->tg_newtuple, rel);
@@ -296,7 +300,14 @@ Datum fence_row(FunctionCallInfo fcinfo, Oid) {
             note_created(td, written, c);
         }
         pg::side_rows::Writing side_rows;
-        note_move(td, c);
+        // A restored delivery was counted where it was written: its counts come with the
+        // restored baton.event_counts.
+        if (restoring) {
+            pg::event_counts::Scope restored(pg::event_counts::set_restoring);
+            note_move(td, c);
+        } else {
+            note_move(td, c);
+        }
     }
     return PointerGetDatum(written);
 }

@@ -8,6 +8,7 @@
 #   - each restored database holds every row of every baton table, compared row by row
 #     (md5 of each row) with the source, and the comparison is shown to fail when one
 #     row is missing;
+#   - the counters come back as they were, the loaded deliveries not counted again;
 #   - sequences continue, grants survive, the restored database works at once
 #     (enqueue, claim, finish, a transition, a marker claim), the fence holds there;
 #   - the way a restore passes the fence is no way for live writes to pass it;
@@ -33,6 +34,8 @@ q -d src -c "CREATE EXTENSION pg_baton" >/dev/null
 tooling_fill src baton_dump_app || not_ok "fill the source database"
 # A lease that has expired by the time of the dump.
 q -d src -c "SELECT baton.enqueue('$TA', 'short', 's1')" -c "SELECT count(*) FROM baton.claim('$TA', 'short', '1 millisecond')" >/dev/null
+# The counters of all that, written into baton.event_counts (no reaper runs in src).
+q -d src -c "SELECT baton.flush_counts()" >/dev/null
 tooling_digest src "$DIR/src"
 echo "source rows: $(awk '{printf "%s%s=%s", sep, $1, $2; sep = " "}' "$DIR/src/counts")"
 check "the source holds deliveries in every status" "claimed,failed,finished,pending" \
@@ -51,6 +54,10 @@ else
     not_ok "pg_restore of pg_dump -Fc reports errors: $(head -c 600 "$DIR/restore.err")"
 fi
 tooling_restored custom src
+# The restore brings the counters and counts none of the deliveries it loads again.
+counters="SELECT concat_ws(' ', sum(enqueued), sum(claimed), sum(finished), sum(failed)) FROM baton.delivery_counters"
+check "the restored counters are the source's: the restore counted nothing again" "$(q -d src -c "$counters") 0" \
+    "$(q -d custom -c "SELECT baton.flush_counts()" >/dev/null; q -d custom -c "$counters") $(q -d custom -c "SELECT baton.flush_counts()")"
 if "$B/pg_restore" -j 2 -d parallel "$DIR/src.dump" 2>"$DIR/restore-j.err"; then
     ok "pg_restore -j 2 reports no error"
 else

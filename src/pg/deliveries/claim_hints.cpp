@@ -7,6 +7,7 @@
 #include "pg/runtime/cache.hpp"
 #include "pg/deliveries/claim_hints.hpp"
 #include "pg/runtime/settings.hpp"
+#include "pg/runtime/shared_table.hpp"
 
 namespace baton::pg::claim_hints {
 
@@ -37,10 +38,9 @@ struct Entry {
     claim_hint::State state;
 };
 
-HTAB* g_table = nullptr;
-LWLock* g_lock = nullptr;
-shmem_request_hook_type g_prev_request = nullptr;
-shmem_startup_hook_type g_prev_startup = nullptr;
+// One entry per (database, tenant, target), never removed.
+shared_table::Table g_shared = {"pg_baton claim hints", sizeof(Key), sizeof(Entry), &settings::claim_hint_targets,
+                                nullptr, nullptr};
 
 // This backend's entries, found once: entries are never removed or moved, so no
 // invalidation touches them. At most kCacheSize: the next new one empties the table.
@@ -59,25 +59,6 @@ Touch* g_touched = nullptr;  // in TopMemoryContext
 int g_ntouched = 0;
 int g_touched_size = 0;
 
-void request_shmem() {
-    if (g_prev_request) g_prev_request();
-    RequestAddinShmemSpace(hash_estimate_size(settings::claim_hint_targets, sizeof(Entry)));
-    RequestNamedLWLockTranche("pg_baton claim hints", 1);
-}
-
-void startup_shmem() {
-    if (g_prev_startup) g_prev_startup();
-    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-    HASHCTL info;
-    std::memset(&info, 0, sizeof info);
-    info.keysize = sizeof(Key);
-    info.entrysize = sizeof(Entry);
-    g_table = ShmemInitHash("pg_baton claim hints", settings::claim_hint_targets, settings::claim_hint_targets, &info,
-                            HASH_ELEM | HASH_BLOBS | HASH_FIXED_SIZE);
-    g_lock = &(GetNamedLWLockTranche("pg_baton claim hints"))->lock;
-    LWLockRelease(AddinShmemInitLock);
-}
-
 Key make_key(const pg_uuid_t* tenant, const char* target, int len) {
     Key key;
     std::memset(&key, 0, sizeof key);  // the padding is hashed too
@@ -91,19 +72,19 @@ Key make_key(const pg_uuid_t* tenant, const char* target, int len) {
 // full or another target shares the 64-bit hash (no hint for it then). Raises no error
 // but out of memory, before any shared state changes.
 Entry* find(const pg_uuid_t* tenant, const char* target, int len) {
-    if (g_table == nullptr || len > kMaxTargetBytes) return nullptr;
+    if (g_shared.table == nullptr || len > kMaxTargetBytes) return nullptr;
     Key key = make_key(tenant, target, len);
     Entry* e = nullptr;
     if (Entry* const* kept = g_cache.find(key)) {
         e = *kept;
     } else {
-        LWLockAcquire(g_lock, LW_SHARED);
-        e = static_cast<Entry*>(hash_search(g_table, &key, HASH_FIND, nullptr));
-        LWLockRelease(g_lock);
+        LWLockAcquire(g_shared.lock, LW_SHARED);
+        e = static_cast<Entry*>(hash_search(g_shared.table, &key, HASH_FIND, nullptr));
+        LWLockRelease(g_shared.lock);
         if (e == nullptr) {
-            LWLockAcquire(g_lock, LW_EXCLUSIVE);
+            LWLockAcquire(g_shared.lock, LW_EXCLUSIVE);
             bool found = false;
-            e = static_cast<Entry*>(hash_search(g_table, &key, HASH_ENTER_NULL, &found));
+            e = static_cast<Entry*>(hash_search(g_shared.table, &key, HASH_ENTER_NULL, &found));
             if (e != nullptr && !found) {
                 SpinLockInit(&e->mutex);
                 e->disabled = false;
@@ -112,7 +93,7 @@ Entry* find(const pg_uuid_t* tenant, const char* target, int len) {
                 std::memcpy(e->target, target, len);
                 claim_hint::reset(e->state);
             }
-            LWLockRelease(g_lock);
+            LWLockRelease(g_shared.lock);
             if (e == nullptr) return nullptr;
         }
         guard([&key, e] { *g_cache.enter(key) = e; });
@@ -209,17 +190,12 @@ void on_subxact(SubXactEvent event, SubTransactionId, SubTransactionId, void*) {
 void init() {
     // The shared memory exists only when preloaded (baton.claim_hint_targets, read by
     // settings::define() before this, exists only then).
-    if (process_shared_preload_libraries_in_progress && settings::claim_hint_targets > 0) {
-        g_prev_request = shmem_request_hook;
-        shmem_request_hook = request_shmem;
-        g_prev_startup = shmem_startup_hook;
-        shmem_startup_hook = startup_shmem;
-    }
+    shared_table::reserve(&g_shared);
     RegisterXactCallback(on_xact, nullptr);
     RegisterSubXactCallback(on_subxact, nullptr);
 }
 
-bool enabled() { return g_table != nullptr; }
+bool enabled() { return g_shared.table != nullptr; }
 
 Scan begin(const pg_uuid_t* tenant, const char* target, int target_len, bool use_hint) {
     Scan scan{nullptr, {claim_hint::kTop, 0, claim_hint::kEnd, claim_hint::kEnd, 0}, 0};
@@ -261,7 +237,7 @@ void raise(const Scan& scan, Position last) {
 
 void row_pending(const pg_uuid_t* tenant, const char* target, int target_len, Position at,
                  TimestampTz run_after) {
-    if (g_table == nullptr) return;
+    if (g_shared.table == nullptr) return;
     Entry* e = find(tenant, target, target_len);
     if (e == nullptr) return;
     lower(*touch(e), at, run_after);
@@ -269,7 +245,7 @@ void row_pending(const pg_uuid_t* tenant, const char* target, int target_len, Po
 
 void row_taken(const pg_uuid_t* tenant, const char* target, int target_len, Position at,
                TimestampTz run_after) {
-    if (g_table == nullptr) return;
+    if (g_shared.table == nullptr) return;
     Entry* e = find(tenant, target, target_len);
     if (e == nullptr) return;
     Touch* t = touch(e);

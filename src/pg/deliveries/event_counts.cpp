@@ -8,6 +8,7 @@
 #include "pg/runtime/compat.hpp"
 #include "pg/runtime/owner.hpp"
 #include "pg/runtime/settings.hpp"
+#include "pg/runtime/shared_table.hpp"
 
 namespace baton::pg::event_counts {
 
@@ -36,29 +37,9 @@ struct Entry {
     pg_atomic_uint64 n[kEvents];
 };
 
-HTAB* g_table = nullptr;
-LWLock* g_lock = nullptr;  // shared to add to an entry, exclusive to make or remove one
-shmem_request_hook_type g_prev_request = nullptr;
-shmem_startup_hook_type g_prev_startup = nullptr;
-
-void request_shmem() {
-    if (g_prev_request) g_prev_request();
-    RequestAddinShmemSpace(hash_estimate_size(settings::counted_targets, sizeof(Entry)));
-    RequestNamedLWLockTranche("pg_baton event counts", 1);
-}
-
-void startup_shmem() {
-    if (g_prev_startup) g_prev_startup();
-    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-    HASHCTL info;
-    std::memset(&info, 0, sizeof info);
-    info.keysize = sizeof(Key);
-    info.entrysize = sizeof(Entry);
-    g_table = ShmemInitHash("pg_baton event counts", settings::counted_targets, settings::counted_targets, &info,
-                            HASH_ELEM | HASH_BLOBS | HASH_FIXED_SIZE);
-    g_lock = &(GetNamedLWLockTranche("pg_baton event counts"))->lock;
-    LWLockRelease(AddinShmemInitLock);
-}
+// Its lock: shared to add to an entry, exclusive to make or remove one.
+shared_table::Table g_shared = {"pg_baton event counts", sizeof(Key), sizeof(Entry), &settings::counted_targets,
+                                nullptr, nullptr};
 
 // Counts of one (tenant, target): a transaction's, or a flush's.
 struct Counts {
@@ -77,6 +58,7 @@ Counts* g_flushed = nullptr;
 int g_nflushed = 0;
 bool g_reaping = false;
 bool g_speculative = false;
+bool g_restoring = false;
 
 void forget() {
     g_counts = nullptr;
@@ -134,13 +116,13 @@ bool add_shared(const Counts& c) {
     int len = static_cast<int>(VARSIZE_ANY_EXHDR(c.target));
     if (len > kMaxTargetBytes) return false;
     Key key = make_key(&c.tenant, c.target);
-    LWLockAcquire(g_lock, LW_SHARED);
-    Entry* e = static_cast<Entry*>(hash_search(g_table, &key, HASH_FIND, nullptr));
+    LWLockAcquire(g_shared.lock, LW_SHARED);
+    Entry* e = static_cast<Entry*>(hash_search(g_shared.table, &key, HASH_FIND, nullptr));
     if (e == nullptr) {
-        LWLockRelease(g_lock);
-        LWLockAcquire(g_lock, LW_EXCLUSIVE);
+        LWLockRelease(g_shared.lock);
+        LWLockAcquire(g_shared.lock, LW_EXCLUSIVE);
         bool found = false;
-        e = static_cast<Entry*>(hash_search(g_table, &key, HASH_ENTER_NULL, &found));
+        e = static_cast<Entry*>(hash_search(g_shared.table, &key, HASH_ENTER_NULL, &found));
         if (e != nullptr && !found) {
             e->target_len = len;
             std::memcpy(e->target, VARDATA_ANY(c.target), len);
@@ -151,7 +133,7 @@ bool add_shared(const Counts& c) {
     if (added)
         for (int i = 0; i < kEvents; i++)
             if (c.n[i] != 0) pg_atomic_fetch_add_u64(&e->n[i], static_cast<uint64>(c.n[i]));
-    LWLockRelease(g_lock);  // the shared entry is removed only under the exclusive lock
+    LWLockRelease(g_shared.lock);  // the shared entry is removed only under the exclusive lock
     return added;
 }
 
@@ -225,7 +207,7 @@ void commit_counts() {
         }
     }
     g_ncounts = 0;
-    bool shared = g_table != nullptr;
+    bool shared = g_shared.table != nullptr;
     int written = 0;
     for (int i = 0; i < n; i++) {
         if (shared && add_shared(g_counts[i])) continue;
@@ -271,19 +253,14 @@ void on_subxact(SubXactEvent event, SubTransactionId subxid, SubTransactionId, v
 void init() {
     // The shared table exists only when preloaded (baton.counted_targets, read by
     // settings::define() before this, exists only then).
-    if (process_shared_preload_libraries_in_progress && settings::counted_targets > 0) {
-        g_prev_request = shmem_request_hook;
-        shmem_request_hook = request_shmem;
-        g_prev_startup = shmem_startup_hook;
-        shmem_startup_hook = startup_shmem;
-    }
+    shared_table::reserve(&g_shared);
     RegisterXactCallback(on_xact, nullptr);
     RegisterSubXactCallback(on_subxact, nullptr);
 }
 
 void wrote(const pg_uuid_t* tenant, const text* target, std::optional<delivery::Status> before,
            std::optional<delivery::Status> after) {
-    if (!settings::count_events || tenant == nullptr || target == nullptr) return;
+    if (!settings::count_events || g_restoring || tenant == nullptr || target == nullptr) return;
     if (g_speculative && !before) return;
     event_count::Counted c = event_count::of(before, after, g_reaping);
     if (c.n == 0) return;
@@ -299,6 +276,8 @@ void enqueued(const pg_uuid_t* tenant, const text* target, int n) {
 void set_reaping(bool on) { g_reaping = on; }
 
 void set_inserting_speculatively(bool on) { g_speculative = on; }
+
+void set_restoring(bool on) { g_restoring = on; }
 
 namespace {
 
@@ -324,12 +303,12 @@ void note_flushed(const Counts& c) {
 // Takes this database's counts out of shared memory, removing the entries left empty.
 // Postgres calls only.
 Taken take() {
-    LWLockAcquire(g_lock, LW_EXCLUSIVE);
-    long size = hash_get_num_entries(g_table);
+    LWLockAcquire(g_shared.lock, LW_EXCLUSIVE);
+    long size = hash_get_num_entries(g_shared.table);
     Taken t{static_cast<Counts*>(MemoryContextAllocZero(TopTransactionContext, sizeof(Counts) * (size + 1))), 0,
             g_nflushed};
     HASH_SEQ_STATUS scan;
-    hash_seq_init(&scan, g_table);
+    hash_seq_init(&scan, g_shared.table);
     while (Entry* e = static_cast<Entry*>(hash_seq_search(&scan))) {
         if (e->key.db != MyDatabaseId) continue;
         Counts& c = t.counts[t.n];
@@ -339,7 +318,7 @@ Taken take() {
             any = any || c.n[i] != 0;
         }
         if (!any) {
-            (void)hash_search(g_table, &e->key, HASH_REMOVE, nullptr);  // allowed during a scan
+            (void)hash_search(g_shared.table, &e->key, HASH_REMOVE, nullptr);  // allowed during a scan
             continue;
         }
         c.tenant = e->key.tenant;
@@ -349,14 +328,14 @@ Taken take() {
         note_flushed(c);
         t.n++;
     }
-    LWLockRelease(g_lock);
+    LWLockRelease(g_shared.lock);
     return t;
 }
 
 }  // namespace
 
 std::int64_t flush() {
-    if (g_table == nullptr) return 0;
+    if (g_shared.table == nullptr) return 0;
     Taken t = guard([] { return take(); });
     // A tenant that is not active (or whose fence is changing) accepts no write: its
     // counts go back, for a later round.

@@ -52,7 +52,11 @@ void set_reaping(bool on);
 // trigger runs before the conflict is known; the caller counts what went in (enqueued()).
 void set_inserting_speculatively(bool on);
 
-// Sets one of the two above for a scope.
+// While set (a restore's COPY of baton.deliveries), nothing is counted: the restored
+// baton.event_counts holds those counts already.
+void set_restoring(bool on);
+
+// Sets one of the three above for a scope.
 class Scope {
 public:
     Scope(void (*set)(bool)) : set_(set) { set_(true); }
