@@ -168,7 +168,7 @@ check "... the same role reads delivery_stats with 0.7.0's column cancelled appe
 q -c "CREATE DATABASE single" >/dev/null 2>&1
 q -d single -c "CREATE EXTENSION pg_baton" >/dev/null
 SINGLE=$(table_defs "$p0" single)
-check "a single-node install has the ten tenant tables, workflows, wakeup_key, paused_targets and the three tables of key limits" "16" "$(grep -c . <<<"$SINGLE")"
+check "a single-node install has the ten tenant tables, workflows, wakeup_key, paused_targets, the three tables of key limits and event_counts" "17" "$(grep -c . <<<"$SINGLE")"
 check "every shard (and the reference tables' placements) has the indexes, constraints, column types and collations of a single-node $DEFAULT install" \
     "49 shards, 0 differ" "$(shards_like "$SINGLE")"
 # 0.10.0: the dedup key's constraint replaced and its column in byte order, on every
