@@ -66,9 +66,14 @@ declare -A tools=(
     [prometheus]=prometheus
     [prometheus-sql-exporter]=prometheus-sql-exporter
     [curl]=curl
+    # clients/python: its wheel built offline, installed into a virtual environment
+    [python3-setuptools]=""
+    [python3-wheel]=""
+    [python3-pip]=""
+    [python3-venv]=""
 )
 for pkg in cmake g++ make pkg-config libgtest-dev python3-psycopg nodejs npm clang libclang-rt-dev spin valgrind \
-    prometheus prometheus-sql-exporter curl; do
+    prometheus prometheus-sql-exporter curl python3-setuptools python3-wheel python3-pip python3-venv; do
     cmd=${tools[$pkg]}
     if [[ -n $cmd ]] && command -v "$cmd" >/dev/null 2>&1; then
         continue

@@ -352,6 +352,7 @@ server_suites() {
     run_suite "unpreloaded$x" test/unpreloaded/run.sh
     run_suite "reports$x" test/reports/run.sh
     run_suite "metrics$x" test/metrics/run.sh
+    run_suite "python$x" test/python/run.sh
     run_suite "clients$x" test/clients/run.sh
     run_suite "reaper$x" test/reaper/run.sh
     run_suite "sweep$x" test/sweep/run.sh

@@ -189,7 +189,7 @@ scenarios() {
         test "$(q "SELECT count(*) FROM baton.deliveries WHERE target = '$L-batch' AND generation = 1 AND attempts = 1")" = 40
     ids=$(q "SELECT string_agg(id::text, ' ' ORDER BY id) FROM baton.deliveries WHERE target = '$L-batch'")
     check "$L batch: each handled and finished once (the log names every id once)" \
-        test "$(grep -oE '^worker\[[a-z]+\] finished id=[0-9]+' "$log" | sed 's/.*id=//' | sort -n | tr '\n' ' ' | sed 's/ $//')" = "$ids"
+        test "$(grep -oE '^([0-9T:.Z-]+ )?worker\[[a-z]+\] finished id=[0-9]+' "$log" | sed 's/.*id=//' | sort -n | tr '\n' ' ' | sed 's/ $//')" = "$ids"
     check "$L batch: the results are the handler's" \
         test "$(q "SELECT count(*) FROM baton.deliveries WHERE target = '$L-batch' AND result->>'handled_by' = '$L'")" = 40
     stop_worker "$WPID"
@@ -332,7 +332,7 @@ fcount() {
 
 # fair_tenants LOG EVENT: the tenant of each EVENT line of LOG, in order, one a line.
 fair_tenants() {
-    grep -oE "^worker\[[a-z]+\] $2 tenant=[0-9a-f-]+ " "$1" | sed -E 's/.*tenant=([0-9a-f-]+) $/\1/'
+    grep -oE "^([0-9T:.Z-]+ )?worker\[[a-z]+\] $2 tenant=[0-9a-f-]+ " "$1" | sed -E 's/.*tenant=([0-9a-f-]+) $/\1/'
 }
 
 fair_scenarios() {
@@ -359,7 +359,7 @@ fair_scenarios() {
                      AND status = 'finished' AND generation = 1 AND attempts = 1")" = 50
     db_ids=$(q "SELECT string_agg(tenant || ' ' || id, ' ' ORDER BY tenant, id) FROM baton.deliveries
                  WHERE target = '$tgt' AND tenant IN ('$FA', '$FB', '$FC')")
-    log_ids=$(grep -oE '^worker\[[a-z]+\] finished tenant=[0-9a-f-]+ id=[0-9]+ ' "$log" \
+    log_ids=$(grep -oE '^([0-9T:.Z-]+ )?worker\[[a-z]+\] finished tenant=[0-9a-f-]+ id=[0-9]+ ' "$log" \
         | sed -E 's/.*tenant=([0-9a-f-]+) id=([0-9]+) $/\1 \2/' | sort -k1,1 -k2,2n | tr '\n' ' ' | sed 's/ $//')
     check "$L fair drain: the log names each (tenant, id) finished once" test "$log_ids" = "$db_ids"
     check "$L fair drain: the results are the handler's" \

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# The Python package (clients/python) against a live server:   bash test/python/run.sh
+#
+# Runs against the server in PGHOST/PGPORT/PGUSER (run-all.sh's cluster, pg_baton
+# installed), in a database of its own. The wheel is built offline from the repository
+# (clients/python/build.sh) and installed with pip --no-index into a virtual environment
+# over Debian's Python (its psycopg). Checks:
+#   - the wheel installs offline, its version is the extension's, `baton` is on the PATH;
+#   - Producer: enqueue (an id, the same id again), a different payload raises
+#     DuplicateKey with its SQLSTATE, detail and hint, enqueue_batch; a stale generation
+#     raises LeaseLost;
+#   - the worker of the package (examples/python/worker.py on the installed package):
+#     finishes what is enqueued, exits 0 on SIGTERM; killed with SIGKILL inside a
+#     handler, its lease is reaped and a second worker finishes the item at generation 3;
+#   - baton, the command line: each listing as a table and as JSON, enqueue, cancel,
+#     redrive, retry, pause and resume do what they say; a refusal prints its SQLSTATE,
+#     message, detail and hint, no traceback, exit 4; a role without the grants sees
+#     42501; health exits 1 when a check warns; a server that cannot be reached is one
+#     line, exit 3; a wrong command line exits 64.
+# Prints "N passed, N failed" last.
+set -uo pipefail
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
+DB=baton_python_$$
+WORK=$(mktemp -d /tmp/pg_baton-python.XXXXXX)
+chmod 755 "$WORK"
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+not_ok() { fail=$((fail + 1)); echo "FAIL $1"; }
+check() { if [[ $2 == "$3" ]]; then ok "$1"; else not_ok "$1: expected '$2', got '$3'"; fi; }
+q() { psql -X -q -At -d "$DB" -v ON_ERROR_STOP=1 "$@"; }
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1
+    psql -X -q -d postgres -c "DROP ROLE IF EXISTS baton_python_nobody" >/dev/null 2>&1
+    rm -rf -- "$WORK"
+}
+trap cleanup EXIT
+
+# --- the wheel --------------------------------------------------------------------------
+if bash "$ROOT/clients/python/build.sh" "$WORK/dist" >"$WORK/build.log" 2>&1; then
+    ok "the wheel builds offline ($(basename "$(ls "$WORK"/dist/*.whl)"))"
+else
+    not_ok "the wheel builds: $(tail -n 5 "$WORK/build.log")"
+    echo "$pass passed, $fail failed"
+    exit 1
+fi
+/usr/bin/python3 -m venv --system-site-packages "$WORK/venv"
+if "$WORK/venv/bin/pip" install --quiet --no-index --no-deps "$WORK"/dist/*.whl >"$WORK/pip.log" 2>&1; then
+    ok "pip installs it with --no-index"
+else
+    not_ok "pip install: $(tail -n 5 "$WORK/pip.log")"
+fi
+PY=$WORK/venv/bin/python
+BATON=$WORK/venv/bin/baton
+version=$(sed -n "s/^default_version *= *'\(.*\)'.*/\1/p" "$ROOT/pg_baton.control")
+check "the package's version is the extension's" "$version" "$("$PY" -c 'import pg_baton; print(pg_baton.__version__)')"
+check "the package is the installed one, not the repository's" "$WORK/venv" \
+    "$("$PY" -c 'import os, pg_baton; print(os.path.dirname(os.path.dirname(pg_baton.__file__)))' | sed 's|/lib/python.*||')"
+
+# --- the database ------------------------------------------------------------------------
+T=00000000-0000-0000-0000-0000000e7e71
+psql -X -q -d postgres -c "CREATE DATABASE $DB" -c "DROP ROLE IF EXISTS baton_python_nobody" \
+    -c "CREATE ROLE baton_python_nobody LOGIN" >/dev/null
+q -c "CREATE EXTENSION pg_baton" -c "SELECT baton.create_tenant('$T')" >/dev/null
+CONN="dbname=$DB"
+
+# --- Producer and the errors -------------------------------------------------------------
+out=$("$PY" - "$CONN" "$T" <<'PY' 2>&1
+import sys, psycopg
+from pg_baton import Producer, DuplicateKey, LeaseLost
+from pg_baton.errors import from_psycopg
+conn = psycopg.connect(sys.argv[1], autocommit=True)
+t = sys.argv[2]
+p = Producer(conn)
+a = p.enqueue(t, "py", "p1", {"n": 1})
+print("same", p.enqueue(t, "py", "p1", {"n": 1}) == a)
+try:
+    p.enqueue(t, "py", "p1", {"n": 2})
+except DuplicateKey as e:
+    print("dup", e.sqlstate, bool(e.detail), bool(e.hint))
+print("batch", p.enqueue_batch(t, [{"target": "py", "dedup_key": "b1"}, {"target": "py", "dedup_key": "p1", "payload": {"n": 1}}])[1] == (a, False))
+print("keyed", p.enqueue(t, "py", "k1", key="acme") > 0)
+row = conn.execute("SELECT id, generation FROM baton.claim(%s, 'py', '1 minute')", (t,)).fetchone()
+try:
+    conn.execute("SELECT baton.finish(%s, %s, %s)", (t, row[0], row[1] + 5))
+except psycopg.Error as e:
+    err = from_psycopg(e)
+    print("lost", type(err).__name__, isinstance(err, LeaseLost), err.sqlstate)
+PY
+)
+check "Producer: enqueue, the same id again, DuplicateKey (DU009, detail, hint), enqueue_batch, a keyed enqueue; LeaseLost" \
+    "same True|dup DU009 True True|batch True|keyed True|lost LeaseLost True DU001" "$(paste -sd'|' <<<"$out")"
+
+# --- the worker of the package -------------------------------------------------------------
+run_worker() { # run_worker LOG [VAR=value...]: the example worker on the installed package
+    local log=$1
+    shift
+    env PGDATABASE="$DB" BATON_TENANT="$T" BATON_TARGET=w BATON_POLL_SECONDS=0.5 "$@" \
+        "$PY" "$ROOT/examples/python/worker.py" >"$log" 2>&1 &
+    pids+=($!)
+    WPID=$!
+}
+wait_log() { # wait_log LOG REGEX [SECONDS]
+    local i
+    for ((i = 0; i < ${3:-30} * 5; i++)); do grep -qE -- "$2" "$1" && return 0; sleep 0.2; done
+    return 1
+}
+q -c "SELECT baton.enqueue('$T', 'w', 'w' || g) FROM generate_series(1, 3) g" >/dev/null
+run_worker "$WORK/w1.log"
+if wait_log "$WORK/w1.log" 'finished .*status=finished' 30 && sleep 1 \
+    && [[ $(q -c "SELECT count(*) FROM baton.deliveries WHERE target = 'w' AND status = 'finished'") == 3 ]]; then
+    ok "the package's worker finishes what is enqueued"
+else
+    not_ok "the package's worker: $(tail -n 5 "$WORK/w1.log")"
+fi
+check "its log lines carry the time" "t" "$(grep -qE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z worker\[python\] finished ' "$WORK/w1.log" && echo t)"
+kill -TERM "$WPID"
+wait "$WPID"
+check "SIGTERM: exit 0, stopped" "0 1" "$? $(grep -c ' stopped' "$WORK/w1.log")"
+
+id=$(q -c "SELECT baton.enqueue('$T', 'w', 'long', '{\"sleep\": 30}')")
+run_worker "$WORK/w2.log" BATON_LEASE_SECONDS=2
+if wait_log "$WORK/w2.log" "claimed id=$id " 20; then
+    kill -9 "$WPID"
+    wait "$WPID" 2>/dev/null
+    sleep 2.5
+    q -c "SELECT baton.reap()" >/dev/null
+    check "killed inside its handler: the lease expires and is reaped (the reap raises the generation)" "pending 2" \
+        "$(q -c "SELECT status || ' ' || generation FROM baton.deliveries WHERE id = $id")"
+    q -c "UPDATE baton.deliveries SET payload = '{}' WHERE id = $id" >/dev/null
+    run_worker "$WORK/w3.log"
+    if wait_log "$WORK/w3.log" "finished id=$id generation=3 " 30; then
+        ok "a second worker finishes the item at the next claim's generation, 3"
+    else
+        not_ok "a second worker finishes the item: $(tail -n 3 "$WORK/w3.log")"
+    fi
+    kill -TERM "$WPID"
+    wait "$WPID" 2>/dev/null
+else
+    not_ok "the worker claimed the long item: $(tail -n 3 "$WORK/w2.log")"
+fi
+
+# --- the command line --------------------------------------------------------------------
+b() { PGDATABASE=$DB "$BATON" "$@"; }
+for c in tenants targets stats counters deliveries runs schedules health; do
+    out=$(b "$c" 2>&1)
+    rc=$?
+    js=$(b --json "$c" 2>/dev/null | "$PY" -c 'import json, sys; print(type(json.load(sys.stdin)).__name__)' 2>&1)
+    if [[ ($rc == 0 || ($c == health && $rc -le 2)) && $out == *"row"* && $js == list ]]; then
+        ok "baton $c: a table and --json"
+    else
+        not_ok "baton $c (exit $rc, json $js): $(head -c 300 <<<"$out")"
+    fi
+done
+id=$(b --json enqueue "$T" cli c1 --payload '{"x": 1}' | "$PY" -c 'import json, sys; print(json.load(sys.stdin)[0]["id"])')
+check "baton enqueue prints the id" "pending" "$(q -c "SELECT status FROM baton.deliveries WHERE id = $id")"
+check "baton cancel" "cancelled" "$(b --json cancel "$T" "$id" --reason 'from the cli' | "$PY" -c 'import json, sys; print(json.load(sys.stdin)[0]["status"])')"
+check "baton redrive --ids" "1 pending" "$(b --json redrive "$T" cli --ids "$id" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)[0]["redriven"])') $(q -c "SELECT status FROM baton.deliveries WHERE id = $id")"
+gen=$(q -c "SELECT generation FROM baton.claim('$T', 'cli', '1 hour')")
+check "baton retry gives a held lease back" "pending" \
+    "$(b --json retry "$T" "$id" "$gen" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)[0]["status"])')"
+q -c "SELECT baton.bind_target('$T', 'cli', 'baton_python_nobody')" >/dev/null
+check "baton pause, then resume" "True False" \
+    "$(b --json pause "$T" cli | "$PY" -c 'import json, sys; print(json.load(sys.stdin)[0]["paused"])') $(b --json resume "$T" cli | "$PY" -c 'import json, sys; print(json.load(sys.stdin)[0]["paused"])')"
+b enqueue "$T" cli c1 --payload '{"x": 2}' >"$WORK/out" 2>"$WORK/err"
+rc=$?
+check "a refusal: exit 4, the SQLSTATE, message, detail and hint, no traceback" "4 1 1 1 0" \
+    "$rc $(grep -c '^baton: ERROR DU009: dedup key "c1"' "$WORK/err") $(grep -c '^DETAIL: ' "$WORK/err") $(grep -c '^HINT: ' "$WORK/err") $(grep -c Traceback "$WORK/err")"
+PGUSER=baton_python_nobody b stats >/dev/null 2>"$WORK/err"
+check "a role without the grants: exit 4, 42501" "4 1" "$? $(grep -c '^baton: ERROR 42501: ' "$WORK/err")"
+PGOPTIONS="-c baton.health_pending_warn=0" b health >/dev/null 2>&1
+check "baton health exits 1 when a check warns (a pending delivery past a threshold of 0)" "1" "$?"
+b --dsn "host=$WORK/nowhere port=1" stats >/dev/null 2>"$WORK/err"
+check "a server that cannot be reached: one line, exit 3" "3 1 0" "$? $(wc -l <"$WORK/err") $(grep -c Traceback "$WORK/err")"
+b cancel not-a-uuid 1 >/dev/null 2>&1
+check "a wrong command line exits 64" "64" "$?"
+
+echo "$pass passed, $fail failed"
+((fail == 0))
