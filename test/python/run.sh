@@ -9,6 +9,9 @@
 #   - Producer: enqueue (an id, the same id again), a different payload raises
 #     DuplicateKey with its SQLSTATE, detail and hint, enqueue_batch; a stale generation
 #     raises LeaseLost;
+#   - the workflow runner: two runs walked, a marked action run once, a failed stage
+#     retried; a runner killed inside a marked action leaves the marker in doubt for the
+#     next owner (InDoubt, the action not run again);
 #   - the worker of the package (examples/python/worker.py on the installed package):
 #     finishes what is enqueued, exits 0 on SIGTERM; killed with SIGKILL inside a
 #     handler, its lease is reaped and a second worker finishes the item at generation 3;
@@ -141,6 +144,65 @@ if wait_log "$WORK/w2.log" "claimed id=$id " 20; then
 else
     not_ok "the worker claimed the long item: $(tail -n 3 "$WORK/w2.log")"
 fi
+
+# --- the workflow runner -----------------------------------------------------------------
+q -c "SELECT baton.define_workflow('py_flow', '{\"start\": \"a\", \"stages\": {\"a\": {\"next\": [\"b\"]}, \"b\": {\"next\": [\"@finish\"], \"max_attempts\": 3}}}')" \
+  -c "SELECT baton.submit('$T', 'py_flow', jsonb_build_object('n', g), 'r' || g) FROM generate_series(1, 2) g" >/dev/null
+out=$("$PY" - "$CONN" "$T" <<'PY' 2>&1
+import sys, psycopg
+from pg_baton.workflow import Runner
+conn = psycopg.connect(sys.argv[1], autocommit=True)
+calls = {"a": 0, "b": 0, "mail": 0}
+def a(stage):
+    calls["a"] += 1
+    def mail():
+        calls["mail"] += 1
+    stage.once(0, "mail", mail)
+    stage.once(0, "mail", mail)  # the same marker again: not run twice
+    return {"mailed": True}
+def b(stage):
+    calls["b"] += 1
+    if stage.attempt == 1:
+        raise RuntimeError("first attempt fails")
+    return {"done": stage.inputs}
+runner = Runner(conn, sys.argv[2], "py_flow", "py-runner", {"a": a, "b": b}, lease=30, retry_in=0)
+walked = 0
+while runner.run_next():
+    walked += 1
+print("walked", walked, "calls", calls["a"], calls["b"], calls["mail"])
+PY
+)
+check "the runner walks both runs: stage a once each, its marker once each, stage b failed then retried" \
+    "walked 2 calls 2 4 2" "$out"
+check "both runs completed: stages a and b in their history, b on its second attempt" "completed a:1 b:2|completed a:1 b:2" \
+    "$(q -c "SELECT r.status || ' ' || (SELECT string_agg(h.stage || ':' || h.attempt, ' ') FROM baton.run_history('$T', r.id) h) FROM baton.runs r WHERE r.tenant = '$T' AND r.idempotency_key IN ('r1', 'r2') ORDER BY r.id" | paste -sd'|')"
+# A runner killed inside a marked action: the next owner finds the marker in doubt.
+q -c "SELECT baton.submit('$T', 'py_flow', '{}', 'r-killed')" >/dev/null
+"$PY" - "$CONN" "$T" <<'PY' >/dev/null 2>&1
+import os, sys, psycopg
+from pg_baton.workflow import Runner
+conn = psycopg.connect(sys.argv[1], autocommit=True)
+def a(stage):
+    stage.once(0, "mail", lambda: os._exit(9))  # dies with the marker claimed
+Runner(conn, sys.argv[2], "py_flow", "py-doomed", {"a": a, "b": a}, lease=1).run_next()
+PY
+sleep 1.5
+out=$("$PY" - "$CONN" "$T" <<'PY' 2>&1
+import sys, psycopg
+from pg_baton.workflow import Runner, InDoubt
+conn = psycopg.connect(sys.argv[1], autocommit=True)
+ran = []
+def a(stage):
+    stage.once(0, "mail", lambda: ran.append(1))
+    return {}
+try:
+    Runner(conn, sys.argv[2], "py_flow", "py-heir", {"a": a, "b": a}, lease=30).run_next()
+    print("no doubt", ran)
+except InDoubt as e:
+    print("in doubt", len(ran), bool(e.hint))
+PY
+)
+check "a runner killed inside a marked action: the next owner gets InDoubt and does not run it again" "in doubt 0 True" "$out"
 
 # --- the command line --------------------------------------------------------------------
 b() { PGDATABASE=$DB "$BATON" "$@"; }
