@@ -494,13 +494,14 @@ check "the updated database refuses a row that breaks a rule (23514, naming the 
 
 # --- the exporter's queries run on the upgraded schema ---------------------------------
 # contrib/sql_exporter/pg_baton.yml: every query runs on the upgraded database A (a key
-# limited again, so that baton.limited_keys has a row), as a role that has only what the
+# limited again, so that baton.limited_keys has a row; the counts of the calls since the
+# update written, as no reaper runs here), as a role that has only what the
 # file's header grants, and returns exactly its label and value columns.
 q -d $A -c "CREATE ROLE baton_upgrade_exporter" \
     -c "GRANT USAGE ON SCHEMA baton TO baton_upgrade_exporter" \
     -c "GRANT SELECT ON baton.delivery_stats, baton.delivery_counters, baton.run_stats, baton.limited_keys, baton.health TO baton_upgrade_exporter" \
     -c "GRANT EXECUTE ON FUNCTION baton.health_checks() TO baton_upgrade_exporter" \
-    -c "SELECT baton.limit_key('$T1', 'kw', 1, 'k')" >/dev/null
+    -c "SELECT baton.limit_key('$T1', 'kw', 1, 'k')" -c "SELECT baton.flush_counts()" >/dev/null
 while IFS=$'\t' read -r name columns query; do
     got=$(q -d $A -c "SET ROLE baton_upgrade_exporter" -c "SELECT string_agg(key, ',' ORDER BY ord) FROM (SELECT to_jsonb(x) AS j FROM ($query) x LIMIT 1) s, LATERAL jsonb_object_keys(j) WITH ORDINALITY AS k(key, ord)" 2>&1)
     want=$(tr ',' '\n' <<<"$columns" | sort | paste -sd,)
