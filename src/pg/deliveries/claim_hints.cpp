@@ -15,18 +15,8 @@ namespace {
 
 using claim_hint::Position;
 
-// The seed of the targets' hash in the table's key (any fixed value: the table lives in
-// shared memory and is built anew at each server start).
-constexpr uint64 kTargetHashSeed = 0x5EED;
-
-// A target is at most limits::kMaxTargetChars characters, 4 bytes each at most.
-constexpr int kMaxTargetBytes = 4 * limits::kTargetMaxChars;
-
-struct Key {
-    Oid db;
-    pg_uuid_t tenant;
-    uint64 target_hash;
-};
+using Key = shared_table::TargetKey;
+using shared_table::kMaxTargetBytes;
 
 struct Entry {
     Key key;  // first: the hash table's key
@@ -59,21 +49,12 @@ Touch* g_touched = nullptr;  // in TopMemoryContext
 int g_ntouched = 0;
 int g_touched_size = 0;
 
-Key make_key(const pg_uuid_t* tenant, const char* target, int len) {
-    Key key;
-    std::memset(&key, 0, sizeof key);  // the padding is hashed too
-    key.db = MyDatabaseId;
-    key.tenant = *tenant;
-    key.target_hash = hash_bytes_extended(reinterpret_cast<const unsigned char*>(target), len, kTargetHashSeed);
-    return key;
-}
-
 // The entry of (database, tenant, target), created if absent; null when the table is
 // full or another target shares the 64-bit hash (no hint for it then). Raises no error
 // but out of memory, before any shared state changes.
 Entry* find(const pg_uuid_t* tenant, const char* target, int len) {
     if (g_shared.table == nullptr || len > kMaxTargetBytes) return nullptr;
-    Key key = make_key(tenant, target, len);
+    Key key = shared_table::target_key(tenant, target, len);
     Entry* e = nullptr;
     if (Entry* const* kept = g_cache.find(key)) {
         e = *kept;

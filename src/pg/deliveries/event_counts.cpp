@@ -16,18 +16,8 @@ namespace {
 
 using event_count::kEvents;
 
-// A target is at most limits::kTargetMaxChars characters, 4 bytes each at most.
-constexpr int kMaxTargetBytes = 4 * limits::kTargetMaxChars;
-
-// The seed of the targets' hash in the shared table's key (any fixed value: the table is
-// built anew at each server start).
-constexpr uint64 kTargetHashSeed = 0xC0DE;
-
-struct Key {
-    Oid db;
-    pg_uuid_t tenant;
-    uint64 target_hash;
-};
+using Key = shared_table::TargetKey;
+using shared_table::kMaxTargetBytes;
 
 // The counts of (database, tenant, target) not yet in baton.event_counts.
 struct Entry {
@@ -95,16 +85,6 @@ Counts* counts_of(const pg_uuid_t* tenant, const text* target) {
     return &g_counts[g_ncounts++];
 }
 
-Key make_key(const pg_uuid_t* tenant, const text* target) {
-    Key key;
-    std::memset(&key, 0, sizeof key);  // the padding is hashed too
-    key.db = MyDatabaseId;
-    key.tenant = *tenant;
-    key.target_hash = hash_bytes_extended(reinterpret_cast<const unsigned char*>(VARDATA_ANY(target)),
-                                          static_cast<int>(VARSIZE_ANY_EXHDR(target)), kTargetHashSeed);
-    return key;
-}
-
 bool entry_is(const Entry* e, const text* target) {
     return e->target_len == static_cast<int>(VARSIZE_ANY_EXHDR(target)) &&
            std::memcmp(e->target, VARDATA_ANY(target), e->target_len) == 0;
@@ -115,7 +95,7 @@ bool entry_is(const Entry* e, const text* target) {
 bool add_shared(const Counts& c) {
     int len = static_cast<int>(VARSIZE_ANY_EXHDR(c.target));
     if (len > kMaxTargetBytes) return false;
-    Key key = make_key(&c.tenant, c.target);
+    Key key = shared_table::target_key(&c.tenant, VARDATA_ANY(c.target), len);
     LWLockAcquire(g_shared.lock, LW_SHARED);
     Entry* e = static_cast<Entry*>(hash_search(g_shared.table, &key, HASH_FIND, nullptr));
     if (e == nullptr) {

@@ -1,6 +1,7 @@
 // Fixed-size hash tables in shared memory (see shared_table.hpp).
 #include <cstring>
 
+#include "core/limits.hpp"
 #include "pg/runtime/shared_table.hpp"
 
 namespace baton::pg::shared_table {
@@ -38,6 +39,16 @@ void startup_shmem() {
 }
 
 }  // namespace
+
+TargetKey target_key(const pg_uuid_t* tenant, const char* target, int len) {
+    TargetKey key;
+    std::memset(&key, 0, sizeof key);
+    key.db = MyDatabaseId;
+    key.tenant = *tenant;
+    // Any fixed seed: the tables are made anew at each server start.
+    key.target_hash = hash_bytes_extended(reinterpret_cast<const unsigned char*>(target), len, 0x5EED);
+    return key;
+}
 
 void reserve(Table* t) {
     if (!process_shared_preload_libraries_in_progress || *t->entries <= 0) return;

@@ -69,16 +69,19 @@ def cmd_targets(conn, a):
              + " ORDER BY tenant, target", p)
 
 
-def cmd_stats(conn, a):
-    w, p = where([("tenant = %s", a.tenant), ("target = %s", a.target)])
-    return q(conn, "SELECT tenant, target, pending, claimed, finished, failed, cancelled, expired_leases,"
-             " oldest_pending_age FROM baton.delivery_stats" + w + " ORDER BY tenant, target", p)
+def per_target(view: str, columns: str):
+    """The command that lists a view of rows per tenant and target, --tenant and --target
+    narrowing it."""
+    def cmd(conn, a):
+        w, p = where([("tenant = %s", a.tenant), ("target = %s", a.target)])
+        return q(conn, f"SELECT tenant, target, {columns} FROM baton.{view}{w} ORDER BY tenant, target", p)
+    return cmd
 
 
-def cmd_counters(conn, a):
-    w, p = where([("tenant = %s", a.tenant), ("target = %s", a.target)])
-    return q(conn, "SELECT tenant, target, enqueued, claimed, finished, failed, retried, cancelled, reaped,"
-             " redriven FROM baton.delivery_counters" + w + " ORDER BY tenant, target", p)
+cmd_stats = per_target("delivery_stats", "pending, claimed, finished, failed, cancelled, expired_leases, "
+                       "oldest_pending_age")
+cmd_counters = per_target("delivery_counters", "enqueued, claimed, finished, failed, retried, cancelled, reaped, "
+                          "redriven")
 
 
 def cmd_deliveries(conn, a):
