@@ -44,7 +44,7 @@ check "the extension's owner is that role, not a superuser" "$APP false" \
     "$(q -d appdb -c "SELECT extowner::regrole || ' ' || rolsuper FROM pg_extension e JOIN pg_roles r ON r.oid = e.extowner WHERE extname = 'pg_baton'")"
 check "every table, view and sequence belongs to the bootstrap superuser" "postgres" \
     "$(q -d appdb -c "SELECT string_agg(DISTINCT relowner::regrole::text, ',') FROM pg_class WHERE relnamespace = 'baton'::regnamespace AND relkind IN ('r', 'v', 'S')")"
-check "the owner may read and write the rows of each of the 16 tables, and nothing more" "16 0" \
+check "the owner may read and write the rows of each of the 17 tables, and nothing more" "17 0" \
     "$(q -d appdb -c "SELECT count(*) FILTER (WHERE has_table_privilege('$APP', c.oid, 'SELECT, INSERT, UPDATE, DELETE')
                                               AND has_table_privilege('$APP', c.oid, 'SELECT') AND has_table_privilege('$APP', c.oid, 'INSERT')
                                               AND has_table_privilege('$APP', c.oid, 'UPDATE') AND has_table_privilege('$APP', c.oid, 'DELETE'))
