@@ -24,7 +24,7 @@ LOAD_TENANT=00000000-0000-0000-0014-000000000001
 PRELOADED=${BATON_MAINT_PENDING:-5000}      # pending deliveries before the load starts
 SETTLED=${BATON_MAINT_SETTLED:-200000}      # settled deliveries (the history a queue keeps)
 TABLES=(tenants target_bindings workflows runs stages step_entries markers deliveries leases ready schedule_rows in_use wakeup_key
-    paused_targets key_limits key_slots key_waiting)
+    paused_targets key_limits key_slots key_waiting event_counts)
 
 dir=$(mktemp -d /tmp/pg_baton-maint.XXXXXX)
 logdir=$dir/load
