@@ -269,14 +269,17 @@ check "racing enqueue_batch: 140 keys stored once each" "140 140" \
     "$(q -c "SELECT count(*) || ' ' || count(DISTINCT dedup_key) FROM baton.deliveries WHERE tenant = '$A' AND target = 'race'")"
 # The counters: each node counts the calls that ran there into its own
 # baton.event_counts (written by flush_counts(), which a reaper would call: this cluster
-# runs none); summed over the nodes, each key inserted once is counted once, the racing
-# repeats not at all.
+# runs none). Delegated enqueues (each a top-level call, run on the tenant's worker),
+# keys repeated among them: summed over the nodes, each key inserted once is counted once.
+for port in $CITUS_PORTS; do q -p "$port" -c "SELECT baton.flush_counts()" >/dev/null; done
+for k in 1 2 3 1 2 4; do q -c "SELECT baton.enqueue('$A', 'counted', 'c$k')" >/dev/null; done
+q -c "SELECT count(*) FROM baton.enqueue_batch('$A', '[{\"target\": \"counted\", \"dedup_key\": \"c4\"}, {\"target\": \"counted\", \"dedup_key\": \"c5\"}]')" >/dev/null
 counted=0
 for port in $CITUS_PORTS; do
-    n=$(q -p "$port" -c "SELECT baton.flush_counts()" -c "SELECT COALESCE(sum(enqueued), 0) FROM baton.delivery_counters WHERE tenant = '$A' AND target = 'race'" | tail -n 1)
+    n=$(q -p "$port" -c "SELECT baton.flush_counts()" -c "SELECT COALESCE(sum(enqueued), 0) FROM baton.delivery_counters WHERE tenant = '$A' AND target = 'counted'" | tail -n 1)
     counted=$((counted + n))
 done
-check "the counters, summed over the nodes: the racing batches' 140 keys enqueued, counted once each" "140" "$counted"
+check "the counters, summed over the nodes: five keys enqueued by delegated calls, each counted once" "5" "$counted"
 
 # --- pg_baton's functions inside a query on a distributed table ---------------------------
 # Citus sends such a call into the shard query on the shards' nodes. A read of the tenant

@@ -26,6 +26,9 @@ ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
 DB=baton_python_$$
 WORK=$(mktemp -d /tmp/pg_baton-python.XXXXXX)
 chmod 755 "$WORK"
+# Out of the repository: Python puts the working directory first on its path, and an
+# in-tree build leaves the extension's pg_baton.so there, which `import pg_baton` would find.
+cd "$WORK" || exit 1
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 not_ok() { fail=$((fail + 1)); echo "FAIL $1"; }
