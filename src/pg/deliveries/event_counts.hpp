@@ -18,7 +18,8 @@
 // PREPARE, also when ROLLBACK PREPARED ends it. With baton.count_events off (superuser)
 // nothing is counted.
 //
-// Postgres calls only (errors are ereport's).
+// Postgres calls only (errors are ereport's), but for flush(), C++ that makes them
+// through guard() (errors are PgError).
 #pragma once
 
 #include <cstdint>
