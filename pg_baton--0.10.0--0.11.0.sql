@@ -2,7 +2,7 @@
 -- signature (text), no longer by its oid (regprocedure). pg_upgrade keeps no function's
 -- oid and refuses every table with a reg* column other than regclass, regrole and
 -- regtype; pg_dump already carried the column as the function's name. A transition
--- finds the function by that name (docs/versions.md, "pg_upgrade and pg_dump across
+-- finds the function by that name (docs/guide/versions.md, "pg_upgrade and pg_dump across
 -- majors"). The oid of a function dropped since its workflow was defined becomes a name
 -- that finds nothing (in pg_catalog, where only a superuser can make a function), so its
 -- runs still stop at the decision with 42883.

@@ -3,7 +3,7 @@
 -- UPDATE or DELETE of a row of a tenant that is not active is refused (DU002), and a
 -- TRUNCATE, which would write to every tenant at once, is refused (DU007). pg_baton's
 -- own writes of their rows go with a delivery row that passed the fence: heap writes,
--- which fire no trigger, or let through at once (docs/architecture.md, "The fence").
+-- which fire no trigger, or let through at once (docs/internals/architecture.md, "The fence").
 -- No row changes.
 \echo Use "ALTER EXTENSION pg_baton UPDATE TO '0.12.0'" to load this file. \quit
 
@@ -11,7 +11,7 @@
 -- On a distributed install (baton.deliveries a Citus table) it leaves them to
 -- baton.distribute(), which creates them once it has written what the deliveries hold
 -- into the side tables (an update from before 0.9.0: rows of fenced tenants too), and
--- Citus gives them to every shard (docs/scale-out.md, "Upgrades").
+-- Citus gives them to every shard (docs/guide/scale-out.md, "Upgrades").
 CREATE FUNCTION baton.fence_side_tables_for_update() RETURNS void
     LANGUAGE C AS 'MODULE_PATHNAME', 'baton_fence_side_tables_for_update';
 SELECT baton.fence_side_tables_for_update();

@@ -1,5 +1,5 @@
 -- pg_baton 0.12.0 -> 0.13.0: the fair claim across tenants, weights and pauses
--- (docs/fairness.md).
+-- (docs/guide/fairness.md).
 -- baton.claim_fair(target, lease, max_items) leases work of a target from every tenant
 -- whose binding of it the caller may serve, tenant after tenant in turns of each
 -- binding's weight. A binding carries its weight and whether it is paused; a target can

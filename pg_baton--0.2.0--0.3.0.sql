@@ -1,7 +1,7 @@
 -- pg_baton 0.2.0 -> 0.3.0: pg_dump keeps pg_baton's rows, and a restore can load them.
 \echo Use "ALTER EXTENSION pg_baton UPDATE TO '0.3.0'" to load this file. \quit
 
--- One row once this database's pg_baton has been written to (docs/operations.md,
+-- One row once this database's pg_baton has been written to (docs/guide/operations.md,
 -- "Backups"). Not dumped: a restored database has no row until its first write, and
 -- until then the fence lets the restore's COPY statements load every tenant's rows.
 CREATE TABLE baton.in_use (

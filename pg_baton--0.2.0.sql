@@ -4,7 +4,7 @@
 
 -- ---------------------------------------------------------------------------
 -- Tables. Every table has the tenant first in its primary key, in every UNIQUE
--- constraint and in every foreign key (see docs/architecture.md, "Scale-out").
+-- constraint and in every foreign key (see docs/internals/architecture.md, "Scale-out").
 -- ---------------------------------------------------------------------------
 
 CREATE TABLE baton.tenants (

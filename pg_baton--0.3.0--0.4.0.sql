@@ -3,7 +3,7 @@
 \echo Use "ALTER EXTENSION pg_baton UPDATE TO '0.4.0'" to load this file. \quit
 
 -- pg_baton's functions, its restore check and its reaper act with the rights of the
--- extension's owner, the role that ran CREATE EXTENSION (docs/security.md). When that
+-- extension's owner, the role that ran CREATE EXTENSION (docs/guide/security.md). When that
 -- role is not a superuser, Postgres runs the install scripts as the bootstrap superuser,
 -- who then owns every object; the owner gets exactly what pg_baton's calls and a
 -- restore use: rows of the tables (no TRUNCATE, REFERENCES or TRIGGER, so no code of its

@@ -4,7 +4,7 @@
 
 -- ---------------------------------------------------------------------------
 -- Tables. Every table has the tenant first in its primary key, in every UNIQUE
--- constraint and in every foreign key (see docs/architecture.md, "Scale-out").
+-- constraint and in every foreign key (see docs/internals/architecture.md, "Scale-out").
 -- ---------------------------------------------------------------------------
 
 CREATE TABLE baton.tenants (
@@ -428,7 +428,7 @@ REVOKE ALL ON ALL SEQUENCES IN SCHEMA baton FROM PUBLIC;
 -- Backups.
 -- ---------------------------------------------------------------------------
 
--- One row once this database's pg_baton has been written to (docs/operations.md,
+-- One row once this database's pg_baton has been written to (docs/guide/operations.md,
 -- "Backups"). Not dumped: a restored database has no row until its first write, and
 -- until then the fence lets the restore's COPY statements load every tenant's rows.
 CREATE TABLE baton.in_use (

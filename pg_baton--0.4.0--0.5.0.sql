@@ -3,7 +3,7 @@
 \echo Use "ALTER EXTENSION pg_baton UPDATE TO '0.5.0'" to load this file. \quit
 
 -- The rules of a delivery row are checked by the table's trigger "fence" (the one \d
--- baton.deliveries lists), not by CHECK constraints (docs/performance.md, "What made
+-- baton.deliveries lists), not by CHECK constraints (docs/internals/performance.md, "What made
 -- each gain", 11.): a row that breaks one is refused with 23514 naming the column, the
 -- value and the delivery, whatever wrote it.
 COMMENT ON TABLE baton.deliveries IS

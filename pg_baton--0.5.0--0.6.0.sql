@@ -1,5 +1,5 @@
 -- pg_baton 0.5.0 -> 0.6.0: baton.distribute(), which hands pg_baton's tables and
--- functions to Citus (docs/scale-out.md); the fence triggers name the table they guard,
+-- functions to Citus (docs/guide/scale-out.md); the fence triggers name the table they guard,
 -- so that the triggers Citus copies to the shards (deliveries_102008, ...) know it too.
 \echo Use "ALTER EXTENSION pg_baton UPDATE TO '0.6.0'" to load this file. \quit
 

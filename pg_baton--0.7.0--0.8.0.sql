@@ -3,9 +3,9 @@
 -- that baton.wakeup_channel() gives to whoever may claim there; the single channel
 -- baton_enqueue, on which any role could listen, is gone.
 -- Health: baton.health, one row per check of what keeps pg_baton well
--- (docs/operations.md, "Health"), and the index its oldest_pending check walks.
+-- (docs/guide/operations.md, "Health"), and the index its oldest_pending check walks.
 -- Schedules: the table baton.schedule_rows (the rows behind the view baton.schedules),
--- baton.schedule(), baton.unschedule() and baton.fire_schedules() (docs/schedules.md).
+-- baton.schedule(), baton.unschedule() and baton.fire_schedules() (docs/guide/schedules.md).
 \echo Use "ALTER EXTENSION pg_baton UPDATE TO '0.8.0'" to load this file. \quit
 
 -- 32 random bytes, the default of baton.wakeup_key.secret.

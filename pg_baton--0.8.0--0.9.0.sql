@@ -1,4 +1,4 @@
--- pg_baton 0.8.0 -> 0.9.0: the side tables of deliveries (docs/architecture.md, "The side
+-- pg_baton 0.8.0 -> 0.9.0: the side tables of deliveries (docs/internals/architecture.md, "The side
 -- tables of deliveries"). The expiry of leases moves to baton.leases, in place of the
 -- partial index deliveries_leases; the pending rows in claim order and by due time move
 -- to baton.ready, in place of the partial indexes deliveries_claimable and
@@ -80,7 +80,7 @@ DROP INDEX baton.deliveries_settled;
 -- Room on each page for the next versions of its rows, so that those updates stay on the
 -- page and write no index entry (HOT): seven tenths of it, room for a claim's version and
 -- a finish's beside each row, as a finish often comes before the claim's old version can
--- be pruned (other workers' snapshots still see it). docs/performance.md, "The layout of
+-- be pruned (other workers' snapshots still see it). docs/internals/performance.md, "The layout of
 -- deliveries": at 70 a batch of 500 cost half again as much; at 50, with 16 workers
 -- claiming 50 at a time, half the finishes were not HOT, at 30 all were. Pages written
 -- before keep theirs full until their rows change.

@@ -1,5 +1,5 @@
 -- pg_baton 0.9.0 -> 0.10.0: the dedup key of deliveries compared in byte order, its key
--- first (docs/choices.md, "The dedup key's index"). An enqueue writes this index's
+-- first (docs/internals/choices.md, "The dedup key's index"). An enqueue writes this index's
 -- entry for every item, a descent that compares the key at each level: the tenant, then
 -- the dedup key, and the target only where two keys are equal. The target first made
 -- every comparison read a second text column (two keys of a queue share their target)

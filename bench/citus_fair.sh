@@ -13,7 +13,7 @@
 # Reported per way: items/s, and each tenant's share of the finished items against its
 # weight's share (weight / 24): the largest deviation, relative to the weight's share,
 # and the share of each weight class. A session's round covers every node's tenants, so
-# the shares hold across nodes; docs/scale-out.md ("The fair claim across nodes").
+# the shares hold across nodes; docs/guide/scale-out.md ("The fair claim across nodes").
 #
 # Needs Citus in the server pg_baton is installed into ($(pg_config --pkglibdir)/citus.so)
 # and pg_baton installed (`make install`); it builds nothing. Not part of the tests.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The cost of keys and their limits (0.14.0, docs/limits.md): the claim/finish cycle on
+# The cost of keys and their limits (0.14.0, docs/guide/limits.md): the claim/finish cycle on
 # deliveries of limited keys against the same cycle on deliveries without a key.
 #                                                  bash bench/limits.sh [--quick] [options]
 #

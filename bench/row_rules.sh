@@ -2,7 +2,7 @@
 # What declarative CHECK constraints on baton.deliveries would cost.   bash bench/row_rules.sh
 #
 # The row rules of a delivery (status among the four, max_attempts at least 1) are held
-# by the fence trigger (docs/performance.md, "The row rules in the trigger"). This A/B puts
+# by the fence trigger (docs/internals/performance.md, "The row rules in the trigger"). This A/B puts
 # the same rules back as CHECK constraints on top of the trigger and measures both
 # forms in one throwaway cluster (pg_baton preloaded, fsync on), alternating, fresh
 # tables for every measurement:

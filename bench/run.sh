@@ -19,7 +19,7 @@
 #             plain SQL queue (plain_cycle.sql: claim with FOR UPDATE SKIP LOCKED on a
 #             partial index, commit; finish fenced by generation, commit); pg_baton
 #             unbatched (baton_cycle.sql: baton.claim then baton.finish, two commits; again
-#             with baton.authorization_cache off, docs/performance.md, "Every writing call") and
+#             with baton.authorization_cache off, docs/internals/performance.md, "Every writing call") and
 #             batched (baton_batch.sql: claim 50, commit; finish the 50 in one statement,
 #             commit), next to plain SQL batched the same way (plain_batch.sql). A batched
 #             round drains 8,000 of the 10,000 items (--quick 4,000), so it is short: it

@@ -1,5 +1,5 @@
 -- Authorization: nothing for PUBLIC, what grant_producer / grant_worker / grant_admin
--- give (docs/choices.md, "Authorization"), bound targets (DU005), and functions that
+-- give (docs/internals/choices.md, "Authorization"), bound targets (DU005), and functions that
 -- no search_path can steer.
 \set SHOW_CONTEXT never
 \set VERBOSITY default
@@ -65,7 +65,7 @@ SELECT baton.grant_worker(0::oid::regrole);
 SELECT baton.grant_admin(4000000000::oid::regrole);
 \echo :LAST_ERROR_SQLSTATE
 
--- EXECUTE per function and role kind, as docs/choices.md lists it:
+-- EXECUTE per function and role kind, as docs/internals/choices.md lists it:
 -- producer: enqueue, enqueue_batch, delivery, tenant_write_allowed;
 -- worker: claim, renew, finish, retry, reap, delivery, tenant_write_allowed;
 -- admin: every function but the grant_* helpers; nobody gets the helpers.

@@ -1,4 +1,4 @@
--- Deliveries: every rule of "Deliveries" in docs/contract.md and docs/choices.md.
+-- Deliveries: every rule of "Deliveries" in docs/internals/contract.md and docs/internals/choices.md.
 -- Refusals show their SQLSTATE; refusals whose message names a delivery id (not stable
 -- across runs) are shown with VERBOSITY sqlstate.
 \set SHOW_CONTEXT never
@@ -472,7 +472,7 @@ SELECT inserted FROM baton.enqueue_batch(:'a', '[{"target": "notify", "dedup_key
 SELECT baton.enqueue(:'b', 'notify', 'o1') > 0 AS enqueued;
 SELECT baton.enqueue(:'b', 'no"te\', 'q1') > 0 AS enqueued;
 \o
--- a new secret (TRUNCATE and a new row, as docs/wakeups.md says) renames every channel,
+-- a new secret (TRUNCATE and a new row, as docs/guide/wakeups.md says) renames every channel,
 -- in this session too: the old names hear nothing
 BEGIN;
 TRUNCATE baton.wakeup_key;

@@ -167,7 +167,7 @@ SET client_min_messages = warning;
 SELECT * FROM ed_rows('ed_d');
 
 -- ---------------------------------------------------------------------------
--- e. The calls act as the extension's owner (docs/security.md): a privilege revoked from
+-- e. The calls act as the extension's owner (docs/guide/security.md): a privilege revoked from
 -- it is missing in them (42501). The owner here is a role without superuser, for the
 -- length of this section.
 -- ---------------------------------------------------------------------------

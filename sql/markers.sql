@@ -1,6 +1,6 @@
 -- Step entries and at-most-once markers: every rule of "Step entries and at-most-once
--- markers" in docs/contract.md, its Precise readings, and "Step entries and markers" in
--- docs/choices.md, including markers_in_doubt and resolve_marker. Every refusal shows
+-- markers" in docs/internals/contract.md, its Precise readings, and "Step entries and markers" in
+-- docs/internals/choices.md, including markers_in_doubt and resolve_marker. Every refusal shows
 -- its SQLSTATE; refusals whose message names an id (not stable across runs) are shown
 -- with VERBOSITY sqlstate. Ids and run uuids are never printed: they are compared.
 \set SHOW_CONTEXT never

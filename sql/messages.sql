@@ -1,4 +1,4 @@
--- Every refusal names its object: each SQLSTATE each function can raise (docs/contract.md), with
+-- Every refusal names its object: each SQLSTATE each function can raise (docs/internals/contract.md), with
 -- the identifier its message must name (tenant, delivery id, run id, stage id, workflow,
 -- entry and marker position, target, role, argument, relation). The check is made here
 -- in SQL: refusal() runs a statement, catches its error (rolling back whatever it and

@@ -1,5 +1,5 @@
 -- ===========================================================================
--- The library serves the schema of its own version only (docs/versions.md): on a
+-- The library serves the schema of its own version only (docs/guide/versions.md): on a
 -- schema older than pg_baton.control's default_version, every call and every write
 -- that passes pg_baton's triggers is refused with 55000 and the hint to update; after
 -- ALTER EXTENSION pg_baton UPDATE the same calls work. Recreates the extension.

@@ -1,4 +1,4 @@
--- The threats of docs/security.md that sql/authorization.sql does not already cover:
+-- The threats of docs/guide/security.md that sql/authorization.sql does not already cover:
 -- a caller's search_path that shadows Postgres' operators, functions and pg_baton's
 -- table names; the rights the functions run with and the decide function's; role
 -- names that carry SQL; the GUCs a non-superuser can set; advisory lock keys; who

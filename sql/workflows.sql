@@ -1,5 +1,5 @@
--- Workflows and runs: every rule of "Workflows and runs" in docs/contract.md (with its Precise
--- readings) and docs/choices.md, as behaviour (bad arguments are workflow_errors.sql).
+-- Workflows and runs: every rule of "Workflows and runs" in docs/internals/contract.md (with its Precise
+-- readings) and docs/internals/choices.md, as behaviour (bad arguments are workflow_errors.sql).
 -- Refusals show their SQLSTATE. Run ids and stage ids are never printed (stage ids come
 -- from one sequence across the database): they are compared as booleans. Refusals whose
 -- message or detail names a stage id are shown with VERBOSITY sqlstate or terse.

@@ -249,7 +249,7 @@ fi
 
 # --- 4. throwaway cluster --------------------------------------------------------------
 banner "throwaway cluster"
-# Preloaded, as in production: the claim hints live in shared memory (docs/performance.md).
+# Preloaded, as in production: the claim hints live in shared memory (docs/internals/performance.md).
 # No background reaper: the suites reap when they mean to (test/reaper covers it).
 extra_conf=("shared_preload_libraries = 'pg_baton'" "baton.reaper_databases = ''")
 if [[ -n ${BATON_EXTRA_CONF:-} ]]; then

@@ -1,4 +1,4 @@
--- pg_baton's path for loading millions (docs/performance.md): the rows COPY'd into a
+-- pg_baton's path for loading millions (docs/internals/performance.md): the rows COPY'd into a
 -- staging table (bench_staging, by the caller: bench/run.sh's \copy), then ONE statement
 -- that cuts them into arrays of :batch items, in staging order, and gives each to
 -- baton.enqueue_batch: one transaction, all or nothing, and idempotent if run again.

@@ -6,7 +6,7 @@ handler. Replace handle() with your work and run it:
     BATON_FAIR=1 BATON_TARGET=email PGHOST=... PGDATABASE=... python3 worker.py
 
 The settings (lease, batch, poll, grace, fair mode) and what the loop does:
-pg_baton/worker.py and docs/workers.md. The package comes from its wheel (pip install
+pg_baton/worker.py and docs/guide/workers.md. The package comes from its wheel (pip install
 pg_baton-*.whl, made by clients/python/build.sh) or, run from the repository, from
 clients/python/src.
 """

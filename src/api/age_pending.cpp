@@ -1,5 +1,5 @@
 // age_pending: the bound on how long a delivery waits behind higher priorities
-// (docs/fairness.md, "Priorities and their bound").
+// (docs/guide/fairness.md, "Priorities and their bound").
 #include "core/claim_hint.hpp"
 #include "core/delivery.hpp"
 #include "core/tenant.hpp"

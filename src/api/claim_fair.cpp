@@ -1,5 +1,5 @@
 // claim_fair: leases deliveries of a target from every tenant the caller may serve, in
-// turns of each binding's weight (core/fair_share.hpp, docs/fairness.md).
+// turns of each binding's weight (core/fair_share.hpp, docs/guide/fairness.md).
 #include <cstring>
 
 #include "core/claim_hint.hpp"

@@ -255,7 +255,7 @@ void tell(const Done& d) {
                          "tables, and each worker's ids a range of their own.";
     pg::guard([&] {
         ereport(NOTICE, (errmsg_internal("%s", message.c_str()), errdetail_internal("%s", detail.c_str()),
-                         errhint("SELECT * FROM citus_tables shows the tables; docs/scale-out.md says what runs where.")));
+                         errhint("SELECT * FROM citus_tables shows the tables; docs/guide/scale-out.md says what runs where.")));
     });
 }
 

@@ -105,13 +105,13 @@ text* limited_key(FunctionCallInfo fcinfo, int n) {
 }
 
 // A change of the limits of (tenant, target) by `change`, once the arguments are checked:
-// on a single server (docs/limits.md), of a writable tenant, of a bound target.
+// on a single server (docs/guide/limits.md), of a writable tenant, of a bound target.
 template <typename Change>
 pg::bindings::Change change_limits(pg_uuid_t* tenant, text* target, Change change) {
     if (pg::citus::distributed())
         throw Error(SqlState::kFeatureNotSupported, "key limits are not available on a distributed install",
                     "The admission of a key's deliveries is kept on a single server.",
-                    "Limit keys on a single server; see docs/limits.md.");
+                    "Limit keys on a single server; see docs/guide/limits.md.");
     pg::fence::require_writable(tenant);
     pg::Spi spi;
     pg::bindings::Change c = change(spi);

@@ -95,7 +95,7 @@ constexpr const char* kRuleTrigger = "fence";
 // rule's own words (delivery::check_stored_row), a hint naming the trigger that holds it,
 // and the fields a client reads to find the rule: schema, table and column
 // (errtablecol), and as constraint name the trigger "fence", which \d baton.deliveries
-// lists. No CHECK constraint holds the rules (docs/performance.md, "The row rules in the
+// lists. No CHECK constraint holds the rules (docs/internals/performance.md, "The row rules in the
 // trigger"), so no name in pg_constraint would be true.
 [[noreturn]] void refuse_row(Relation rel, int column, const std::string& message, const std::string& detail) {
     const char* msg = message.c_str();
@@ -289,7 +289,7 @@ Datum fence_row(FunctionCallInfo fcinfo, Oid) {
         if (pg::citus::distributed())
             throw Error(SqlState::kFeatureNotSupported, "key limits are not available on a distributed install",
                         "The admission of a key's deliveries is kept on a single server.",
-                        "Limit keys on a single server; see docs/limits.md.");
+                        "Limit keys on a single server; see docs/guide/limits.md.");
         pg::side_rows::Writing side_rows;  // the waiting deliveries' rows move with the limit
         note_limit(td);
     }

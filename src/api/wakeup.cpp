@@ -1,5 +1,5 @@
 // wakeup_channel: the name of the channel a worker LISTENs on to wake up when a delivery
-// is enqueued for its tenant and target (docs/wakeups.md).
+// is enqueued for its tenant and target (docs/guide/wakeups.md).
 #include "core/claim_hint.hpp"
 #include "core/delivery.hpp"
 #include "core/error.hpp"

@@ -4,7 +4,7 @@
 // remove while an old snapshot is open). Pure logic over one plain struct: the server
 // keeps one per key in shared memory, under a spinlock, and calls these functions.
 //
-// The protocol (docs/performance.md, "The claim hint"):
+// The protocol (docs/internals/performance.md, "The claim hint"):
 //   - A write that makes a row pending at position q (enqueue, retry, reap, a claim's
 //     abort, direct SQL) calls lower() before it commits: the hint drops to q, the
 //     lowering is logged, and the writer stays "in flight" until its transaction ends.

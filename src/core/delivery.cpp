@@ -67,7 +67,7 @@ Status parse_outcome(std::string_view text) {
                                           clip(text) + "\".");
 }
 
-// The claim statements' WHERE says the same for a set of rows (docs/architecture.md).
+// The claim statements' WHERE says the same for a set of rows (docs/internals/architecture.md).
 bool claimable(Status status, std::int64_t run_after, std::int64_t now) {
     return status == Status::kPending && run_after <= now;
 }

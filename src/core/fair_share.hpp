@@ -1,4 +1,4 @@
-// The fair claim's turns (baton.claim_fair, docs/fairness.md): a worker serves the
+// The fair claim's turns (baton.claim_fair, docs/guide/fairness.md): a worker serves the
 // tenants that have work for a target one after another, in order of their id, each for
 // as many items as its binding's weight, then passes to the next. Over a round every
 // tenant with work has had its weight's worth, whatever the depth of its backlog.

@@ -139,7 +139,7 @@ Check expired_leases(const ExpiredLeases& e, double warn_seconds);
 
 // Unfinished runs stuck for at least baton.health_stuck_after: the owner's lease expired,
 // or the current stage failed, has attempts left and its retry deadline passed, while no
-// owner holds a live lease (see docs/choices.md).
+// owner holds a live lease (see docs/internals/choices.md).
 struct StuckRuns {
     std::int64_t count;       // capped at kCountCap
     std::string tenant;       // of the longest stuck

@@ -1,4 +1,4 @@
-// The arithmetic of a key's limit (baton.limit_key, baton.rate_limit_key; docs/limits.md):
+// The arithmetic of a key's limit (baton.limit_key, baton.rate_limit_key; docs/guide/limits.md):
 // when one more delivery of the key may be admitted into the claim order, and from when
 // it may be claimed. Pure logic over one plain struct, the key's row of baton.key_slots,
 // which the server reads and writes under the row's lock (pg/deliveries/key_admission).

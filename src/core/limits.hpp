@@ -1,4 +1,4 @@
-// The documented limits on arguments (docs/choices.md, "Limits on arguments").
+// The documented limits on arguments (docs/internals/choices.md, "Limits on arguments").
 #pragma once
 #ifdef POSTGRES_H
 #error "core headers are included before postgres.h (its macros rename libc functions)"

@@ -31,7 +31,7 @@
 // line that can never fire (`0 0 30 2 *`, `0 0 31 4,6,9,11 *`) is refused the same way,
 // its detail saying that it never matches.
 //
-// Daylight-saving time (docs/schedules.md, "Daylight-saving time"). A cron line is read
+// Daylight-saving time (docs/guide/schedules.md, "Daylight-saving time"). A cron line is read
 // in the zone's civil time. Its fixed-time jobs and its wildcard jobs differ, as in
 // Vixie/ISC cron: a spec whose minute and hour fields both do not begin with `*` is
 // fixed-time (`30 2 * * *`, @daily, @weekly, @monthly, @yearly); one whose minute or

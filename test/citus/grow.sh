@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Growing and shrinking a distributed install: a three-node Citus cluster
 # (test/citus/cluster.sh) with pg_baton created, distributed and holding rows of twelve
-# tenants in every delivery status, then the procedures of docs/scale-out.md ("Adding and
+# tenants in every delivery status, then the procedures of docs/guide/scale-out.md ("Adding and
 # removing workers"), each check printed as "ok" or "FAIL":
 #
 #   1. a fourth node added (citus_add_node): Citus creates pg_baton there; distribute()

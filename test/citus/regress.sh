@@ -4,9 +4,9 @@
 # which pg_baton is distributed, and compared with their expected output: a gate, part
 # of test/run-all.sh (citus-regress). setup.sql runs with "SELECT baton.distribute()"
 # right after its CREATE EXTENSION, and so do the files that drop and create the
-# extension again (dropping it the way docs/scale-out.md says a distributed install is
+# extension again (dropping it the way docs/guide/scale-out.md says a distributed install is
 # removed). The expected output is test/citus/expected/FILE.out when there is one (each
-# of its differences from expected/FILE.out is one docs/scale-out.md explains), else
+# of its differences from expected/FILE.out is one docs/guide/scale-out.md explains), else
 # the file's own. Run ids, random on Citus, are compared by the order they first appear
 # in, and a few names of the run's own are masked (normalize below). The differences are left in /tmp/pg_baton-citus-regress.diffs.
 #
@@ -45,7 +45,7 @@ echo "citus-regress: coordinator $PGHOST:$PGPORT"
 
 # The input directory: the regression files as they run on Citus (citus_sql), and the
 # expected output: test/citus/expected/FILE.out when there is one (reviewed; every
-# difference from the file's own is explained in docs/scale-out.md), else the file's own
+# difference from the file's own is explained in docs/guide/scale-out.md), else the file's own
 # with the same changes (citus_expected).
 mkdir -p "$WORK/sql" "$WORK/expected" "$WORK/results" "$WORK/compared"
 # (The Makefile first, by name: it finds its sources beside the first makefile given.)
@@ -62,7 +62,7 @@ MK
 # the SPI one (a distributed install has only the SPI one), told apart by the fence
 # trigger's calls counted on the coordinator (on Citus it fires on the workers), with
 # triggers and rules of its own on baton.deliveries and pg_baton removed and installed
-# again in one transaction (docs/scale-out.md); executor_duties, the direct path's
+# again in one transaction (docs/guide/scale-out.md); executor_duties, the direct path's
 # duties, which alters baton.deliveries (a user's foreign key, constraints, domains, a
 # publication, the extension's owner) and tells the paths apart the same way;
 # schema_version, which installs an older version that is never distributed
@@ -80,11 +80,11 @@ tests=${BATON_CITUS_REGRESS_TESTS:-$(tr ' ' '\n' <<<"$tests" | grep -vxE 'hostil
 # The changes a file needs on Citus: baton.distribute() after every CREATE EXTENSION
 # pg_baton of the regression database (not of hostile_json's own databases, which have
 # no Citus); DROP EXTENSION pg_baton CASCADE replaced by the removal procedure of
-# docs/scale-out.md (shards first, then the extension and the schema); setup's numbered
+# docs/guide/scale-out.md (shards first, then the extension and the schema); setup's numbered
 # run-id default left out (Citus cannot install it; the comparison numbers run ids
 # itself, see normalize); the files' roles created with LOGIN (CREATE ROLE name;
 # alone makes a role that may not log in, and a call delegated to a worker connects
-# there as the calling role: docs/scale-out.md).
+# there as the calling role: docs/guide/scale-out.md).
 citus_sql() {
     sed -e '/^\\c hj_/,/^\\c :hj_home/!s/^CREATE EXTENSION pg_baton;$/CREATE EXTENSION pg_baton;\nSELECT baton.distribute();/' \
         -e 's/^DROP EXTENSION pg_baton CASCADE;$/SELECT count(pg_catalog.citus_drop_all_shards(p.logicalrelid, '"'baton'"', c.relname, false)) > 0 AS shards_dropped FROM pg_catalog.pg_dist_partition p JOIN pg_catalog.pg_class c ON c.oid = p.logicalrelid WHERE c.relnamespace = '"'baton'"'::pg_catalog.regnamespace;\nDROP EXTENSION pg_baton CASCADE;\nDROP SCHEMA baton;/' \
@@ -95,7 +95,7 @@ citus_expected() {
     # distribute()'s NOTICE, as a fresh install on the two workers of cluster.sh gives it.
     local notice="NOTICE:  pg_baton distributed: 10 tenant tables, 3 reference tables and 44 functions handed to Citus"
     local detail="DETAIL:  The tenant tables are distributed by tenant over 2 worker nodes, colocated with baton.tenants; every function that takes the tenant first runs on the node that holds it. The shards have the indexes and constraints of their tables, and each worker's ids a range of their own."
-    local hint="HINT:  SELECT * FROM citus_tables shows the tables; docs/scale-out.md says what runs where."
+    local hint="HINT:  SELECT * FROM citus_tables shows the tables; docs/guide/scale-out.md says what runs where."
     awk -v notice="$notice" -v detail="$detail" -v hint="$hint" 'BEGIN { skip = 0 }
          /^\\c hj_/ { skip = 1 } /^\\c :hj_home/ { skip = 0 }
          /^CREATE SEQUENCE regress_run_ids;$/ { drop = 1 }

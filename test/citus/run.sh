@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # pg_baton on Citus: a throwaway three-node cluster (test/citus/cluster.sh: a coordinator
 # and two workers on ports P..P+2, one socket directory) and the checks of
-# docs/scale-out.md, each printed as "ok" or "FAIL"; the last line is "N passed, N failed".
+# docs/guide/scale-out.md, each printed as "ok" or "FAIL"; the last line is "N passed, N failed".
 # Without Citus installed ($(pg_config --pkglibdir)/citus.so absent) it prints one line
 # saying so and exits 0, so that CI on a machine without Citus stays green.
 #
@@ -553,7 +553,7 @@ check "dead_rows on A's worker sees the dead rows of A's shard of deliveries" "w
 check "... dead_rows on B's worker does not" "ok" "$(dead_rows "$WB" | cut -d' ' -f1)"
 check "... nor the coordinator's, which reads its own tables only (no shard of a worker)" "ok f" \
     "$(dead_rows "$C" | awk '{print $1, ($0 ~ /deliveries_/ ? "t" : "f")}')"
-check "the nodes' rows gathered through the coordinator (docs/scale-out.md, Health): A's worker's names the shard" "3 1" \
+check "the nodes' rows gathered through the coordinator (docs/guide/scale-out.md, Health): A's worker's names the shard" "3 1" \
     "$(q -c "SELECT count(*), count(*) FILTER (WHERE result LIKE '%dead_rows warn: table $SHARD_A:%') FROM run_command_on_all_nodes(\$\$SELECT pg_catalog.string_agg(name || ' ' || status || ': ' || detail, '; ') FROM baton.health WHERE name IN ('xmin_horizon', 'dead_rows', 'reaper')\$\$)" | tr '|' ' ')"
 q -p "$WA" -c "ALTER TABLE $SHARD_A RESET (autovacuum_enabled)" >/dev/null
 q -c "SELECT baton.reap()" >/dev/null
@@ -599,7 +599,7 @@ check "a second distribute() keeps the views' bodies and their readers" "ok $bef
 q -c "CREATE ROLE views_exporter LOGIN" -c "GRANT USAGE ON SCHEMA baton TO views_exporter" \
   -c "GRANT SELECT ON baton.delivery_stats, baton.run_stats, baton.health TO views_exporter" \
   -c "GRANT EXECUTE ON FUNCTION baton.health_checks() TO views_exporter" -c "SELECT baton.distribute()" >/dev/null
-check "a role granted the exporter's views (docs/operations.md), then distribute(), reads them; not schedules" \
+check "a role granted the exporter's views (docs/guide/operations.md), then distribute(), reads them; not schedules" \
     "ok ok ok 42501 42501" \
     "$(for s in "SELECT * FROM baton.delivery_stats" "SELECT * FROM baton.run_stats" "SELECT * FROM baton.health" "SELECT * FROM baton.schedules" "SELECT * FROM baton.schedules_rows()"; do code -U views_exporter -c "$s"; done | paste -sd' ')"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Upgrading and removing pg_baton on a distributed install: a three-node Citus cluster
-# (test/citus/cluster.sh) and the procedures of docs/scale-out.md ("Upgrades", "Removing
+# (test/citus/cluster.sh) and the procedures of docs/guide/scale-out.md ("Upgrades", "Removing
 # pg_baton from a cluster"), each check printed as "ok" or "FAIL".
 #
 #   bash test/citus/upgrade.sh      (PG_CONFIG as for run.sh, as root; BATON_CITUS_PORT the
@@ -8,7 +8,7 @@
 #
 #   1. CREATE EXTENSION pg_baton VERSION '0.6.0' through the coordinator (Citus creates
 #      it on the workers in the same version): the library refuses distribute() there,
-#      like every call on a schema older than its own (docs/versions.md), so the rows
+#      like every call on a schema older than its own (docs/guide/versions.md), so the rows
 #      of 0.6.0 (twelve tenants, a workflow naming a decide function) are written by
 #      plain SQL into the coordinator's tables, with triggers off. (Deliveries come after
 #      the update: distribute() copies a table's rows into its shards, and the fence
@@ -132,7 +132,7 @@ check "deliveries in four statuses" "claimed 12 failed 12 finished 12 pending 12
     "$(q -c "SELECT string_agg(status || ' ' || n, ' ' ORDER BY status) FROM (SELECT status, count(*) n FROM baton.deliveries GROUP BY status) s")"
 check "tenants on both workers" "2" "$(q -c "SELECT count(DISTINCT nodeport) FROM pg_dist_shard_placement WHERE shardid IN (SELECT get_shard_id_for_distribution_column('baton.tenants', tenant) FROM baton.tenants)")"
 # A role granted by grant_admin reads delivery_stats through the coordinator, whose body
-# distribute() made read delivery_stats_rows() (docs/scale-out.md).
+# distribute() made read delivery_stats_rows() (docs/guide/scale-out.md).
 q -c "CREATE ROLE up_admin LOGIN" -c "SELECT baton.grant_admin('up_admin')" >/dev/null
 # 0.11.0: the decide function by its signature, on the workflows placement of every node.
 check "workflows.decide holds the function's signature on every node (0.11.0)" \

@@ -5,7 +5,7 @@ SET client_min_messages = warning;
 
 -- Every row of every baton table as JSON, and the names of their timestamptz columns
 -- (run.sh ranks those values: normalise.py). baton.wakeup_key is left out: each
--- database makes a secret of its own (docs/wakeups.md).
+-- database makes a secret of its own (docs/guide/wakeups.md).
 CREATE FUNCTION dw.rows(OUT tbl text, OUT j text) RETURNS SETOF record LANGUAGE plpgsql AS $$
 DECLARE
   rel text;

@@ -32,7 +32,7 @@ with the time it was sent (before the server read its clock) and the time it was
 answered (after its commit), an operation that may end a lease with the time it was
 sent. Each takes as certain only what these bounds prove, so none can report a
 violation that did not happen; each would report one that lasted longer than a call's
-round trip (docs/faults.md shows them failing on real claims with the limits removed).
+round trip (docs/internals/faults.md shows them failing on real claims with the limits removed).
 """
 
 import bisect

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The crash and kill suite of pg_baton (docs/faults.md).
+# The crash and kill suite of pg_baton (docs/internals/faults.md).
 #
 #   bash test/fault/run.sh --short    2 rounds of every fault, 2-4 minutes
 #                                     (what test/run-all.sh runs)

@@ -191,7 +191,7 @@ q -d oldver -c "CREATE EXTENSION pg_baton VERSION '$OLD_VERSION'" >/dev/null
 check "oldver has pg_baton $OLD_VERSION, app the default version" "$OLD_VERSION $(sed -n -E "s/^default_version = '(.*)'/\1/p" "$ROOT/pg_baton.control")" \
     "$(q -d oldver -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'") $(q -d app -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'")"
 tooling_fill app "$ROLE" || not_ok "fill app"
-# The library refuses every call on a schema older than its own (docs/versions.md):
+# The library refuses every call on a schema older than its own (docs/guide/versions.md):
 # oldver gets app's rows as they are now, by plain SQL (tooling_copy_rows).
 tooling_copy_rows app oldver || not_ok "fill oldver (app's rows copied)"
 
@@ -263,7 +263,7 @@ check "the due schedule is due, the other not" "due_tick:true,nightly:false" \
 
 # Versions before 0.11.0 name a workflow's decide function by its oid (a regprocedure
 # column), which pg_upgrade refuses: such a database is updated on the older major first,
-# as docs/versions.md says to.
+# as docs/guide/versions.md says to.
 check "oldver at $OLD_VERSION has the regprocedure column pg_upgrade refuses" "baton.workflows.decide regprocedure" \
     "$(q -d oldver -c "SELECT a.attrelid::regclass || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
                        FROM pg_attribute a WHERE a.attrelid = 'baton.workflows'::regclass AND a.attname = 'decide'")"
@@ -531,7 +531,7 @@ COPY_PORT=$(cluster_free_port $((NEW_PORT + 1)))
 if [[ -s $DIR/app.dump ]] && PG_CONFIG=$NEW_PG_CONFIG cluster_start "$COPY" "$COPY_PORT" \
     "shared_preload_libraries = 'pg_baton'" "baton.reaper_interval = '100ms'" >/dev/null; then
     # Preloaded, its background reaper on: it leaves the restored database alone until
-    # the first write, then reaps (docs/operations.md, "Backups").
+    # the first write, then reaps (docs/guide/operations.md, "Backups").
     on "$COPY" "$COPY_PORT"
     check "the dump was written by PostgreSQL $NEW_MAJOR's pg_dump, from a $OLD_MAJOR server" "$NEW_MAJOR $OLD_MAJOR" \
         "$("$NEW_BIN/pg_restore" -l "$DIR/app.dump" | sed -n -E 's/^; +Dumped by pg_dump version: ([0-9]+).*/\1/p') $("$NEW_BIN/pg_restore" -l "$DIR/app.dump" | sed -n -E 's/^; +Dumped from database version: ([0-9]+).*/\1/p')"

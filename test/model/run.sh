@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Model checks of pg_baton's protocols with spin (docs/model.md): for each Promela model,
+# Model checks of pg_baton's protocols with spin (docs/internals/model.md): for each Promela model,
 # spin -a generates the verifier, gcc compiles it (pan, exhaustive safety search:
 # assertions and invalid end states), and pan runs it to the end.
 #

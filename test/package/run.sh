@@ -344,7 +344,7 @@ check "CREATE EXTENSION pg_baton installs default_version" "$VERSION" \
         -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_baton'" 2>&1)"
 
 # cycle NAME TENANT: create the tenant, enqueue one item, claim it, finish it; check each
-# answer against what the contract says (docs/functions.md).
+# answer against what the contract says (docs/guide/functions.md).
 cycle() {
     local name=$1 tenant=$2 id claimed gen status
     check "$name: create_tenant makes an active tenant" "active" \

@@ -310,7 +310,7 @@ check "a delivery created 6 s before its transaction wrote it: purged by the nex
 wait "$HOLDER"
 
 # --- 2d. a database whose pg_baton is older than the library --------------------------
-# The library refuses every call on an older schema (docs/versions.md): latedb's reaper
+# The library refuses every call on an older schema (docs/guide/versions.md): latedb's reaper
 # does not call, says so once (no error each round), and reaps once the database is
 # updated. Its rows are written by plain SQL with triggers off (the only way in at 0.8.0):
 # the in-use mark, a tenant, a delivery whose lease has expired; the update to 0.9.0

@@ -13,7 +13,7 @@
 #     (enqueue, claim, finish, a transition, a marker claim), the fence holds there;
 #   - the way a restore passes the fence is no way for live writes to pass it;
 #   - pg_dump --schema-only, a dump of another schema and --data-only into an existing
-#     install behave as docs/operations.md says; amcheck is clean on every restored copy.
+#     install behave as docs/guide/operations.md says; amcheck is clean on every restored copy.
 # Last line: "N passed, N failed".
 set -uo pipefail
 HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
@@ -116,7 +116,7 @@ check "the fenced tenant refuses a claim after the restore" "DU002" \
 
 # --- the restore's way past the fence is no way for live writes ------------------------
 # A fresh restore not yet written to: the window in which a restore's COPY passes the
-# fence (docs/operations.md, "Backups"). Each other kind of write is refused even now.
+# fence (docs/guide/operations.md, "Backups"). Each other kind of write is refused even now.
 q -c "CREATE DATABASE fresh" >/dev/null
 "$B/pg_restore" -d fresh "$DIR/src.dump" 2>/dev/null
 in_use() { q -d fresh -c "SELECT count(*) FROM baton.in_use"; }

@@ -121,7 +121,7 @@ SQL
 # tooling_copy_rows FROM TO: the rows of pg_baton's tables in database FROM (at the
 # default version, filled through the functions) written into database TO, whose
 # pg_baton is at an older version. The library refuses every call there, and every
-# write its triggers see, until ALTER EXTENSION pg_baton UPDATE (docs/versions.md): so
+# write its triggers see, until ALTER EXTENSION pg_baton UPDATE (docs/guide/versions.md): so
 # the rows go in as plain SQL, by COPY of the columns TO's tables have, as a superuser
 # with triggers off (session_replication_role = replica), and TO's sequences are set
 # to FROM's. TO keeps its own wake-up secret, and its in-use mark is set when FROM's
@@ -152,8 +152,8 @@ tooling_tables() {
 # tooling_digest DB DIR [all]: DIR/<table> holds one md5 per row of each baton table
 # (sorted), DIR/<sequence> its last_value and is_called; DIR/counts the row count of each.
 # baton.in_use is left out: it says whether this copy has been written to, and a
-# restored copy starts without its row by design (docs/operations.md, "Backups"). So is
-# baton.wakeup_key: every copy makes a secret of its own (docs/wakeups.md). Of
+# restored copy starts without its row by design (docs/guide/operations.md, "Backups"). So is
+# baton.wakeup_key: every copy makes a secret of its own (docs/guide/wakeups.md). Of
 # baton.leases only the live rows count (those of leases the deliveries hold): it is not
 # dumped, and a restore writes those alone. Of baton.key_slots and baton.key_waiting
 # (not dumped either) the counts and the waiting deliveries count, not the times a

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # pg_baton in the hands of a database owner who is not a superuser (pg_baton is a
-# trusted extension; docs/security.md, "Who installs pg_baton"). On a throwaway cluster
+# trusted extension; docs/guide/security.md, "Who installs pg_baton"). On a throwaway cluster
 # of its own:
 #   - the owner creates the extension in its database; every object belongs to the
 #     bootstrap superuser, and the owner gets the rows of the tables, the sequences and

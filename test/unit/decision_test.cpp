@@ -22,7 +22,7 @@ constexpr const char* kRun = "6f1c2d3e-0000-4000-8000-00000000abcd";
 using definition::Definition;
 using definition::StageDef;
 
-// The contract's example definition (docs/contract.md, "Workflows and runs").
+// The contract's example definition (docs/internals/contract.md, "Workflows and runs").
 const Definition& example() {
     static const Definition d = definition::parse_definition(test::json_of(R"({
       "start": "gate_user", "requires_approval": true, "decide": "app.user_deletion_decide",

@@ -17,7 +17,7 @@ namespace {
 
 using baton::test::error_of;
 
-// The contract's example definition (docs/contract.md, "Workflows and runs").
+// The contract's example definition (docs/internals/contract.md, "Workflows and runs").
 constexpr const char* kExample = R"({ "start": "gate_user",
   "requires_approval": true,
   "decide": "app.user_deletion_decide",

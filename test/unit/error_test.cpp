@@ -43,7 +43,7 @@ TEST(SqlStateCode, CodesAreDistinct) {
             << "duplicate " << sqlstate_code(static_cast<SqlState>(i));
 }
 
-// The table in docs/contract.md, "Errors".
+// The table in docs/internals/contract.md, "Errors".
 TEST(SqlStateCode, DuClassMatchesTheContract) {
     EXPECT_STREQ(sqlstate_code(SqlState::kLeaseLost), "DU001");
     EXPECT_STREQ(sqlstate_code(SqlState::kTenantFenced), "DU002");

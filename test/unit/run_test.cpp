@@ -255,7 +255,7 @@ TEST(NextStep, FailedWithAttemptsSpentFailsTheRunAtOnce) {
     }
 }
 
-// Every combination, against the rule as docs/contract.md states it.
+// Every combination, against the rule as docs/internals/contract.md states it.
 TEST(NextStep, EveryCombination) {
     for (StageStatus s : kAllStageStatuses)
         for (int attempt : {0, 1, kMaxAttempts - 1, kMaxAttempts, kMaxAttempts + 1})

@@ -2,7 +2,7 @@
 # Upgrades: pg_baton 0.1.0 -> 0.2.0 -> 0.3.0 -> 0.4.0 -> 0.5.0 -> 0.6.0 -> 0.7.0 -> 0.8.0 -> 0.9.0 -> 0.10.0 -> 0.11.0 -> 0.12.0 -> 0.13.0 -> 0.14.0 -> 0.15.0 with ALTER EXTENSION pg_baton UPDATE, against the
 # running test cluster (PGHOST/PGPORT/PGUSER exported, PG_CONFIG exported, the extension
 # installed). The library serves the schema of its own version only: on an older one it
-# refuses every call and every write its triggers see (55000, docs/versions.md), so rows
+# refuses every call and every write its triggers see (55000, docs/guide/versions.md), so rows
 # are written at an older version by plain SQL. Scratch databases:
 #   X  CREATE EXTENSION pg_baton (the default version), filled through the functions
 #      (tenants in every state, deliveries in every status, a bound target, runs with
@@ -297,7 +297,7 @@ q -d $A -c "DROP SCHEMA up_app CASCADE" >/dev/null 2>&1
 # --- D: grants made before an update --------------------------------------------------
 # At 0.1.0 the grant_* helpers are refused like every call. Roles granted 0.1.0's
 # functions there by GRANT keep their grants through the update, but get what 0.7.0 and 0.8.0 added only when the grant_*
-# helper runs (docs/operations.md, "Upgrades").
+# helper runs (docs/guide/operations.md, "Upgrades").
 q -d $D -c "CREATE EXTENSION pg_baton VERSION '0.1.0'"
 for r in producer worker admin; do
     q -d postgres -c "CREATE ROLE baton_up_$r"

@@ -79,7 +79,7 @@ Check read_state_by_statement(const pg_uuid_t* tenant, bool latest) {
 // Reads the state through the tenants primary key, with the latest committed data and
 // this transaction's own writes (latest) or the statement's snapshot. A direct index
 // probe: the fence runs once per writing transaction, and an SPI statement costs
-// more (docs/performance.md). On a Citus
+// more (docs/internals/performance.md). On a Citus
 // install, a statement (read_state_by_statement). *mine (when not nullptr) tells
 // whether this transaction wrote the row read (a create_tenant not yet committed), which
 // pg/access/authz_cache must not keep.

@@ -40,7 +40,7 @@ PGFunction lock_shard_metadata() {
     if (fn == nullptr)
         throw Error(SqlState::kInternal, "citus has no function lock_shard_metadata",
                     "pg_baton holds a tenant's shards in place with it during a write call.",
-                    "Install a Citus version pg_baton supports (docs/scale-out.md).");
+                    "Install a Citus version pg_baton supports (docs/guide/scale-out.md).");
     return fn;
 }
 

@@ -1,6 +1,6 @@
 // Claim hints in shared memory: one claim_hint::State per (database, tenant, target),
 // so that claims skip the dead index entries of rows claimed before them (see
-// src/core/claim_hint.hpp for the protocol, docs/performance.md for the figures).
+// src/core/claim_hint.hpp for the protocol, docs/internals/performance.md for the figures).
 //
 // Only with shared_preload_libraries = 'pg_baton' (the memory is reserved at start-up);
 // without it every claim scans from the top, as it always did. A hint only moves where a

@@ -81,7 +81,7 @@ std::uint32_t domain_columns(Relation rel, const AttrNumber* col) {
 }
 
 // True when the direct path can do every duty of the executor on the table
-// (docs/architecture.md, "What the direct path does with each executor duty").
+// (docs/internals/architecture.md, "What the direct path does with each executor duty").
 bool direct_shape(Relation rel, const AttrNumber* col) {
     if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relrowsecurity || rel->rd_rules != nullptr ||
         compat::has_generated_columns(rel))

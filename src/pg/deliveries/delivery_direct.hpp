@@ -7,7 +7,7 @@
 // and the removal of its lease's row.
 //
 // It does what the statements' executor does, or open() returns nullptr and the store
-// runs the statements: docs/architecture.md, "What the direct path does with each
+// runs the statements: docs/internals/architecture.md, "What the direct path does with each
 // executor duty", lists each duty. In short: NOT NULL and CHECK constraints by
 // ExecConstraints, index entries and their unique and exclusion checks as
 // ExecInsertIndexTuples() writes them (write_indexes()), the

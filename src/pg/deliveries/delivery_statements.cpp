@@ -280,7 +280,7 @@ pg::KeptPlan g_reap_tenants = {
 // Returns up to $2 expired leases of one tenant expiring at $4 or later, oldest expiry
 // first, skipping rows others hold: the deliveries claimed at the generation of an expired row of
 // baton.leases, whose lease (lease_until, renewed or not) has expired. The CASE is
-// delivery::give_back_status(), set-wise (docs/architecture.md, the rule copies). $3 is
+// delivery::give_back_status(), set-wise (docs/internals/architecture.md, the rule copies). $3 is
 // now(), the transaction's start: Citus refuses now() inside a CASE of a distributed
 // UPDATE.
 pg::KeptPlan g_reap = {
@@ -326,7 +326,7 @@ pg::KeptPlan g_cancel = {
 // the subquery locked it is rechecked). Oldest settled first, rows others lock skipped:
 // no index orders settled rows (one on settled_at would keep finishes from being HOT
 // updates), so the oldest are sorted out of the target's rows, read from the tenant's
-// range of an index (the dedup key's leads with the key, not the target: docs/choices.md,
+// range of an index (the dedup key's leads with the key, not the target: docs/internals/choices.md,
 // "The dedup key's index").
 #define REDRIVE_SET                                                                               \
     "UPDATE baton.deliveries d SET status = " PENDING ", attempts = 0, "                          \

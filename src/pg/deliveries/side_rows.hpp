@@ -1,6 +1,6 @@
 // The narrow tables kept in step with baton.deliveries, so that the delivery's own table
 // needs no index on a column a claim, a renew or a finish changes
-// (docs/architecture.md, "The side tables of deliveries"):
+// (docs/internals/architecture.md, "The side tables of deliveries"):
 //
 //   baton.leases  a row per lease held (tenant, id, generation, lease_until), in order
 //                 of expiry, for reap. Added whenever a delivery row is written claimed

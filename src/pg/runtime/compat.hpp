@@ -5,7 +5,7 @@
 
 // pg_baton builds against PostgreSQL 15 and 18, where it is built and tested; the 16
 // and 17 branches follow those majors' release notes and headers, unbuilt here
-// (docs/versions.md).
+// (docs/guide/versions.md).
 
 // MyProc's local transaction id moved into a struct in PostgreSQL 17.
 #if PG_VERSION_NUM >= 170000

@@ -3,7 +3,7 @@
 // Each is a transaction-level lock (released at commit or abort) on an advisory LOCKTAG of
 // this database: 64 bits of key in its first two fields and, in the fourth (objsubid), the
 // purpose below. pg_advisory_lock() and its kind put only 1 or 2 there, so no key a user
-// picks can name one of pg_baton's locks (docs/security.md). The values are visible in
+// picks can name one of pg_baton's locks (docs/guide/security.md). The values are visible in
 // pg_locks.objsubid; they must never be reused for another purpose.
 #pragma once
 

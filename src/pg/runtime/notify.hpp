@@ -1,4 +1,4 @@
-// The wake-ups an enqueue sends, so that idle workers wake up (docs/wakeups.md).
+// The wake-ups an enqueue sends, so that idle workers wake up (docs/guide/wakeups.md).
 //
 // Each (tenant, target) has a channel of its own, named "baton_" followed by 32 hex
 // digits: the first 16 bytes of an HMAC-SHA-256, keyed by this database's secret

@@ -3,7 +3,7 @@
 // created or last updated at (pg_extension.extversion) until ALTER EXTENSION pg_baton
 // UPDATE runs there. The library's statements are written for the schema of its own
 // version (pg_baton.control's default_version when it was built): on an older schema
-// every call is refused, until the update (docs/versions.md).
+// every call is refused, until the update (docs/guide/versions.md).
 //
 // Every SQL-callable function and trigger is refused first when older_installed() says so
 // (pg/runtime/boundary's run(), 55000 naming both versions, with the hint ALTER

@@ -56,7 +56,7 @@ void lock_definers(const text* name) {
 // core for a stored definition it no longer accepts). Read and parsed on every call, not
 // cached per backend: a cache would still have to read the row to notice a user's
 // UPDATE or DELETE of it (row writes send no relcache invalidation), and the parse it
-// would save is a small share of a transition (docs/performance.md, "Workflows").
+// would save is a small share of a transition (docs/internals/performance.md, "Workflows").
 Workflow load_workflow(Spi& spi, text* name, int version) {
     Datum values[2] = {PointerGetDatum(name), Int32GetDatum(version)};
     std::uint64_t n = version == 0 ? spi.run(g_latest, values, nullptr) : spi.run(g_version, values, nullptr);

@@ -4,7 +4,7 @@
 // calls baton.reap() and then baton.fire_schedules() every baton.reaper_interval, one
 // transaction per batch of baton.reaper_batch rows. Without the preload nothing runs,
 // and baton.reap() and baton.fire_schedules() from cron or a worker loop do the same job
-// (docs/operations.md).
+// (docs/guide/operations.md).
 #pragma once
 
 #include "pg/runtime/postgres.hpp"

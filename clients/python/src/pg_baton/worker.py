@@ -24,7 +24,7 @@ Needs psycopg 3 (Debian: apt-get install python3-psycopg). What it does, in a lo
      BATON_SHUTDOWN_GRACE_SECONDS, then release every lease still held with
      retry(..., delay => 0): the item is pending again at once instead of waiting for its
      lease to expire. The interrupted attempt counts (the contract has no release that
-     gives it back; see docs/wakeups.md), so an item on its last attempt is failed;
+     gives it back; see docs/guide/wakeups.md), so an item on its last attempt is failed;
   6. a lost connection is reopened (with backoff) and the interrupted call repeated:
      renew, finish and retry are fenced by generation, not by session, so held leases
      survive a reconnect.
@@ -33,7 +33,7 @@ With BATON_FAIR=1 the worker serves the target for every tenant instead of one: 
 claims with baton.claim_fair(target, lease, BATON_BATCH), which leases deliveries of
 each tenant that binds the target (baton.bind_target) to a role the worker's user is a
 member of, is active and has not paused it, tenant after tenant in turns of each
-binding's weight (docs/fairness.md). Each item carries its tenant, and every renew,
+binding's weight (docs/guide/fairness.md). Each item carries its tenant, and every renew,
 finish, retry and release names the item's tenant. A fair pool has no wake-up channel:
 step 1 is skipped and step 4 waits BATON_POLL_SECONDS (poll only). BATON_TENANT must
 not be set then (the worker refuses to start: it would not be the tenant served).

@@ -30,7 +30,7 @@ from pg_baton.errors import BatonError, LeaseLost, from_psycopg
 
 class InDoubt(BatonError):
     """A marker claimed before by a call that did not complete it (its owner died): the
-    action may or may not have run. Resolve it (docs/markers.md) before going on. Raised
+    action may or may not have run. Resolve it (docs/guide/markers.md) before going on. Raised
     by the runner itself, not by the server (no SQLSTATE)."""
 
 
@@ -58,7 +58,7 @@ class Stage:
             if state == "in_progress":
                 raise InDoubt(f"marker {position} of stage {self.name} ({kind}) is in progress from an earlier claim",
                               detail="The action may or may not have run.",
-                              hint="Check its effect, then baton.resolve_marker (docs/markers.md).")
+                              hint="Check its effect, then baton.resolve_marker (docs/guide/markers.md).")
             return False
         try:
             action()
