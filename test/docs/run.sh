@@ -23,7 +23,7 @@ ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT" || exit 1
 PY=/usr/bin/python3
 export BATON_DOCS_DB=baton_docs
-PAGES=(docs/guide/functions.md)
+PAGES=(docs/guide/getting-started.md docs/guide/functions.md)
 WRITE=
 [[ ${1:-} == --write ]] && WRITE=--write
 PASS=0
