@@ -20,7 +20,13 @@
 #      unbatched and batched, with pg_stat_activity sampled every 50 ms: what the backends
 #      wait for; then how many of the queue table's updates were HOT (no index entry).
 #
-# Options: --calls N (default 2000), --clients N (of the wait events, default 64), --no-perf, --keep DIR (keep the callgrind outputs),
+# The server is preloaded, as in production (the claim hints and the counters in shared
+# memory), with no background reaper. The callgrind part runs pg_baton's cycle twice: with
+# the deliveries' counters on (as shipped) and off (baton.count_events = off, "uncounted"),
+# so the difference is what counting costs a cycle, its commit included.
+#
+# Options: --calls N (default 2000), --clients N (of the wait events, default 64), --no-perf,
+# --only callgrind (part 1 alone), --keep DIR (keep the callgrind outputs),
 # --after-setup FILE (SQL run after every setup of pg_baton's tables, e.g. a schema
 # change to profile against the installed one: see bench/row_rules.sh).
 # Environment: BATON_BENCH_PORT (first port to try, default 55490).
@@ -40,6 +46,7 @@ die() {
 CALLS=2000
 CLIENTS=64
 PERF=1
+ONLY=""
 KEEP=""
 AFTER_SETUP=""
 while (($# > 0)); do
@@ -47,6 +54,7 @@ while (($# > 0)); do
         --calls) CALLS=${2:?--calls N}; shift ;;
         --clients) CLIENTS=${2:?--clients N}; shift ;;
         --no-perf) PERF=0 ;;
+        --only) ONLY=${2:?--only callgrind}; [[ $ONLY == callgrind ]] || die "--only takes 'callgrind'"; PERF=0; shift ;;
         --keep) KEEP=${2:?--keep DIR}; shift ;;
         --after-setup) AFTER_SETUP=$(readlink -f "${2:?--after-setup FILE}"); shift ;;
         -h | --help)
@@ -79,7 +87,8 @@ cleanup() {
 trap cleanup EXIT
 
 PORT=$(cluster_free_port "${BATON_BENCH_PORT:-55490}") || die "no free port"
-cluster_start "$CLUSTER" "$PORT" "shared_buffers = 512MB" 2>/dev/null || die "could not start a cluster"
+cluster_start "$CLUSTER" "$PORT" "shared_buffers = 512MB" "shared_preload_libraries = 'pg_baton'" \
+    "baton.reaper_databases = ''" 2>/dev/null || die "could not start a cluster"
 q() { psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
 q -c "CREATE DATABASE prof"
 # after_setup: the --after-setup SQL, if any, after each setup of pg_baton's tables.
@@ -120,7 +129,7 @@ if ((PERF)) && command -v perf >/dev/null && perf record -e cpu-clock -o /dev/nu
         | grep -E '^ +[0-9]' | grep pg_baton \
         | sed -E 's/\(anonymous namespace\):://g; s/baton::(pg::|api::)?//g' | cut -c1-160 | head -25; } || true
     echo
-else
+elif [[ -z $ONLY ]]; then
     echo "== perf: not available here (perf record -e cpu-clock failed); skipped"
     echo
 fi
@@ -128,6 +137,7 @@ fi
 # ---------------------------------------------------------------------------
 # 4. the plans pg_baton's statements run with (auto_explain, nested statements)
 # ---------------------------------------------------------------------------
+if [[ -z $ONLY ]]; then
 echo "== plans of the statements pg_baton runs inside claim, renew, finish, finish_batch and a stage step"
 echo "   (auto_explain of the nested SPI statements: kept generic plans, as every backend runs them;"
 echo "   100,000 pending deliveries, ANALYZEd while none was claimed (a fresh or idle queue), then 50"
@@ -194,6 +204,7 @@ waits plain_cycle.sql "plain SQL cycle, $CLIENTS clients" q
 waits baton_batch.sql "pg_baton batched, $CLIENTS clients" baton.deliveries
 waits plain_batch.sql "plain SQL batched, $CLIENTS clients" q
 echo
+fi
 
 # ---------------------------------------------------------------------------
 # 1. callgrind on the backends of a postmaster run under valgrind
@@ -221,6 +232,10 @@ baton_prepare() {
 }
 baton_claim() { echo "EXECUTE claim('$TENANT');"; }
 baton_finish() { echo "EXECUTE finish('$TENANT', $1, 1);"; }
+# The same with the deliveries' counters off for the session.
+uncounted_prepare() { echo "SET baton.count_events = off;"; baton_prepare; }
+uncounted_claim() { baton_claim; }
+uncounted_finish() { baton_finish "$1"; }
 plain_prepare() {
     echo "PREPARE claim AS WITH c AS (UPDATE q SET status = 'claimed', generation = generation + 1, lease_until = now() + interval '30 seconds' WHERE id = (SELECT id FROM q WHERE status = 'pending' AND run_after <= now() ORDER BY priority DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id, generation) SELECT count(*), coalesce(max(id), 0), coalesce(max(generation), 0) FROM c;"
     echo "PREPARE finish(bigint, bigint) AS UPDATE q SET status = 'finished' WHERE id = \$1 AND generation = \$2 AND status = 'claimed';"
@@ -268,7 +283,7 @@ echo "== callgrind: the postmaster under valgrind --tool=callgrind (fsync off); 
 echo "   runs: $W warm-up cycles; + $CALLS claims; + $CALLS cycles (claim, finish, claim, ...); cost per call ="
 echo "   difference of the backends' instruction counts between runs with and without those calls"
 declare -A IR
-for sys in baton plain; do
+for sys in baton uncounted plain; do
     IR[$sys.w]=$(run_callgrind "$sys.w" "$sys" 0 0)
     IR[$sys.c]=$(run_callgrind "$sys.c" "$sys" "$CALLS" 0)
     IR[$sys.cf]=$(run_callgrind "$sys.cf" "$sys" "$CALLS" "$CALLS")
@@ -278,11 +293,16 @@ bc_=$(per "${IR[baton.c]} - ${IR[baton.w]}")
 bf_=$(per "${IR[baton.cf]} - ${IR[baton.c]}")
 pc_=$(per "${IR[plain.c]} - ${IR[plain.w]}")
 pf_=$(per "${IR[plain.cf]} - ${IR[plain.c]}")
+uc_=$(per "${IR[uncounted.c]} - ${IR[uncounted.w]}")
+uf_=$(per "${IR[uncounted.cf]} - ${IR[uncounted.c]}")
 printf '   %-10s %12s %12s %12s\n' "" claim finish cycle
 printf '   %-10s %12s %12s %12s\n' pg_baton "$bc_" "$bf_" $((bc_ + bf_))
+printf '   %-10s %12s %12s %12s\n' uncounted "$uc_" "$uf_" $((uc_ + uf_))
 printf '   %-10s %12s %12s %12s\n' "plain SQL" "$pc_" "$pf_" $((pc_ + pf_))
 printf '   %-10s %12.2f %12.2f %12.2f   (instructions per call, pg_baton / plain SQL)\n' ratio \
     "$(awk "BEGIN{print $bc_/$pc_}")" "$(awk "BEGIN{print $bf_/$pf_}")" "$(awk "BEGIN{print ($bc_+$bf_)/($pc_+$pf_)}")"
+printf '   %-10s %12.3f %12.3f %12.3f   (instructions per call, counters on / off)\n' counters \
+    "$(awk "BEGIN{print $bc_/$uc_}")" "$(awk "BEGIN{print $bf_/$uf_}")" "$(awk "BEGIN{print ($bc_+$bf_)/($uc_+$uf_)}")"
 
 # Functions by inclusive cost in a run, without the unnamed static functions of the
 # stripped server binary; names shortened.
