@@ -22,6 +22,9 @@
 #     throwing handler is retried and finished at attempt 2; SIGTERM when idle: exit 0;
 #   - renewals: a handler 2.5x longer than the lease while the test reaps every 0.3 s:
 #     finished at generation 1, renewed on the way;
+#   - a lost connection (its backend terminated) while two handlers run: the worker
+#     reconnects, and both items are renewed and finished at generation 1 while the test
+#     reaps;
 #   - SIGKILL inside a handler: the lease expires and is reaped (generation 2), a second
 #     worker finishes the item at generation 3;
 #   - SIGTERM inside a handler past the grace period: exit 0 and the lease released at
@@ -174,6 +177,24 @@ check "renewals: a handler 2.5x longer than the lease finishes at generation 1 w
     "$(q -c "SELECT status || ' ' || generation || ' ' || attempts FROM baton.deliveries WHERE id = $id")"
 n=$(grep -cE "renewed id=$id generation=1$" "$WORK/renew.log")
 check "renewals: every lease/3 on the way ($n, expected >= 5)" "t" "$( ((n >= 5)) && echo t)"
+stop_worker "$WPID"
+
+# A lost connection while two handlers run: the worker reconnects, its leases survive.
+ids=$(q -c "SELECT baton.enqueue('$T', 'w', 'recon' || g, '{\"sleep\": 4}') FROM generate_series(1, 2) g" | paste -sd,)
+start_worker "$WORK/recon.log" BATON_CONCURRENCY=2 BATON_LEASE_SECONDS=3 BATON_REAP=0
+if wait_log "$WORK/recon.log" "claimed id=${ids#*,} " 20; then
+    q -c "SELECT pg_terminate_backend($(grep -oE 'connected pid=[0-9]+' "$WORK/recon.log" | tail -n 1 | sed 's/.*=//'))" >/dev/null
+    t0=$SECONDS
+    while ((SECONDS - t0 < 15)) && [[ $(q -c "SELECT count(*) FROM baton.deliveries WHERE id IN ($ids) AND status = 'finished'") != 2 ]]; do
+        q -c "SELECT baton.reap()" >/dev/null
+        sleep 0.3
+    done
+    check "a lost connection: the worker reconnects, both running items renewed and finished at generation 1 while the test reaps" \
+        "2 finished 1|finished 1" \
+        "$(grep -c ' connected pid=' "$WORK/recon.log") $(q -c "SELECT status || ' ' || generation FROM baton.deliveries WHERE id IN ($ids) ORDER BY id" | paste -sd'|')"
+else
+    not_ok "the worker claimed both items at once: $(tail -n 3 "$WORK/recon.log")"
+fi
 stop_worker "$WPID"
 
 # SIGKILL inside a handler.

@@ -47,7 +47,7 @@ const heldKey = (tenant, id) => `${tenant}/${id}`;
 function isConnectionError(e) {
   const code = e && e.code;
   if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return true; // ECONNRESET, EPIPE...
-  if (isServerError(e)) return code.startsWith('08') || code.startsWith('57P');
+  if (isServerError(e)) return (code.startsWith('08') && code !== '08P01') || code.startsWith('57P');
   return /terminated|connection|closed|socket|ended/i.test(String(e && e.message));
 }
 
@@ -219,16 +219,17 @@ export class Worker {
   // a lost connection it reconnects and runs the statement again: safe for renew, finish
   // and retry (fenced by generation; a repeated finish or retry answers the stored
   // status). A claim whose answer was lost leaves its rows claimed until their leases
-  // expire and someone reaps them.
+  // expire and someone reaps them. A statement that loses ten fresh connections in a row
+  // is given up.
   async call(sql, params = []) {
-    for (;;) {
+    for (let tries = 1; ; tries++) {
       const client = await this.connection();
       try {
         return (await client.query(sql, params)).rows;
       } catch (e) {
         if (!isConnectionError(e)) throw fromPg(e);
         if (this.client === client) this.dropConnection(e);
-        if (this.closing && this.stops > 1) throw e;
+        if ((this.closing && this.stops > 1) || tries >= 10) throw e;
       }
     }
   }
