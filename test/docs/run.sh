@@ -3,12 +3,13 @@
 #
 # Runs against the server in PGHOST/PGPORT/PGUSER (run-all.sh's cluster: preloaded,
 # pg_baton installed, no background reaper). Checks:
-#   sessions  each page below documents one psql session in its ```psql blocks
-#             (test/docs/session.py says how they are marked): the session runs, in
-#             order, in a fresh database of its own (baton_docs, dropped at the end, with
-#             the roles the page creates), and each block's output must equal the page's
-#             (one check per block; a diff on mismatch). --write rewrites the pages'
-#             outputs from the run instead.
+#   sessions  each page of PAGES (getting started, functions, markers, workflows) documents
+#             one psql session in its ```psql blocks (and ```sql session blocks that run
+#             without showing output; test/docs/session.py says how they are marked): the
+#             session runs, in order, in a fresh database of its own (baton_docs, dropped at
+#             the end with the roles the page creates), and each block's output must equal
+#             the page's (one check per block; a diff on mismatch). --write rewrites the
+#             pages' outputs from the run instead.
 #   links     every relative link of README.md and docs/ names a file that exists, and
 #             its #anchor a heading of that file
 #   paths     every docs/NAME.md named anywhere in the repository exists
@@ -23,7 +24,7 @@ ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT" || exit 1
 PY=/usr/bin/python3
 export BATON_DOCS_DB=baton_docs
-PAGES=(docs/guide/getting-started.md docs/guide/functions.md)
+PAGES=(docs/guide/getting-started.md docs/guide/functions.md docs/guide/markers.md docs/guide/workflows.md)
 WRITE=
 [[ ${1:-} == --write ]] && WRITE=--write
 PASS=0

@@ -6,17 +6,21 @@
 A page documents a session in fenced blocks opened by ```psql. In a block, a line that
 starts with "=# " is a statement (or a psql meta-command) as typed at psql's prompt, a
 line that starts with "-# " continues it, and every other line up to the next "=# " is
-what psql printed for it. The page's blocks, in order, form one session in one database:
+what psql printed for it. A block opened by ```sql session is plain SQL (definitions, a
+driver loop) that belongs to the session but shows no output: it runs in its place and
+must print no ERROR. The page's blocks, in order, form one session in one database:
 the statements are fed to one psql (as a script, so psql prints each command's tag), and
 what it prints for each is cut out by an \\echo marker the runner puts between them.
 
 What varies from run to run is normalised, in the output that psql printed only:
   - "psql:<stdin>:LINE: " before an error and the LOCATION line of a verbose error go;
   - "PID 1234" of an asynchronous notification becomes "PID <pid>";
-  - a wake-up channel name (baton_ and 32 hex digits, keyed by the database's own random
-    secret) becomes <VAR>, VAR the psql variable that holds that name at the end of the
-    session, or <channel> when none does.
-Nothing else is rewritten: a page that shows now() or a generated id must not.
+  - a value made at run time and kept in a psql variable (\gset) that is a uuid (a run's
+    id) or a wake-up channel's name (baton_ and 32 hex digits, keyed by the database's
+    own random secret) becomes <VAR>, VAR the variable that holds it at the end of the
+    session; a channel's name in no variable becomes <channel>. A value the page types
+    (a tenant's uuid in \set) stays as it is.
+Nothing else is rewritten: a page must not show now() or another uuid made at run time.
 
 Prints one line per block ("ok   - PAGE: block N (heading)" or "FAIL - ..." with a diff
 of the documented output against the real one); exits 1 when a block differs. With
@@ -34,6 +38,7 @@ import sys
 MARK = "@@baton-docs-item "
 VARS = "@@baton-docs-vars"
 CHANNEL = re.compile(r"baton_[0-9a-f]{32}")
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def parse(text):
@@ -46,13 +51,18 @@ def parse(text):
     while i < len(lines):
         if lines[i].startswith("#"):
             heading = lines[i].lstrip("#").strip()
-        if lines[i].strip() == "```psql":
+        if lines[i].strip() in ("```psql", "```sql session"):
+            silent = lines[i].strip() != "```psql"
             j = i + 1
             while j < len(lines) and not lines[j].startswith("```"):
                 j += 1
             if j == len(lines):
                 raise SystemExit(f"unclosed ```psql block at line {i + 1}")
             items = []
+            if silent:
+                blocks.append((i, j, heading, [[lines[i + 1:j], None]]))
+                i = j + 1
+                continue
             for n, line in enumerate(lines[i + 1:j], start=i + 2):
                 if line.startswith("=# ") or line == "=#":
                     items.append([[line[3:]], []])
@@ -101,9 +111,12 @@ def run(blocks):
     return raw, variables
 
 
-def normalise(text, variables):
-    names = {v: k for k, v in variables.items() if CHANNEL.fullmatch(v)}
+def normalise(text, variables, typed):
+    names = {v: k for k, v in variables.items()
+             if (CHANNEL.fullmatch(v) or UUID.fullmatch(v)) and v not in typed}
     out = []
+    if text == "":
+        return out
     if text.endswith("\n"):
         text = text[:-1]
     for line in text.split("\n"):
@@ -112,6 +125,7 @@ def normalise(text, variables):
         line = re.sub(r"^psql:<stdin>:\d+: ", "", line)
         line = re.sub(r"\bPID \d+\b", "PID <pid>", line)
         line = CHANNEL.sub(lambda m: f"<{names[m.group(0)]}>" if m.group(0) in names else "<channel>", line)
+        line = UUID.sub(lambda m: f"<{names[m.group(0)]}>" if m.group(0) in names else m.group(0), line)
         out.append(line)
     return out
 
@@ -133,6 +147,7 @@ def main():
     if not blocks:
         raise SystemExit(f"{page}: no ```psql block")
     raw, variables = run(blocks)
+    typed = "\n".join(x for _, _, _, items in blocks for inputs, _ in items for x in inputs)
     failed = 0
     k = 0
     new_blocks = []
@@ -141,14 +156,29 @@ def main():
         same = True
         diffs = []
         for inputs, documented in items:
-            real = normalise(raw[k], variables)
+            real = normalise(raw[k], variables, typed)
             k += 1
+            if documented is None:
+                errors = [x for x in real if x.startswith("ERROR:")]
+                if errors:
+                    same = False
+                    diffs.extend(["a ```sql session block printed:"] + errors)
+                real_block = None
+                continue
             if strip_end(real) != strip_end(documented):
                 same = False
                 diffs.append(f"=# {inputs[0]}")
                 diffs.extend(list(difflib.unified_diff(strip_end(documented), strip_end(real),
                                                        "documented", "real", lineterm="", n=2))[2:])
             real_block.append((inputs, real))
+        if real_block is None:
+            new_blocks.append(None)
+            name = f"{page}: block {number} ({heading}, plain SQL)"
+            print(("ok   - " if same else "FAIL - ") + name)
+            failed += 0 if same else 1
+            for d in diffs:
+                print("    " + d)
+            continue
         name = f"{page}: block {number} ({heading})"
         if same:
             print(f"ok   - {name}")
@@ -161,7 +191,7 @@ def main():
     if write:
         out = []
         prev = 0
-        for start, end, real_block in new_blocks:
+        for start, end, real_block in (b for b in new_blocks if b is not None):
             out.extend(lines[prev:start + 1])
             body = []
             for inputs, real in real_block:
