@@ -55,7 +55,7 @@ declare -A tools=(
     [pkg-config]=pkg-config
     [libgtest-dev]=""
     [python3-psycopg]="" # examples/python, test/clients, test/fault
-    [nodejs]=node        # examples/node/worker.mjs and test/clients (Node.js >= 18)
+    [nodejs]=node        # clients/node, examples/node (test/node, test/clients; Node.js >= 18)
     [npm]=npm
     # test/fuzz (clang++ with libFuzzer) and test/model (spin; pan is compiled with gcc)
     [clang]=clang++

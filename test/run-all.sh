@@ -353,6 +353,7 @@ server_suites() {
     run_suite "reports$x" test/reports/run.sh
     run_suite "metrics$x" test/metrics/run.sh
     run_suite "python$x" test/python/run.sh
+    run_suite "node$x" test/node/run.sh
     run_suite "clients$x" test/clients/run.sh
     run_suite "reaper$x" test/reaper/run.sh
     run_suite "sweep$x" test/sweep/run.sh
