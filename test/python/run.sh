@@ -12,9 +12,22 @@
 #   - the workflow runner: two runs walked, a marked action run once, a failed stage
 #     retried; a runner killed inside a marked action leaves the marker in doubt for the
 #     next owner (InDoubt, the action not run again);
+#   - the errors: a fenced tenant raises TenantNotWritable (the contract's TenantFenced,
+#     DU002), a NULL argument InvalidArgument (22004);
 #   - the worker of the package (examples/python/worker.py on the installed package):
 #     finishes what is enqueued, exits 0 on SIGTERM; killed with SIGKILL inside a
 #     handler, its lease is reaped and a second worker finishes the item at generation 3;
+#   - a Worker of two targets, a handler each, concurrency 4 (the API), its backend
+#     terminated while it works: every item finished exactly once (generation 1,
+#     attempt 1) by its own target's handler, the log names each once with its target;
+#     from the start and end stamps the handlers write: at least two handlers ran at
+#     once, never more than 4, and a handler of each target ran at the same time; idle
+#     with a 30 s poll, it claims an item of either target on its notification;
+#   - BATON_TARGET=a,b and BATON_CONCURRENCY=3 (the example): SIGTERM while 3 handlers
+#     run past the grace period and a fourth item waits: exit 0, every lease released at
+#     once (pending, generation 2, no lease), 3 handlers abandoned; SIGKILL while 4
+#     handlers run: every lease reaped (generation 2), and a second worker finishes every
+#     item (generation 3);
 #   - baton, the command line: each listing as a table and as JSON, enqueue, cancel,
 #     redrive, retry, pause and resume do what they say; a refusal prints its SQLSTATE,
 #     message, detail and hint, no traceback, exit 4; a role without the grants sees
@@ -99,6 +112,24 @@ PY
 check "Producer: enqueue, the same id again, DuplicateKey (DU009, detail, hint), enqueue_batch, a keyed enqueue; LeaseLost" \
     "same True|dup DU009 True True|batch True|keyed True|lost LeaseLost True DU001" "$(paste -sd'|' <<<"$out")"
 
+out=$("$PY" - "$CONN" <<'PY' 2>&1
+import sys, psycopg
+from pg_baton.errors import InvalidArgument, TenantFenced, TenantNotWritable, from_psycopg
+conn = psycopg.connect(sys.argv[1], autocommit=True)
+fenced = "00000000-0000-0000-0000-0000000e7e72"
+conn.execute("SELECT baton.create_tenant(%s), baton.set_tenant_state(%s, 'fenced')", (fenced, fenced))
+for sql, args in (("SELECT baton.enqueue(%s, 'py', 'f1')", (fenced,)), ("SELECT baton.enqueue(%s, NULL, 'n1')", (fenced,))):
+    try:
+        conn.execute(sql, args)
+        print("accepted")
+    except psycopg.Error as e:
+        err = from_psycopg(e)
+        print(type(err).__name__, err.sqlstate, isinstance(err, TenantFenced), isinstance(err, InvalidArgument))
+PY
+)
+check "errors: a fenced tenant is TenantNotWritable (TenantFenced) DU002, a NULL argument InvalidArgument 22004" \
+    "TenantNotWritable DU002 True False|InvalidArgument 22004 False True" "$(paste -sd'|' <<<"$out")"
+
 # --- the worker of the package -------------------------------------------------------------
 run_worker() { # run_worker LOG [VAR=value...]: the example worker on the installed package
     local log=$1
@@ -146,6 +177,120 @@ if wait_log "$WORK/w2.log" "claimed id=$id " 20; then
     wait "$WPID" 2>/dev/null
 else
     not_ok "the worker claimed the long item: $(tail -n 3 "$WORK/w2.log")"
+fi
+
+# --- a worker of two targets, a handler each, four at once ------------------------------------
+count_log() { grep -cE -- "$2" "$1" 2>/dev/null || true; }
+wait_count() { # wait_count LOG REGEX N [SECONDS]: until LOG has N lines matching
+    local i
+    for ((i = 0; i < ${4:-30} * 5; i++)); do (($(count_log "$1" "$2") >= $3)) && return 0; sleep 0.2; done
+    return 1
+}
+cat >"$WORK/two.py" <<'PY'
+# Two targets, a handler each, four at once; each handler writes its start and end stamps.
+import os, sys, time
+from pg_baton.worker import Worker
+stamps = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+def handler(name):
+    def handle(item, lease_lost):
+        os.write(stamps, f"start {item.target} {item.id} {time.monotonic_ns()}\n".encode())
+        lease_lost.wait(float(item.payload.get("sleep", 0)))
+        os.write(stamps, f"end {item.target} {item.id} {time.monotonic_ns()}\n".encode())
+        return {"handled_by": name}
+    return handle
+sys.exit(Worker(sys.argv[2], {"ta": handler("a"), "tb": handler("b")}, concurrency=4, batch=3, lease=10,
+                poll=30, reap=False).run())
+PY
+q -c "SELECT baton.enqueue('$T', t, t || g, '{\"sleep\": 0.4}') FROM unnest(ARRAY['ta', 'tb']) t, generate_series(1, 12) g" >/dev/null
+PGDATABASE=$DB "$PY" "$WORK/two.py" "$WORK/stamps" "$T" >"$WORK/two.log" 2>&1 &
+pids+=($!)
+WPID=$!
+if wait_log "$WORK/two.log" ' claimed ' 20; then
+    pid=$(grep -oE 'connected pid=[0-9]+' "$WORK/two.log" | head -n 1 | sed 's/.*=//')
+    q -c "SELECT pg_terminate_backend($pid)" >/dev/null
+fi
+for ((i = 0; i < 150; i++)); do
+    [[ $(q -c "SELECT count(*) FROM baton.deliveries WHERE target IN ('ta', 'tb') AND status = 'finished'") == 24 ]] && break
+    sleep 0.2
+done
+check "two targets, concurrency 4: all 24 finished exactly once (generation 1, attempt 1)" "24" \
+    "$(q -c "SELECT count(*) FROM baton.deliveries WHERE target IN ('ta', 'tb') AND status = 'finished' AND generation = 1 AND attempts = 1")"
+check "two targets: each item handled by its own target's handler" "ta a 12|tb b 12" \
+    "$(q -c "SELECT target || ' ' || (result->>'handled_by') || ' ' || count(*) FROM baton.deliveries WHERE target IN ('ta', 'tb') GROUP BY target, result->>'handled_by' ORDER BY 1" | paste -sd'|')"
+check "two targets: the log names each (target, id) finished once" \
+    "$(q -c "SELECT string_agg(target || ' ' || id, ' ' ORDER BY target, id) FROM baton.deliveries WHERE target IN ('ta', 'tb')")" \
+    "$(grep -oE 'worker\[python\] finished target=t[ab] id=[0-9]+ ' "$WORK/two.log" | sed -E 's/.*target=(t[ab]) id=([0-9]+) $/\1 \2/' | sort -k1,1 -k2,2n | paste -sd' ')"
+check "two targets: its backend terminated while it worked, the worker reconnected" "t" \
+    "$( (($(count_log "$WORK/two.log" ' connected pid=') >= 2)) && echo t)"
+out=$("$PY" - "$WORK/stamps" <<'PY' 2>&1
+import sys
+events, starts = [], {}
+for line in open(sys.argv[1]):
+    kind, target, did, ns = line.split()
+    events.append((int(ns), 1 if kind == "start" else -1, target))
+    starts[kind] = starts.get(kind, 0) + 1
+events.sort(key=lambda e: (e[0], e[1]))  # an end before a start at the same instant
+now, most, both = {"ta": 0, "tb": 0}, 0, False
+for _, delta, target in events:
+    now[target] += delta
+    most = max(most, now["ta"] + now["tb"])
+    both = both or (now["ta"] > 0 and now["tb"] > 0)
+print(starts.get("start", 0), starts.get("end", 0), "at_least_2" if most >= 2 else f"most_{most}",
+      "at_most_4" if most <= 4 else f"most_{most}", "both" if both else "one_at_a_time")
+PY
+)
+check "two targets: from the handlers' stamps: 24 started and ended, at least 2 at once, never more than 4, both targets' handlers at once" \
+    "24 24 at_least_2 at_most_4 both" "$out"
+wait_log "$WORK/two.log" ' idle' 10
+id=$(q -c "SELECT baton.enqueue('$T', 'tb', 'wake-b')")
+id2=$(q -c "SELECT baton.enqueue('$T', 'ta', 'wake-a')")
+if wait_log "$WORK/two.log" "finished target=tb id=$id " 5 && wait_log "$WORK/two.log" "finished target=ta id=$id2 " 5; then
+    ok "two targets: idle with a 30 s poll, it claims an item of each target on its notification"
+else
+    not_ok "two targets: woken by each target's channel: $(tail -n 3 "$WORK/two.log")"
+fi
+kill -TERM "$WPID"
+wait "$WPID"
+check "two targets: SIGTERM: exit 0, stopped" "0 1" "$? $(count_log "$WORK/two.log" ' stopped')"
+
+q -c "SELECT baton.enqueue('$T', t, t || g, '{\"sleep\": 120}') FROM unnest(ARRAY['sa', 'sb']) t, generate_series(1, 2) g" >/dev/null
+run_worker "$WORK/stop.log" BATON_TARGET=sa,sb BATON_CONCURRENCY=3 BATON_BATCH=2 BATON_LEASE_SECONDS=60 \
+    BATON_SHUTDOWN_GRACE_SECONDS=1
+if wait_count "$WORK/stop.log" ' claimed target=s[ab] ' 3 20 && sleep 0.5; then
+    check "BATON_TARGET=sa,sb, BATON_CONCURRENCY=3: 3 handlers run, 4 leases held" "3 4" \
+        "$(count_log "$WORK/stop.log" ' claimed ') $(q -c "SELECT count(*) FROM baton.deliveries WHERE target IN ('sa', 'sb') AND status = 'claimed'")"
+    t0=$SECONDS
+    kill -TERM "$WPID"
+    wait "$WPID"
+    rc=$?
+    check "SIGTERM while 3 handlers run past the grace period: exit 0 within 10 s, 3 abandoned" "0 t 3" \
+        "$rc $( ((SECONDS - t0 < 10)) && echo t) $(count_log "$WORK/stop.log" ' abandoned ')"
+    check "every lease released at once: pending, generation 2, no lease, claimable now; each logged" "4 4" \
+        "$(q -c "SELECT count(*) FROM baton.deliveries WHERE target IN ('sa', 'sb') AND status = 'pending' AND generation = 2
+                   AND lease_until IS NULL AND run_after <= now() AND last_error = 'released: worker shutting down'") \
+$(count_log "$WORK/stop.log" ' released target=s[ab] id=[0-9]+ generation=1 status=pending$')"
+else
+    not_ok "the worker of sa and sb started 3 handlers: $(tail -n 3 "$WORK/stop.log")"
+fi
+
+q -c "SELECT baton.enqueue('$T', t, t || g, '{\"sleep\": 30}') FROM unnest(ARRAY['ka', 'kb']) t, generate_series(1, 2) g" >/dev/null
+run_worker "$WORK/kill.log" BATON_TARGET=ka,kb BATON_CONCURRENCY=4 BATON_BATCH=2 BATON_LEASE_SECONDS=2 BATON_REAP=0
+if wait_count "$WORK/kill.log" ' claimed target=k[ab] ' 4 20; then
+    kill -9 "$WPID"
+    wait "$WPID" 2>/dev/null
+    sleep 2.5
+    q -c "SELECT baton.reap()" >/dev/null
+    check "SIGKILL while 4 handlers run: every lease reaped (pending, generation 2)" "4" \
+        "$(q -c "SELECT count(*) FROM baton.deliveries WHERE target IN ('ka', 'kb') AND status = 'pending' AND generation = 2")"
+    q -c "UPDATE baton.deliveries SET payload = '{}' WHERE target IN ('ka', 'kb')" >/dev/null
+    run_worker "$WORK/kill2.log" BATON_TARGET=ka,kb BATON_CONCURRENCY=2
+    wait_count "$WORK/kill2.log" ' finished target=k[ab] ' 4 30
+    check "a second worker finishes every item (generation 3, attempt 2)" "4" \
+        "$(q -c "SELECT count(*) FROM baton.deliveries WHERE target IN ('ka', 'kb') AND status = 'finished' AND generation = 3 AND attempts = 2")"
+    kill -TERM "$WPID"
+    wait "$WPID" 2>/dev/null
+else
+    not_ok "the worker of ka and kb started 4 handlers: $(tail -n 3 "$WORK/kill.log")"
 fi
 
 # --- the workflow runner -----------------------------------------------------------------

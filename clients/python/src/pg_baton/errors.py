@@ -1,5 +1,9 @@
 """pg_baton's refusals as Python exceptions, one class per SQLSTATE of the contract.
 
+The classes of DU001...DU009 bear the names of the contract's table of errors, but two:
+TenantNotWritable is tenant_fenced (DU002, also importable as TenantFenced) and
+DuplicateKey is dedup_conflict (DU009, also DedupConflict).
+
 Every pg_baton function refuses with ereport(ERROR) and a SQLSTATE; psycopg raises
 psycopg.Error with .sqlstate, .diag (message_primary, message_detail, message_hint).
 from_psycopg() turns such an error into the class of its SQLSTATE, keeping the parts.
@@ -97,6 +101,10 @@ class ReadOnly(BatonError):
 
     sqlstate = "25006"
 
+
+# The contract's names of the two classes named otherwise.
+TenantFenced = TenantNotWritable
+DedupConflict = DuplicateKey
 
 BY_SQLSTATE: Dict[str, Type[BatonError]] = {
     cls.sqlstate: cls

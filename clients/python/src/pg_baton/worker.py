@@ -1,71 +1,101 @@
-"""pg_baton's worker loop: claims deliveries of a target, runs a handler on each under a
-renewed lease, finishes or retries it, waits for the wake-up, releases what it holds on
-shutdown.
+"""pg_baton's worker loop: claims deliveries of one or more targets, runs each target's
+handler on them, up to N at once, under renewed leases, finishes or retries each, waits
+for the wake-up, releases what it holds on shutdown.
 
-    from pg_baton.worker import Item, main
-    def handle(item: Item, lease_lost: threading.Event): ...   # return a result, or raise to retry
-    sys.exit(main(handle))          # configured from the environment (below)
+    from pg_baton.worker import Item, Worker, main
 
-Needs psycopg 3 (Debian: apt-get install python3-psycopg). What it does, in a loop:
+    def send_email(item: Item, lease_lost: threading.Event): ...  # return a result, or raise to retry
+    def send_sms(item: Item, lease_lost: threading.Event): ...
 
-  1. LISTEN on the wake-up channel of (tenant, target), named by
+    Worker(tenant, {"email": send_email, "sms": send_sms}, concurrency=4).run()
+    sys.exit(main(send_email))                        # configured from the environment (below)
+    sys.exit(main({"email": send_email, "sms": send_sms}))
+
+Needs psycopg 3 (Debian: apt-get install python3-psycopg).
+
+Threads and connections. A psycopg connection is not thread-safe, so all SQL runs on
+one thread, the one that calls run() (the main thread: it installs the SIGINT and
+SIGTERM handlers), over one connection: claims, renewals, finish, retry, release, reap,
+LISTEN and the wait for notifications. The handlers run in a pool of `concurrency`
+threads and only compute: each gets an Item and an Event (set when the lease is known to
+be lost, or abandoned at shutdown) and returns a result or raises; the main thread then
+settles the item. A handler that needs the database opens a connection of its own. A
+lost connection is therefore reopened in one place, while the handlers go on running.
+
+What the main thread does, in a loop:
+
+  1. on connect: LISTEN on the wake-up channel of each (tenant, target) served, named by
      baton.wakeup_channel() (before the first claim, so no wake-up falls in between);
-  2. claim up to BATON_BATCH deliveries of (tenant, target) with a lease of
-     BATON_LEASE_SECONDS; while any come back, work them one by one (step 3), then claim
-     again;
-  3. run handle(item) in a thread while the main thread renews every held lease every
-     lease/3; then finish (handler returned) or retry (handler raised: the row is pending
-     again after the backoff, or failed once its attempts are spent). DU001 (lease lost:
-     reaped or claimed by someone else) drops the item: its new holder owns it now;
-  4. when the queue is empty, sleep until a notification for (tenant, target) arrives or
-     BATON_POLL_SECONDS pass (the fallback, which also catches retries and run_after
-     items, which send no notification), calling baton.reap() on each fallback wake-up;
-  5. on SIGINT or SIGTERM: stop claiming, give the running handler up to
-     BATON_SHUTDOWN_GRACE_SECONDS, then release every lease still held with
-     retry(..., delay => 0): the item is pending again at once instead of waiting for its
-     lease to expire. The interrupted attempt counts (the contract has no release that
-     gives it back; see docs/guide/wakeups.md), so an item on its last attempt is failed;
-  6. a lost connection is reopened (with backoff) and the interrupted call repeated:
+     every target counts as woken (anything enqueued while disconnected notified nobody);
+  2. while a handler slot is free and no claimed item waits for one: claim up to
+     BATON_BATCH deliveries of a woken target, the targets in turn, with a lease of
+     BATON_LEASE_SECONDS; a target whose claim returns nothing is not claimed from again
+     until its notification or the next fallback poll. Claimed items wait in order for a
+     free slot; each one is logged as claimed when its handler starts;
+  3. every lease/3: renew every held lease (running and waiting items alike). DU001
+     (lease lost: reaped or claimed by someone else) drops the item and sets its Event;
+     its new holder owns it now and nothing is written for it;
+  4. when a handler ends: finish (it returned: the result is stored) or retry (it raised:
+     the row is pending again after the backoff, or failed once its attempts are spent);
+  5. with nothing to claim: sleep until a notification for a served target, a handler's
+     end, a renewal, a signal, or the fallback poll: every BATON_POLL_SECONDS every
+     target counts as woken (this catches retries and run_after items, which send no
+     notification) and baton.reap() is called;
+  6. on SIGINT or SIGTERM (or stop()): stop claiming, release the items waiting for a
+     slot at once, give the running handlers up to BATON_SHUTDOWN_GRACE_SECONDS (a
+     second signal cuts it short) and settle those that end, then release every lease
+     still held with retry(..., delay => 0): each item is pending again at once instead
+     of waiting for its lease to expire. The interrupted attempt counts (the contract has
+     no release that gives it back; see docs/guide/wakeups.md), so an item on its last
+     attempt is failed. The handler threads still running are abandoned (daemon threads);
+  7. a lost connection is reopened (with backoff) and the interrupted call repeated:
      renew, finish and retry are fenced by generation, not by session, so held leases
      survive a reconnect.
 
-With BATON_FAIR=1 the worker serves the target for every tenant instead of one: it
-claims with baton.claim_fair(target, lease, BATON_BATCH), which leases deliveries of
-each tenant that binds the target (baton.bind_target) to a role the worker's user is a
-member of, is active and has not paused it, tenant after tenant in turns of each
-binding's weight (docs/guide/fairness.md). Each item carries its tenant, and every renew,
-finish, retry and release names the item's tenant. A fair pool has no wake-up channel:
-step 1 is skipped and step 4 waits BATON_POLL_SECONDS (poll only). BATON_TENANT must
+With fair=True (BATON_FAIR=1) the worker serves its targets for every tenant instead of
+one: it claims with baton.claim_fair(target, lease, BATON_BATCH), which leases
+deliveries of each tenant that binds the target (baton.bind_target) to a role the
+worker's user is a member of, is active and has not paused it, tenant after tenant in
+turns of each binding's weight (docs/guide/fairness.md). Each item carries its tenant,
+and every renew, finish, retry and release names the item's tenant. A fair pool has no
+wake-up channel: it does not LISTEN and relies on the fallback poll. BATON_TENANT must
 not be set then (the worker refuses to start: it would not be the tenant served).
 
-Configuration (environment):
+Configuration (environment, read by Config.from_env and main):
   connection      libpq's PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD..., or
                   BATON_DSN (a conninfo string or postgresql:// URL)
   BATON_TENANT    tenant uuid (required, unless BATON_FAIR=1; refused with it)
-  BATON_TARGET    target (required)
+  BATON_TARGET    the target, or several separated by commas (required with one
+                  handler for all; with a handler per target, the targets default to
+                  the handlers' and each one named needs a handler)
   BATON_FAIR                     1: claim_fair over every tenant served, poll only; 0 (default): one tenant
+  BATON_CONCURRENCY              how many handlers run at once (default 1)
   BATON_LEASE_SECONDS            lease of a claim (default 30)
   BATON_BATCH                    max_items of a claim (default 10)
   BATON_POLL_SECONDS             fallback poll when no notification comes (default 10)
   BATON_LISTEN                   1 (default): LISTEN; 0: poll only (BATON_FAIR=1: always poll only)
-  BATON_SHUTDOWN_GRACE_SECONDS   how long a shutdown waits for the running handler (default 10)
-  BATON_REAP                     1 (default): call baton.reap() on each fallback wake-up
+  BATON_SHUTDOWN_GRACE_SECONDS   how long a shutdown waits for the running handlers (default 10)
+  BATON_REAP                     1 (default): call baton.reap() on each fallback poll
 
-Every event is logged as one line on stdout: "worker[python] EVENT key=value ..."; with
-BATON_FAIR=1 an item's lines name its tenant (tenant=<uuid> before id=).
+Every event is logged as one line on stdout: the time (UTC, ISO 8601, milliseconds),
+then "worker[python] EVENT key=value ...". An item's lines name its tenant (tenant=<uuid>)
+in fair mode and its target (target=<name>) when the worker serves several targets,
+both before id=.
 """
 
+import collections
 import datetime
 import json
 import os
+import queue
 import select
 import signal
 import sys
 import threading
 import time
 import uuid
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional, Tuple
+from dataclasses import dataclass, field
+from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Tuple, Union
 
 import psycopg
 import psycopg.sql
@@ -73,10 +103,11 @@ from psycopg.types.json import Jsonb
 
 from pg_baton.errors import BatonError, LeaseLost, from_psycopg
 
+
 @dataclass
 class Item:
     """One claimed delivery, as baton.claim_fair returns it (baton.claim: the same columns
-    but the tenant, which is then the worker's own)."""
+    but the tenant, which is then the worker's own), and the target it was claimed for."""
 
     tenant: str
     id: int
@@ -87,6 +118,11 @@ class Item:
     binding: Dict[str, Any]
     attempt: int
     run_id: Optional[str]
+    target: str = ""
+
+
+Handler = Callable[[Item, threading.Event], Any]
+Handlers = Union[Handler, Mapping[str, Handler]]
 
 
 def log(event: str, **fields: Any) -> None:
@@ -98,7 +134,7 @@ def log(event: str, **fields: Any) -> None:
 
 
 def env_number(name: str, default: float) -> float:
-    """A positive number from the environment, or the default."""
+    """A number from the environment that is not negative, or the default."""
     raw = os.environ.get(name, "")
     if raw == "":
         return default
@@ -114,71 +150,166 @@ class Config:
 
     dsn: str
     tenant: str  # "" when fair
-    target: str
+    targets: List[str]
     fair: bool = False
     lease: float = 30.0
     batch: int = 10
+    concurrency: int = 1
     poll: float = 10.0
     listen: bool = True
     grace: float = 10.0
     reap: bool = True
 
+    def __post_init__(self) -> None:
+        if self.fair and self.tenant:
+            raise ValueError("a fair worker serves every tenant that binds its targets to its role: no tenant")
+        if not self.fair and not self.tenant:
+            raise ValueError("a tenant is required (or fair=True)")
+        if self.tenant:
+            self.tenant = str(uuid.UUID(str(self.tenant)))  # the canonical form
+        if not self.targets or len(set(self.targets)) != len(self.targets) or not all(self.targets):
+            raise ValueError("one or more distinct, non-empty targets are required")
+        if self.lease < 1 or self.batch < 1 or self.concurrency < 1 or self.poll <= 0 or self.grace < 0:
+            raise ValueError("lease >= 1, batch >= 1, concurrency >= 1, poll > 0 and grace >= 0 are required")
+        if self.fair:
+            self.listen = False  # a fair pool has no channel
+
     @staticmethod
-    def from_env() -> "Config":
+    def from_env(default_targets: Optional[List[str]] = None) -> "Config":
+        """The settings of the environment (see the top of the file); BATON_TARGET
+        unset or empty means default_targets. Exits with a message when they are wrong."""
         tenant = os.environ.get("BATON_TENANT", "")
-        target = os.environ.get("BATON_TARGET", "")
+        targets = [t.strip() for t in os.environ.get("BATON_TARGET", "").split(",") if t.strip()]
+        targets = targets or list(default_targets or [])
         fair = os.environ.get("BATON_FAIR", "0") not in ("", "0")
         if fair and tenant:
             sys.exit("worker: BATON_TENANT must not be set with BATON_FAIR=1"
                      " (a fair worker serves every tenant that binds the target to its role)")
-        if fair and not target:
+        if fair and not targets:
             sys.exit("worker: BATON_TARGET is required")
-        if not fair and (not tenant or not target):
+        if not fair and (not tenant or not targets):
             sys.exit("worker: BATON_TENANT and BATON_TARGET are required")
-        return Config(
-            dsn=os.environ.get("BATON_DSN", ""),
-            tenant=str(uuid.UUID(tenant)) if tenant else "",  # the canonical form
-            target=target,
-            fair=fair,
-            lease=max(1.0, env_number("BATON_LEASE_SECONDS", 30)),
-            batch=max(1, int(env_number("BATON_BATCH", 10))),
-            poll=max(0.1, env_number("BATON_POLL_SECONDS", 10)),
-            listen=os.environ.get("BATON_LISTEN", "1") != "0" and not fair,  # a fair pool has no channel
-            grace=env_number("BATON_SHUTDOWN_GRACE_SECONDS", 10),
-            reap=os.environ.get("BATON_REAP", "1") != "0",
-        )
+        try:
+            return Config(
+                dsn=os.environ.get("BATON_DSN", ""),
+                tenant=tenant,
+                targets=targets,
+                fair=fair,
+                lease=max(1.0, env_number("BATON_LEASE_SECONDS", 30)),
+                batch=max(1, int(env_number("BATON_BATCH", 10))),
+                concurrency=max(1, int(env_number("BATON_CONCURRENCY", 1))),
+                poll=max(0.1, env_number("BATON_POLL_SECONDS", 10)),
+                listen=os.environ.get("BATON_LISTEN", "1") != "0",
+                grace=env_number("BATON_SHUTDOWN_GRACE_SECONDS", 10),
+                reap=os.environ.get("BATON_REAP", "1") != "0",
+            )
+        except ValueError as e:
+            sys.exit(f"worker: {e}")
+
+
+@dataclass
+class Running:
+    """An item whose handler runs in the pool, and the Event that tells it the lease is gone."""
+
+    item: Item
+    lost: threading.Event = field(default_factory=threading.Event)
 
 
 class Worker:
-    """The loop described at the top of the file. Only the main thread uses the connection."""
+    """The loop described at the top of the file.
 
-    def __init__(self, config: Config, handler: Callable[[Item, threading.Event], Any]):
+    Worker(tenant, handlers, **settings): handlers is a dict of target -> handler, or one
+    handler with targets=[...]; settings are Config's fields (dsn, fair, lease, batch,
+    concurrency, poll, listen, grace, reap). Worker.from_config(config, handlers) takes a
+    Config (e.g. Config.from_env()). run() must be called on the main thread."""
+
+    def __init__(self, tenant: Optional[str], handlers: Handlers, *, targets: Optional[List[str]] = None,
+                 dsn: str = "", **settings: Any):
+        config = Config(dsn=dsn, tenant=tenant or "", targets=self._targets(handlers, targets), **settings)
+        self._setup(config, handlers)
+
+    @classmethod
+    def from_config(cls, config: Config, handlers: Handlers) -> "Worker":
+        worker = cls.__new__(cls)
+        worker._setup(config, handlers)
+        return worker
+
+    @staticmethod
+    def _targets(handlers: Handlers, targets: Optional[List[str]]) -> List[str]:
+        if targets is not None:
+            return list(targets)
+        if callable(handlers):
+            raise ValueError("one handler for all needs targets=[...]")
+        return list(handlers)
+
+    def _setup(self, config: Config, handlers: Handlers) -> None:
+        if callable(handlers):
+            self.handlers: Dict[str, Handler] = {t: handlers for t in config.targets}
+        else:
+            missing = [t for t in config.targets if t not in handlers]
+            if missing:
+                raise ValueError(f"no handler for target(s) {', '.join(missing)}")
+            self.handlers = {t: handlers[t] for t in config.targets}
         self.config = config
-        self.handler = handler
         self.conn: Optional[psycopg.Connection] = None
         self.stopping = False
         self.signals = 0
-        self.woken = False  # a notification for our (tenant, target) arrived
-        self.channel = ""  # our wake-up channel, from baton.wakeup_channel()
-        self.held: Dict[Tuple[str, int], int] = {}  # (tenant, id) -> generation of every lease we hold
+        self.channels: Dict[str, str] = {}  # wake-up channel -> target
+        self.woken: Dict[str, bool] = {t: True for t in config.targets}
+        self.turn = 0  # where the next claim starts among the targets
+        self.held: Dict[Tuple[str, int], int] = {}  # (tenant, id) -> generation of every lease held
+        self.waiting: Deque[Item] = collections.deque()  # claimed, waiting for a slot
+        self.running: Dict[Tuple[str, int], Running] = {}
+        self.jobs: "queue.Queue[Tuple[Item, threading.Event]]" = queue.Queue()
+        self.done: "queue.Queue[Tuple[Tuple[str, int], Optional[BaseException], Any]]" = queue.Queue()
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_w, False)
+        self.pool: List[threading.Thread] = []
 
-    # --- signals --------------------------------------------------------------------------
-    def on_signal(self, signum: int, _frame: Any) -> None:
-        """First signal: stop after the grace period. Second: stop now (no grace)."""
-        self.signals += 1
-        self.stopping = True
+    # --- waking the main thread ----------------------------------------------------------
+    def wake(self) -> None:
         try:
             os.write(self.wake_w, b"x")
-        except BlockingIOError:
+        except BlockingIOError:  # the pipe is full: the main thread wakes anyway
             pass
 
-    # --- connection -----------------------------------------------------------------------
+    def stop(self, now: bool = False) -> None:
+        """Asks the loop to shut down (step 6); now=True skips the grace period. Safe from
+        a signal handler or another thread."""
+        self.signals += 2 if now else 1
+        self.stopping = True
+        self.wake()
+
+    def on_signal(self, signum: int, _frame: Any) -> None:
+        """First signal: stop after the grace period. Second: stop now (no grace)."""
+        self.stop()
+
+    # --- the handler pool ----------------------------------------------------------------
+    def pool_thread(self) -> None:
+        """Runs handlers, one at a time; each outcome goes back to the main thread."""
+        while True:
+            item, lost = self.jobs.get()
+            error: Optional[BaseException] = None
+            result: Any = None
+            try:
+                result = self.handlers[item.target](item, lost)
+            except BaseException as e:  # the handler's failure is the retry's error
+                error = e
+            self.done.put(((item.tenant, item.id), error, result))
+            self.wake()
+
+    def start_pool(self) -> None:
+        for n in range(self.config.concurrency):
+            thread = threading.Thread(target=self.pool_thread, name=f"handler-{n + 1}", daemon=True)
+            thread.start()
+            self.pool.append(thread)
+
+    # --- connection ----------------------------------------------------------------------
     def on_notify(self, n: psycopg.Notify) -> None:
-        """Marks a wake-up: only enqueues for our (tenant, target) notify our channel."""
-        if n.channel == self.channel:
-            self.woken = True
+        """Marks a target woken: only enqueues for a served (tenant, target) notify its channel."""
+        target = self.channels.get(n.channel)
+        if target is not None:
+            self.woken[target] = True
 
     def connect(self) -> None:
         """Opens the connection (autocommit: every call is its own transaction), LISTENs."""
@@ -187,18 +318,21 @@ class Worker:
             try:
                 conn = psycopg.connect(self.config.dsn, autocommit=True, application_name="baton-worker-python")
                 conn.add_notify_handler(self.on_notify)
+                channels = {}
                 if self.config.listen:
-                    # The channel's name is private to roles that may claim here; it is
-                    # asked for on every connect (a changed secret renames it).
-                    row = conn.execute(
-                        "SELECT baton.wakeup_channel(%s, %s)", (self.config.tenant, self.config.target)
-                    ).fetchone()
-                    self.channel = row[0]
-                    conn.execute(psycopg.sql.SQL("LISTEN {}").format(psycopg.sql.Identifier(self.channel)))
+                    # A channel's name is private to roles that may claim there; it is asked
+                    # for on every connect (a changed secret renames it).
+                    for target in self.config.targets:
+                        row = conn.execute("SELECT baton.wakeup_channel(%s, %s)",
+                                           (self.config.tenant, target)).fetchone()
+                        channels[row[0]] = target
+                        conn.execute(psycopg.sql.SQL("LISTEN {}").format(psycopg.sql.Identifier(row[0])))
+                self.channels = channels
                 self.conn = conn
                 log("connected", pid=conn.info.backend_pid, listen=int(self.config.listen))
                 # Anything enqueued while we were away sent its notification to nobody.
-                self.woken = True
+                for target in self.woken:
+                    self.woken[target] = True
                 return
             except psycopg.OperationalError as e:
                 log("connect_failed", error=json.dumps(str(e).strip()), retry_in=delay)
@@ -238,47 +372,56 @@ class Worker:
                 raise from_psycopg(e) from None
 
     # --- the lease calls -------------------------------------------------------------------
-    def who(self, tenant: str) -> Dict[str, str]:
-        """The tenant= field of an item's log lines: fair mode only (one tenant otherwise)."""
-        return {"tenant": tenant} if self.config.fair else {}
+    def who(self, tenant: str, target: str) -> Dict[str, str]:
+        """The fields before id= of an item's log lines: its tenant in fair mode, its
+        target when the worker serves several."""
+        fields = {"tenant": tenant} if self.config.fair else {}
+        if len(self.config.targets) > 1:
+            fields["target"] = target
+        return fields
 
-    def claim(self) -> list:
+    def claim(self, target: str) -> List[Item]:
         c = self.config
         if c.fair:
             rows = self.call(
                 "SELECT tenant, id, generation, lease_until, dedup_key, payload, binding, attempt, run_id"
                 "  FROM baton.claim_fair(%s, %s * interval '1 second', %s)",
-                (c.target, c.lease, c.batch),
+                (target, c.lease, c.batch),
             )
-            return [Item(str(r[0]), *r[1:]) for r in rows]
+            return [Item(str(r[0]), *r[1:], target=target) for r in rows]
         rows = self.call(
             "SELECT id, generation, lease_until, dedup_key, payload, binding, attempt, run_id"
             "  FROM baton.claim(%s, %s, %s * interval '1 second', %s)",
-            (c.tenant, c.target, c.lease, c.batch),
+            (c.tenant, target, c.lease, c.batch),
         )
-        return [Item(c.tenant, *r) for r in rows]
+        return [Item(c.tenant, *r, target=target) for r in rows]
 
-    def renew_all(self, lost: Dict[Tuple[str, int], threading.Event]) -> None:
+    def target_of(self, key: Tuple[str, int]) -> str:
+        if key in self.running:
+            return self.running[key].item.target
+        return next((it.target for it in self.waiting if (it.tenant, it.id) == key), "")
+
+    def renew_all(self) -> None:
         """Renews every held lease; a DU001 drops that item and tells its handler."""
-        for (tenant, did), gen in list(self.held.items()):
+        for key, gen in list(self.held.items()):
+            tenant, did = key
+            who = self.who(tenant, self.target_of(key))
             try:
-                self.call(
-                    "SELECT baton.renew(%s, %s, %s, %s * interval '1 second')",
-                    (tenant, did, gen, self.config.lease),
-                )
-                log("renewed", **self.who(tenant), id=did, generation=gen)
+                self.call("SELECT baton.renew(%s, %s, %s, %s * interval '1 second')",
+                          (tenant, did, gen, self.config.lease))
+                log("renewed", **who, id=did, generation=gen)
             except LeaseLost:
-                log("lease_lost", **self.who(tenant), id=did, generation=gen, during="renew")
-                del self.held[(tenant, did)]
-                if (tenant, did) in lost:
-                    lost[(tenant, did)].set()
+                log("lease_lost", **who, id=did, generation=gen, during="renew")
+                del self.held[key]
+                if key in self.running:
+                    self.running[key].lost.set()
             except BatonError as e:  # e.g. DU002 (tenant fenced): tried again next time
-                log("renew_failed", **self.who(tenant), id=did, generation=gen, sqlstate=e.sqlstate,
+                log("renew_failed", **who, id=did, generation=gen, sqlstate=e.sqlstate,
                     error=json.dumps(str(e).strip()))
 
     def settle(self, item: Item, error: Optional[BaseException], result: Any) -> None:
         """finish after success, retry after an exception; DU001 drops the item."""
-        who = self.who(item.tenant)
+        who = self.who(item.tenant, item.target)
         gen = self.held.pop((item.tenant, item.id), None)
         if gen is None:
             log("dropped", **who, id=item.id, generation=item.generation, reason="lease_lost")
@@ -299,137 +442,176 @@ class Worker:
                     error=json.dumps(str(error)))
         except LeaseLost:
             log("lease_lost", **who, id=item.id, generation=gen, during="finish" if error is None else "retry")
+        except BatonError as e:  # e.g. DU002: the lease is left to expire and be reaped
+            log("settle_failed", **who, id=item.id, generation=gen, sqlstate=e.sqlstate,
+                error=json.dumps(str(e).strip()))
 
-    def release_held(self) -> None:
-        """Shutdown: gives every held lease back at once (retry with a zero delay), each
-        with its own tenant."""
-        for (tenant, did), gen in list(self.held.items()):
-            try:
-                status = self.call(
-                    "SELECT baton.retry(%s, %s, %s, 'released: worker shutting down', interval '0')",
-                    (tenant, did, gen),
-                )[0][0]
-                log("released", **self.who(tenant), id=did, generation=gen, status=status)
-            except LeaseLost:
-                log("lease_lost", **self.who(tenant), id=did, generation=gen, during="release")
-            except BatonError as e:
-                log("release_failed", **self.who(tenant), id=did, generation=gen,
-                    error=json.dumps(str(e).strip()))
-            del self.held[(tenant, did)]
+    def release(self, item: Item) -> None:
+        """Gives one held lease back at once (retry with a zero delay), with its own tenant."""
+        key, who = (item.tenant, item.id), self.who(item.tenant, item.target)
+        gen = self.held.pop(key, None)
+        if gen is None:
+            return
+        try:
+            status = self.call(
+                "SELECT baton.retry(%s, %s, %s, 'released: worker shutting down', interval '0')",
+                (item.tenant, item.id, gen),
+            )[0][0]
+            log("released", **who, id=item.id, generation=gen, status=status)
+        except LeaseLost:
+            log("lease_lost", **who, id=item.id, generation=gen, during="release")
+        except (BatonError, psycopg.OperationalError) as e:
+            log("release_failed", **who, id=item.id, generation=gen, error=json.dumps(str(e).strip()))
 
     # --- working ----------------------------------------------------------------------------
-    def work(self, items: list) -> None:
-        """Works a claimed batch one item at a time, renewing all held leases every lease/3."""
-        for it in items:
-            self.held[(it.tenant, it.id)] = it.generation
-        lost: Dict[Tuple[str, int], threading.Event] = {}
-        interval = self.config.lease / 3
-        next_renew = time.monotonic() + interval
-        for item in items:
-            if self.stopping:
-                break
-            key, who = (item.tenant, item.id), self.who(item.tenant)
+    def start_waiting(self) -> None:
+        """Hands waiting items to free handler slots, in claim order."""
+        while self.waiting and len(self.running) < self.config.concurrency and not self.stopping:
+            item = self.waiting.popleft()
+            key, who = (item.tenant, item.id), self.who(item.tenant, item.target)
             if key not in self.held:  # lost while it waited its turn
                 log("dropped", **who, id=item.id, generation=item.generation, reason="lease_lost")
                 continue
             log("claimed", **who, id=item.id, generation=item.generation, attempt=item.attempt)
-            lost[key] = threading.Event()
-            box: Dict[str, Any] = {}
+            running = Running(item)
+            self.running[key] = running
+            self.jobs.put((item, running.lost))
 
-            def run(item: Item = item, box: Dict[str, Any] = box, key: Tuple[str, int] = key) -> None:
-                try:
-                    box["result"] = self.handler(item, lost[key])
-                except BaseException as e:  # the handler's failure is the retry's error
-                    box["error"] = e
-
-            thread = threading.Thread(target=run, name=f"handler-{item.id}", daemon=True)
-            thread.start()
-            grace_until: Optional[float] = None
-            while thread.is_alive():
-                now = time.monotonic()
-                if self.stopping and grace_until is None:
-                    grace_until = now + (0 if self.signals > 1 else self.config.grace)
-                    log("stopping", **who, id=item.id, grace=self.config.grace)
-                if grace_until is not None and (now >= grace_until or self.signals > 1):
-                    log("abandoned", **who, id=item.id, generation=item.generation)
-                    return  # release_held gives the lease back; the thread is a daemon
-                if now >= next_renew:
-                    self.renew_all(lost)
-                    next_renew = now + interval
-                wait = next_renew - now
-                if grace_until is not None:
-                    wait = min(wait, grace_until - now)
-                thread.join(max(0.01, min(wait, 0.25)))
-            self.settle(item, box.get("error"), box.get("result"))
-
-    def wait_for_wakeup(self) -> str:
-        """Sleeps until a notification for us, the poll timeout, or a signal."""
-        deadline = time.monotonic() + self.config.poll
-        while True:
-            if self.stopping:
-                return "stop"
-            if self.woken:
-                self.woken = False
-                return "notify"
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return "poll"
-            if self.conn is None:
-                self.connect()
+    def fill(self) -> None:
+        """Claims while a slot is free and no claimed item waits: the woken targets in turn."""
+        targets = self.config.targets
+        self.start_waiting()
+        while not self.stopping and not self.waiting and len(self.running) < self.config.concurrency:
+            woken = [targets[(self.turn + i) % len(targets)] for i in range(len(targets))]
+            woken = [t for t in woken if self.woken[t]]
+            if not woken:
+                return
+            target = woken[0]
+            self.turn = (targets.index(target) + 1) % len(targets)
+            self.woken[target] = False  # a notification from now on wakes it again
+            try:
+                items = self.claim(target)
+            except BatonError as e:
+                # A refusal (e.g. DU002: the tenant is fenced): tried again at the next poll.
+                log("error", sqlstate=e.sqlstate, error=json.dumps(str(e).strip()))
                 continue
-            fd = self.conn.fileno()
-            readable, _, _ = select.select([fd, self.wake_r], [], [], remaining)
-            if self.wake_r in readable:
-                os.read(self.wake_r, 64)
-            if fd in readable:
-                try:
-                    self.conn.pgconn.consume_input()
-                except psycopg.OperationalError as e:
-                    self.drop_connection(e)
-                    continue
-                while True:
-                    n = self.conn.pgconn.notifies()
-                    if n is None:
-                        break
-                    self.on_notify(psycopg.Notify(n.relname.decode(), n.extra.decode(), n.be_pid))
-                if self.conn.pgconn.status != psycopg.pq.ConnStatus.OK:
-                    self.drop_connection(RuntimeError("server closed the connection"))
+            if items:
+                self.woken[target] = True  # it may have more
+            for it in items:
+                self.held[(it.tenant, it.id)] = it.generation
+                self.waiting.append(it)
+            self.start_waiting()
+
+    def collect(self) -> None:
+        """Settles every handler that has ended."""
+        while True:
+            try:
+                key, error, result = self.done.get_nowait()
+            except queue.Empty:
+                return
+            running = self.running.pop(key, None)
+            if running is not None:
+                self.settle(running.item, error, result)
+
+    def poll(self) -> None:
+        """The fallback: every target counts as woken, and expired leases are reaped."""
+        for target in self.woken:
+            self.woken[target] = True
+        if self.config.reap:
+            reaped = self.call("SELECT baton.reap()", ())[0][0]
+            if reaped:
+                log("reaped", rows=reaped)
+
+    def wait(self, timeout: float) -> None:
+        """Sleeps until a notification, a handler's end, a signal, or the timeout."""
+        if self.conn is None:
+            self.connect()
+        assert self.conn is not None
+        fd = self.conn.fileno()
+        readable, _, _ = select.select([fd, self.wake_r], [], [], max(0.0, timeout))
+        if self.wake_r in readable:
+            os.read(self.wake_r, 4096)
+        if fd in readable:
+            try:
+                self.conn.pgconn.consume_input()
+            except psycopg.OperationalError as e:
+                self.drop_connection(e)
+                return
+            while True:
+                n = self.conn.pgconn.notifies()
+                if n is None:
+                    break
+                self.on_notify(psycopg.Notify(n.relname.decode(), n.extra.decode(), n.be_pid))
+            if self.conn.pgconn.status != psycopg.pq.ConnStatus.OK:
+                self.drop_connection(RuntimeError("server closed the connection"))
 
     def run(self) -> int:
         signal.signal(signal.SIGINT, self.on_signal)
         signal.signal(signal.SIGTERM, self.on_signal)
         c = self.config
-        if c.fair:
-            log("starting", fair=1, target=c.target, lease=c.lease, batch=c.batch, poll=c.poll)
-        else:
-            log("starting", tenant=c.tenant, target=c.target, lease=c.lease, batch=c.batch, poll=c.poll)
+        first = {"fair": 1} if c.fair else {"tenant": c.tenant}
+        log("starting", **first, target=",".join(c.targets), lease=c.lease, batch=c.batch,
+            concurrency=c.concurrency, poll=c.poll)
+        self.start_pool()
+        renew_every = c.lease / 3
+        next_renew = time.monotonic() + renew_every
+        next_poll = time.monotonic() + c.poll
+        grace_until: Optional[float] = None
+        idle = False
         try:
             self.connect()
-            while not self.stopping:
-                try:
-                    items = self.claim()
-                    if items:
-                        self.work(items)
-                        continue
-                    log("idle")
-                    why = self.wait_for_wakeup()
-                    if why == "poll" and c.reap:
-                        reaped = self.call("SELECT baton.reap()", ())[0][0]
-                        if reaped:
-                            log("reaped", rows=reaped)
-                except BatonError as e:
-                    # A refusal (e.g. DU002: the tenant is fenced): wait, then try again.
-                    log("error", sqlstate=e.sqlstate, error=json.dumps(str(e).strip()))
-                    self.woken = False
-                    self.wait_for_wakeup()
+            while True:
+                self.collect()
+                now = time.monotonic()
+                if self.stopping:
+                    if grace_until is None:
+                        grace_until = now + c.grace
+                        log("stopping", running=len(self.running), waiting=len(self.waiting), grace=c.grace)
+                        while self.waiting:  # never started: back at once
+                            self.release(self.waiting.popleft())
+                    if self.signals > 1:
+                        grace_until = now
+                    if not self.running or now >= grace_until:
+                        for running in self.running.values():
+                            it = running.item
+                            log("abandoned", **self.who(it.tenant, it.target), id=it.id, generation=it.generation)
+                            running.lost.set()
+                        break
+                else:
+                    if now >= next_poll:
+                        next_poll = now + c.poll
+                        self.poll()
+                    self.fill()
+                    if not self.running and not self.waiting and not any(self.woken.values()):
+                        if not idle:
+                            log("idle")
+                        idle = True
+                    else:
+                        idle = False
+                if now >= next_renew:
+                    next_renew = now + renew_every
+                    if self.held:
+                        self.renew_all()
+                deadline = min(next_renew, grace_until if grace_until is not None else next_poll)
+                self.wait(deadline - time.monotonic())
         finally:
-            self.release_held()
+            for running in list(self.running.values()):
+                self.release(running.item)
+            while self.waiting:
+                self.release(self.waiting.popleft())
             if self.conn is not None:
                 self.conn.close()
             log("stopped")
         return 0
 
 
-def main(handler: Callable[[Item, threading.Event], Any]) -> int:
-    """Runs a worker configured from the environment with `handler`; its exit status."""
-    return Worker(Config.from_env(), handler).run()
+def main(handlers: Handlers) -> int:
+    """Runs a worker configured from the environment: `handlers` is one handler for every
+    target of BATON_TARGET, or a dict of target -> handler (BATON_TARGET unset: all of
+    them). Its exit status."""
+    config = Config.from_env(None if callable(handlers) else list(handlers))
+    try:
+        worker = Worker.from_config(config, handlers)
+    except ValueError as e:
+        sys.exit(f"worker: {e}")
+    return worker.run()
