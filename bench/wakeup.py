@@ -6,7 +6,7 @@
         waiting an exponentially distributed time (mean MEAN_SECONDS) before each; the
         payload carries the producer's clock just before the statement ("enqueued_at").
     wakeup.py worker
-        examples/python/worker.py's Worker, configured from the environment like it, with
+        the pg_baton package's worker (clients/python), configured from the environment, with
         a handler that prints "latency id=N seconds=S": the time from enqueued_at to the
         handler's start, right after the claim returned.
     wakeup.py report LISTEN_LOG POLL_LOG POLL_SECONDS FALLBACK_SECONDS
@@ -20,7 +20,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "examples", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "clients", "python", "src"))
 
 
 def produce(tenant: str, count: int, mean: float, seed: int) -> None:
@@ -39,14 +39,14 @@ def produce(tenant: str, count: int, mean: float, seed: int) -> None:
 
 
 def worker() -> int:
-    import worker as example  # examples/python/worker.py
+    from pg_baton.worker import main
 
     def timing_handler(item, _lost):
         seconds = time.time() - float(item.payload["enqueued_at"])
         print(f"latency id={item.id} seconds={seconds:.6f}", flush=True)
         return {}
 
-    return example.Worker(example.Config.from_env(), timing_handler).run()
+    return main(timing_handler)
 
 
 def percentile(sorted_values, p):
