@@ -44,6 +44,7 @@ SHOTS=$WORKDIR/shots
 [[ ${1:-} == --screenshots ]] && SHOTS=$ROOT/docs/img
 PIDS=()
 
+# shellcheck disable=SC2317 # called by the trap
 cleanup() {
     local pid
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
