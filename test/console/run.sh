@@ -49,7 +49,7 @@ cleanup() {
     local pid
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
-    psql -XqAt -d postgres -c "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1
+    psql -XqAt -d postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1
     for r in "$ADMIN" "$VIEWER" "$WORKER"; do psql -XqAt -d postgres -c "DROP ROLE IF EXISTS $r" >/dev/null 2>&1; done
     rm -rf "$WORKDIR"
 }
@@ -70,21 +70,25 @@ done
 psql -XqAt -d "$DB" -v ON_ERROR_STOP=1 -v admin="$ADMIN" -v viewer="$VIEWER" -v worker="$WORKER" \
     -f test/console/fixtures.sql >"$WORKDIR/fixtures.log" 2>&1 || die "fixtures: $(tail -5 "$WORKDIR/fixtures.log")"
 
-# start_console ROLE LOG: starts a console as ROLE on a free port; prints its URL.
+# start_console ROLE LOG: starts a console as ROLE on a free port (its pid kept in PIDS);
+# sets URL to its address.
 start_console() {
-    local role=$1 log=$2 url i
+    local role=$1 log=$2 i
     "$NODE" console/server.mjs "postgresql://$role@/$DB?host=${PGHOST:-/var/run/postgresql}&port=${PGPORT:-5432}" \
         --port 0 --sample-seconds 1 >"$log" 2>&1 &
     PIDS+=($!)
+    URL=
     for ((i = 0; i < 100; i++)); do
-        url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$log" 2>/dev/null)
-        if [[ -n $url ]]; then echo "$url"; return 0; fi
+        URL=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$log" 2>/dev/null)
+        [[ -n $URL ]] && return 0
         sleep 0.1
     done
     return 1
 }
-ADMIN_URL=$(start_console "$ADMIN" "$WORKDIR/admin.log") || die "the admin's console did not start: $(cat "$WORKDIR/admin.log")"
-VIEWER_URL=$(start_console "$VIEWER" "$WORKDIR/viewer.log") || die "the viewer's console did not start: $(cat "$WORKDIR/viewer.log")"
+start_console "$ADMIN" "$WORKDIR/admin.log" || die "the admin's console did not start: $(cat "$WORKDIR/admin.log")"
+ADMIN_URL=$URL
+start_console "$VIEWER" "$WORKDIR/viewer.log" || die "the viewer's console did not start: $(cat "$WORKDIR/viewer.log")"
+VIEWER_URL=$URL
 sleep 1.2 # a first sample of the counters
 
 PGDATABASE=$DB ADMIN_URL=$ADMIN_URL VIEWER_URL=$VIEWER_URL SCREENSHOT_DIR=$SHOTS \
