@@ -71,9 +71,11 @@ declare -A tools=(
     [python3-wheel]=""
     [python3-pip]=""
     [python3-venv]=""
+    # test/console: the web console driven in a real browser (playwright-core, headless)
+    [chromium]=chromium
 )
 for pkg in cmake g++ make pkg-config libgtest-dev python3-psycopg nodejs npm clang libclang-rt-dev spin valgrind \
-    prometheus prometheus-sql-exporter curl python3-setuptools python3-wheel python3-pip python3-venv; do
+    prometheus prometheus-sql-exporter curl python3-setuptools python3-wheel python3-pip python3-venv chromium; do
     cmd=${tools[$pkg]}
     if [[ -n $cmd ]] && command -v "$cmd" >/dev/null 2>&1; then
         continue

@@ -371,6 +371,8 @@ server_suites() {
 }
 
 server_suites ""
+# The web console in a real browser, and the documented psql sessions, on this major.
+run_suite console test/console/run.sh
 # The pure core and the single-server figures, once.
 run_suite fuzz test/fuzz/run.sh --short
 run_suite memory test/memory/run.sh
