@@ -354,6 +354,7 @@ server_suites() {
     run_suite "metrics$x" test/metrics/run.sh
     run_suite "python$x" test/python/run.sh
     run_suite "node$x" test/node/run.sh
+    run_suite "docs$x" test/docs/run.sh
     run_suite "clients$x" test/clients/run.sh
     run_suite "reaper$x" test/reaper/run.sh
     run_suite "sweep$x" test/sweep/run.sh
@@ -371,7 +372,7 @@ server_suites() {
 }
 
 server_suites ""
-# The web console in a real browser, and the documented psql sessions, on this major.
+# The web console in a real browser, on this major.
 run_suite console test/console/run.sh
 # The pure core and the single-server figures, once.
 run_suite fuzz test/fuzz/run.sh --short
