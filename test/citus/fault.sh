@@ -142,7 +142,7 @@ check "... its shards were checked" "t" "$( ((tables > 9)) && echo t || echo f)"
 # A backend killed by a signal other than the suite's SIGKILL, or a PANIC: none, except
 # in the killed worker's log between the kill and its restart, where backends left
 # without their postmaster end (a PANIC there is counted, not failed: see
-# docs/guide/scale-out.md).
+# docs/internals/citus.md).
 crashes() { grep -c -E 'terminated by signal ([0-8]|[1-9][0-9])\b|PANIC:'; }
 LOG=$(field log)
 for i in 0 1 2; do

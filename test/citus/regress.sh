@@ -6,7 +6,7 @@
 # right after its CREATE EXTENSION, and so do the files that drop and create the
 # extension again (dropping it the way docs/guide/scale-out.md says a distributed install is
 # removed). The expected output is test/citus/expected/FILE.out when there is one (each
-# of its differences from expected/FILE.out is one docs/guide/scale-out.md explains), else
+# of its differences from expected/FILE.out is one docs/internals/citus.md explains), else
 # the file's own. Run ids, random on Citus, are compared by the order they first appear
 # in, and a few names of the run's own are masked (normalize below). The differences are left in /tmp/pg_baton-citus-regress.diffs.
 #
@@ -45,7 +45,7 @@ echo "citus-regress: coordinator $PGHOST:$PGPORT"
 
 # The input directory: the regression files as they run on Citus (citus_sql), and the
 # expected output: test/citus/expected/FILE.out when there is one (reviewed; every
-# difference from the file's own is explained in docs/guide/scale-out.md), else the file's own
+# difference from the file's own is explained in docs/internals/citus.md), else the file's own
 # with the same changes (citus_expected).
 mkdir -p "$WORK/sql" "$WORK/expected" "$WORK/results" "$WORK/compared"
 # (The Makefile first, by name: it finds its sources beside the first makefile given.)
@@ -62,7 +62,7 @@ MK
 # the SPI one (a distributed install has only the SPI one), told apart by the fence
 # trigger's calls counted on the coordinator (on Citus it fires on the workers), with
 # triggers and rules of its own on baton.deliveries and pg_baton removed and installed
-# again in one transaction (docs/guide/scale-out.md); executor_duties, the direct path's
+# again in one transaction (docs/internals/citus.md); executor_duties, the direct path's
 # duties, which alters baton.deliveries (a user's foreign key, constraints, domains, a
 # publication, the extension's owner) and tells the paths apart the same way;
 # schema_version, which installs an older version that is never distributed
@@ -84,7 +84,7 @@ tests=${BATON_CITUS_REGRESS_TESTS:-$(tr ' ' '\n' <<<"$tests" | grep -vxE 'hostil
 # run-id default left out (Citus cannot install it; the comparison numbers run ids
 # itself, see normalize); the files' roles created with LOGIN (CREATE ROLE name;
 # alone makes a role that may not log in, and a call delegated to a worker connects
-# there as the calling role: docs/guide/scale-out.md).
+# there as the calling role: docs/internals/citus.md).
 citus_sql() {
     sed -e '/^\\c hj_/,/^\\c :hj_home/!s/^CREATE EXTENSION pg_baton;$/CREATE EXTENSION pg_baton;\nSELECT baton.distribute();/' \
         -e 's/^DROP EXTENSION pg_baton CASCADE;$/SELECT count(pg_catalog.citus_drop_all_shards(p.logicalrelid, '"'baton'"', c.relname, false)) > 0 AS shards_dropped FROM pg_catalog.pg_dist_partition p JOIN pg_catalog.pg_class c ON c.oid = p.logicalrelid WHERE c.relnamespace = '"'baton'"'::pg_catalog.regnamespace;\nDROP EXTENSION pg_baton CASCADE;\nDROP SCHEMA baton;/' \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # pg_baton on Citus: a throwaway three-node cluster (test/citus/cluster.sh: a coordinator
 # and two workers on ports P..P+2, one socket directory) and the checks of
-# docs/guide/scale-out.md, each printed as "ok" or "FAIL"; the last line is "N passed, N failed".
+# docs/guide/scale-out.md and docs/internals/citus.md, each printed as "ok" or "FAIL"; the last line is "N passed, N failed".
 # Without Citus installed ($(pg_config --pkglibdir)/citus.so absent) it prints one line
 # saying so and exits 0, so that CI on a machine without Citus stays green.
 #

@@ -132,7 +132,7 @@ check "deliveries in four statuses" "claimed 12 failed 12 finished 12 pending 12
     "$(q -c "SELECT string_agg(status || ' ' || n, ' ' ORDER BY status) FROM (SELECT status, count(*) n FROM baton.deliveries GROUP BY status) s")"
 check "tenants on both workers" "2" "$(q -c "SELECT count(DISTINCT nodeport) FROM pg_dist_shard_placement WHERE shardid IN (SELECT get_shard_id_for_distribution_column('baton.tenants', tenant) FROM baton.tenants)")"
 # A role granted by grant_admin reads delivery_stats through the coordinator, whose body
-# distribute() made read delivery_stats_rows() (docs/guide/scale-out.md).
+# distribute() made read delivery_stats_rows() (docs/internals/citus.md).
 q -c "CREATE ROLE up_admin LOGIN" -c "SELECT baton.grant_admin('up_admin')" >/dev/null
 # 0.11.0: the decide function by its signature, on the workflows placement of every node.
 check "workflows.decide holds the function's signature on every node (0.11.0)" \

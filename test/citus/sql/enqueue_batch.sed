@@ -4,7 +4,7 @@
 # a call inside a statement (CREATE TABLE ... AS) from the coordinator's: the file's
 # calls would mix two sequences. A value of the session's own for a baton.* setting
 # (here the default, 1 MB) keeps every call of the session on the coordinator
-# (docs/guide/scale-out.md, "Session settings did not follow a delegated call"), its
+# (docs/internals/citus.md, "Session settings and delegated calls"), its
 # statements routed to the tenant's shards: every id comes from the coordinator's
 # sequence, and every check of the file applies unchanged.
 /^SET client_min_messages = warning;$/a\
