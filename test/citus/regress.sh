@@ -55,10 +55,10 @@ print-regress:
 MK
 )
 # Left out: hostile_arguments, whose 1009 cases each digest the pg_baton tables before,
-# during and after the call (about 0.3 to 0.45 s a case through the coordinator on the
-# shared test machine, most of it the refused calls' round trips and reconnections: 5 to
-# 8 minutes, as long as the rest of the gate), for argument checks that are the same
-# C++ code on both; and direct_access, whose subject is the direct heap path against
+# during and after the call (through the coordinator most of a case is the refused
+# call's round trips and reconnections, as long as the rest of the gate together:
+# docs/internals/performance.md, "The regression gate on Citus"), for argument checks
+# that are the same C++ code on both; and direct_access, whose subject is the direct heap path against
 # the SPI one (a distributed install has only the SPI one), told apart by the fence
 # trigger's calls counted on the coordinator (on Citus it fires on the workers), with
 # triggers and rules of its own on baton.deliveries and pg_baton removed and installed
