@@ -56,18 +56,16 @@ const GET_PAGES = {
     '/schedules': pages.schedulesPage,
 };
 
-const ACTIONS = {
-    async cancel(f, ctx) {
-        return Q.cancelDelivery(ctx.pool, need(f, 'tenant', P.uuid), need(f, 'id', P.id), 'cancelled from the console');
-    },
-    async redrive(f, ctx) {
-        return Q.redrive(ctx.pool, need(f, 'tenant', P.uuid), need(f, 'target', P.text), need(f, 'id', P.id));
-    },
-    async retry(f, ctx) {
-        return Q.retryNow(ctx.pool, need(f, 'tenant', P.uuid), need(f, 'id', P.id),
-            need(f, 'generation', P.bigintAny), 'retried from the console');
-    },
-};
+// The actions by name: a Map, so that a name such as "constructor" finds nothing.
+const ACTIONS = new Map([
+    ['cancel', (f, ctx) =>
+        Q.cancelDelivery(ctx.pool, need(f, 'tenant', P.uuid), need(f, 'id', P.id), 'cancelled from the console')],
+    ['redrive', (f, ctx) =>
+        Q.redrive(ctx.pool, need(f, 'tenant', P.uuid), need(f, 'target', P.text), need(f, 'id', P.id))],
+    ['retry', (f, ctx) =>
+        Q.retryNow(ctx.pool, need(f, 'tenant', P.uuid), need(f, 'id', P.id),
+            need(f, 'generation', P.bigintAny), 'retried from the console')],
+]);
 
 // "user@database" of a connection URL, for the header; never the password.
 function describe(url) {
@@ -107,6 +105,7 @@ export function createConsole({ url, port, sampleSeconds }) {
     pool.on('error', () => {}); // an idle connection lost: the next query opens another
     const sampler = new Sampler(pool, { everyMs: sampleSeconds * 1000 });
     const csrf = crypto.randomBytes(24).toString('base64url');
+    const csrfBytes = Buffer.from(csrf);
     const dbLabel = describe(url);
     const ctx = { pool, sampler, csrf };
     let allowedHosts = [];
@@ -156,12 +155,13 @@ export function createConsole({ url, port, sampleSeconds }) {
                     return send(res, 403, 'cross-origin request refused');
                 }
                 const form = new URLSearchParams(await readBody(req));
-                const token = form.get('csrf') || '';
-                if (token.length !== csrf.length || !crypto.timingSafeEqual(Buffer.from(token), Buffer.from(csrf))) {
+                // Compared as bytes: a token of the same length in characters may differ in bytes.
+                const token = Buffer.from(form.get('csrf') || '');
+                if (token.length !== csrfBytes.length || !crypto.timingSafeEqual(token, csrfBytes)) {
                     return send(res, 403, layout({ title: 'refused', nav: '', db: dbLabel, body: html`<h1>Refused</h1><p>The form's token is missing or stale: reload the page.</p>` }));
                 }
                 const back = safeBack(form.get('back'));
-                const action = ACTIONS[form.get('action')];
+                const action = ACTIONS.get(form.get('action'));
                 if (!action) return refusal(res, new BadRequest(`unknown action "${form.get('action')}"`), back);
                 try {
                     const result = await action(form, ctx);

@@ -20,7 +20,7 @@ export async function counters(db) {
 }
 
 // The tenants and targets that have counters or a binding, with their depth: pending
-// (baton.ready, a row per pending delivery, read by its primary key (target, tenant, ...)),
+// (baton.ready, a row per pending delivery, read by its primary key (target, tenant, rank, id)),
 // counted up to COUNT_CAP, the wait of the oldest due pending delivery (ready_due), and
 // leased (baton.leases, a row per claimed delivery, each looked up by the primary key of
 // baton.deliveries for its target; COUNT_CAP leases at most, then leasedCapped is set).
@@ -34,7 +34,7 @@ export async function queues(db) {
                EXTRACT(epoch FROM pg_catalog.now() OPERATOR(pg_catalog.-) oldest.run_after)::float8 AS oldest_wait
           FROM pairs p
           LEFT JOIN baton.tenants tn ON tn.tenant OPERATOR(pg_catalog.=) p.tenant
-          CROSS JOIN LATERAL (SELECT count(*) AS n FROM (
+          CROSS JOIN LATERAL (SELECT pg_catalog.count(*) AS n FROM (
                 SELECT 1 FROM baton.ready r
                  WHERE r.target OPERATOR(pg_catalog.=) p.target AND r.tenant OPERATOR(pg_catalog.=) p.tenant
                  LIMIT ${COUNT_CAP + 1}) s) pend
@@ -44,7 +44,7 @@ export async function queues(db) {
                  ORDER BY r.run_after LIMIT 1) oldest ON true
          ORDER BY p.tenant, p.target`);
     const l = await db.query(`
-        SELECT l.tenant::text AS tenant, d.target, count(*) AS n
+        SELECT l.tenant::text AS tenant, d.target, pg_catalog.count(*) AS n
           FROM (SELECT l.tenant, l.id FROM baton.leases l LIMIT ${COUNT_CAP}) l
           CROSS JOIN LATERAL (SELECT d.target FROM baton.deliveries d
                  WHERE d.tenant OPERATOR(pg_catalog.=) l.tenant AND d.id OPERATOR(pg_catalog.=) l.id LIMIT 1) d
@@ -85,7 +85,7 @@ async function byId(db, { tenant, target, state, limit, after }) {
                       AND ($3::text IS NULL OR w.status OPERATOR(pg_catalog.=) $3)
                     ORDER BY w.id DESC LIMIT $5)
         SELECT (SELECT pg_catalog.array_agg(m.id::text ORDER BY m.id DESC) FROM m) AS ids,
-               (SELECT count(*) FROM w) AS scanned, (SELECT min(w.id)::text FROM w) AS last`,
+               (SELECT pg_catalog.count(*) FROM w) AS scanned, (SELECT pg_catalog.min(w.id)::text FROM w) AS last`,
         [tenant, target, state, after ? after[0] : null, limit]);
     const { ids, scanned, last } = r.rows[0];
     const found = ids || [];
@@ -111,7 +111,7 @@ async function byPrefix(db, { tenant, target, state, prefix, upper, limit, after
                     ORDER BY w.dedup_key LIMIT $8)
         SELECT (SELECT pg_catalog.array_agg(m.id::text ORDER BY m.dedup_key) FROM m) AS ids,
                (SELECT pg_catalog.array_agg(m.dedup_key ORDER BY m.dedup_key) FROM m) AS keys,
-               (SELECT count(*) FROM w) AS scanned,
+               (SELECT pg_catalog.count(*) FROM w) AS scanned,
                (SELECT ARRAY[w.dedup_key, w.target] FROM w ORDER BY w.dedup_key DESC, w.target DESC LIMIT 1) AS last`,
         [tenant, target, state, prefix, upper, after ? after[0] : null, after ? after[1] : null, limit]);
     const { ids, keys, scanned, last } = r.rows[0];
@@ -136,25 +136,12 @@ async function pending(db, { tenant, target, limit, after }) {
     return { rows, next: r.rows.length === limit ? [last.rank, last.id] : null, order: 'claim order' };
 }
 
-// Claimed deliveries by id, through baton.leases (a row per claimed delivery).
-async function claimed(db, { tenant, target, limit, after }) {
-    const r = await db.query(`
-        SELECT d.id::text AS id FROM baton.leases l JOIN baton.deliveries d
-            ON d.tenant OPERATOR(pg_catalog.=) l.tenant AND d.id OPERATOR(pg_catalog.=) l.id
-         WHERE l.tenant OPERATOR(pg_catalog.=) $1 AND d.target OPERATOR(pg_catalog.=) $2
-           AND d.status OPERATOR(pg_catalog.=) 'claimed'
-           AND ($3::bigint IS NULL OR d.id OPERATOR(pg_catalog.<) $3)
-         ORDER BY d.id DESC LIMIT $4`,
-        [tenant, target, after ? after[0] : null, limit]);
-    const ids = r.rows.map((x) => x.id);
-    return { rows: await fetchByIds(db, tenant, ids, ids), next: ids.length === limit ? [ids[ids.length - 1]] : null, order: 'id, newest first' };
-}
-
-// The listing a filter asks for, and the shape of its cursor.
+// The listing a filter asks for, and the shape of its cursor. Claimed deliveries are
+// found by id as the settled ones are: baton.leases' only index leads with the expiry,
+// so a tenant's leases could not be found there without reading every lease.
 export function deliveryListing(filter) {
     if (filter.prefix !== null) return { run: byPrefix, cursor: ['s', 's'] };
     if (filter.state === 'pending') return { run: pending, cursor: ['i', 'i'] };
-    if (filter.state === 'claimed') return { run: claimed, cursor: ['i'] };
     return { run: byId, cursor: ['i'] };
 }
 
@@ -192,7 +179,7 @@ export async function runs(db, { tenant, state, limit, after }) {
              m AS (SELECT w.id FROM w WHERE $2::text IS NULL OR w.status OPERATOR(pg_catalog.=) $2
                     ORDER BY w.id LIMIT $4)
         SELECT (SELECT pg_catalog.array_agg(m.id::text ORDER BY m.id) FROM m) AS ids,
-               (SELECT count(*) FROM w) AS scanned,
+               (SELECT pg_catalog.count(*) FROM w) AS scanned,
                (SELECT w.id::text FROM w ORDER BY w.id DESC LIMIT 1) AS last`,
         [tenant, state, after ? after[0] : null, limit]);
     const found = r.rows[0].ids || [];

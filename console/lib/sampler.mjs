@@ -14,18 +14,24 @@ export class Sampler {
         this.series = new Map(); // "tenant target" -> [{t, values}]
         this.error = null;
         this.timer = null;
+        this.stopped = false;
     }
 
     start() {
+        this.stopped = false;
         const tick = async () => {
             await this.sample();
+            if (this.stopped) return; // stopped while sampling: no next tick
             this.timer = setTimeout(tick, this.everyMs);
             this.timer.unref();
         };
         return tick();
     }
 
-    stop() { clearTimeout(this.timer); }
+    stop() {
+        this.stopped = true;
+        clearTimeout(this.timer);
+    }
 
     async sample() {
         try {

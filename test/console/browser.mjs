@@ -8,6 +8,7 @@ import { chromium } from 'playwright-core';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
+import { Sampler } from '../../console/lib/sampler.mjs';
 
 const ADMIN = process.env.ADMIN_URL;
 const VIEWER = process.env.VIEWER_URL;
@@ -226,6 +227,19 @@ await scenario('forgery', async () => {
     same('POST without the token: 403', r.status(), 403);
     r = await page.request.post(`${ADMIN}/action`, { form: { ...form, csrf: 'x'.repeat(token.length) }, maxRedirects: 0 });
     same('POST with a wrong token: 403', r.status(), 403);
+    // As many characters as the token, twice as many bytes.
+    r = await page.request.post(`${ADMIN}/action`, { form: { ...form, csrf: '\u00e9'.repeat(token.length) }, maxRedirects: 0 });
+    same('POST with a non-ASCII token of the same length: 403', r.status(), 403);
+    // Names an object has from its prototype are no actions.
+    for (const action of ['constructor', 'hasOwnProperty', 'toString', '__proto__']) {
+        r = await page.request.post(`${ADMIN}/action`, { form: { ...form, action, csrf: token }, maxRedirects: 0 });
+        const body = await r.text();
+        const location = r.headers().location || '';
+        check(`POST action=${action}: 400 "unknown action", no redirect, the token nowhere`,
+            r.status() === 400 && body.includes(`unknown action &quot;${action}&quot;`) && location === ''
+                && !body.includes(token) && !location.includes(token),
+            `${r.status()} location=${location} ${body.slice(0, 300)}`);
+    }
     r = await page.request.post(`${ADMIN}/action`, { form: { ...form, csrf: token }, headers: { origin: 'http://evil.example' }, maxRedirects: 0 });
     same('POST from another origin: 403', r.status(), 403);
     r = await page.request.get(`${ADMIN}/action${q({ ...form, csrf: token })}`);
@@ -233,6 +247,18 @@ await scenario('forgery', async () => {
     r = await page.request.post(`${ADMIN}/action`, { form: { ...form, csrf: token }, headers: { host: 'evil.example' }, maxRedirects: 0 });
     same('a request for another host name: 421', r.status(), 421);
     same('forgery: nothing changed', rowOf(k03), 'pending 0 0');
+});
+
+await scenario('sampler', async () => {
+    // stop() while a sample is being read: no sample after it.
+    let queries = 0;
+    const slow = { query: () => { queries++; return new Promise((resolve) => setTimeout(() => resolve({ rows: [] }), 100)); } };
+    const sampler = new Sampler(slow, { everyMs: 10 });
+    const first = sampler.start();
+    sampler.stop();
+    await first;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    same('sampler: stopped during a sample, it samples no more', queries, 1);
 });
 
 await scenario('malformed parameters', async () => {

@@ -19,8 +19,12 @@
 #               whose generation changed is DU001 (409) and a retry on a bound target
 #               DU005 (403), each shown with SQLSTATE, message, detail or hint, nothing
 #               changed; the viewer's redrive and cancel are 42501, nothing changed
-#   forgery     a POST without or with a wrong token, from another origin, for another
-#               host name, and a GET of the action: refused, nothing changed
+#   forgery     a POST without or with a wrong token (one of the same length in non-ASCII
+#               characters too: 403), from another origin, for another host name, and a
+#               GET of the action: refused, nothing changed; an action named after what
+#               an object inherits (constructor, hasOwnProperty, ...): 400 "unknown
+#               action", no redirect, the token nowhere in the answer
+#   sampler     a stop() while a sample is being read is not undone by its tick
 #   parameters  malformed ones (a tenant that is no uuid, a negative limit, an unknown
 #               state, a bad cursor, ...) are 400 with a message, no stack trace
 #   runs        every run with its status, a status filter; a run's stages in chain order,
