@@ -11,7 +11,9 @@
 #     raises LeaseLost;
 #   - the workflow runner: two runs walked, a marked action run once, a failed stage
 #     retried; a runner killed inside a marked action leaves the marker in doubt for the
-#     next owner (InDoubt, the action not run again);
+#     next owner (InDoubt, the action not run again), which releases the run (a third
+#     owner acquires it at once); a refusal inside a handler (DuplicateKey) and a result
+#     that is not JSON fail the stage, which is retried and completes;
 #   - the errors: a fenced tenant raises TenantNotWritable (the contract's TenantFenced,
 #     DU002), a NULL argument InvalidArgument (22004);
 #   - the worker of the package (examples/python/worker.py on the installed package):
@@ -28,6 +30,15 @@
 #     once (pending, generation 2, no lease), 3 handlers abandoned; SIGKILL while 4
 #     handlers run: every lease reaped (generation 2), and a second worker finishes every
 #     item (generation 3);
+#   - a handler that returns a set (not JSON): the item is retried, the same worker
+#     finishes it on attempt 2 (no reap, the handler run once per attempt) and exits 0 on
+#     SIGTERM;
+#   - a worker whose role may claim but not call baton.reap() (EXECUTE revoked), polling
+#     only: each refusal is logged as reap_failed (42501), it still claims and finishes,
+#     exits 0 on SIGTERM;
+#   - SIGTERM with grace 0 while one handler runs and one item waits, the waiting item's
+#     release held up by a row lock: the handler that ends meanwhile is finished, not
+#     released; the waiting item is released;
 #   - baton, the command line: each listing as a table and as JSON, enqueue, cancel,
 #     redrive, retry, pause and resume do what they say; a refusal prints its SQLSTATE,
 #     message, detail and hint, no traceback, exit 4; a role without the grants sees
@@ -52,7 +63,7 @@ cleanup() {
     for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
     wait 2>/dev/null
     psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1
-    psql -X -q -d postgres -c "DROP ROLE IF EXISTS baton_python_nobody" >/dev/null 2>&1
+    psql -X -q -d postgres -c "DROP ROLE IF EXISTS baton_python_nobody" -c "DROP ROLE IF EXISTS baton_python_noreap" >/dev/null 2>&1
     rm -rf -- "$WORK"
 }
 trap cleanup EXIT
@@ -80,8 +91,9 @@ check "the package is the installed one, not the repository's" "$WORK/venv" \
 
 # --- the database ------------------------------------------------------------------------
 T=00000000-0000-0000-0000-0000000e7e71
-psql -X -q -d postgres -c "CREATE DATABASE $DB" -c "DROP ROLE IF EXISTS baton_python_nobody" \
-    -c "CREATE ROLE baton_python_nobody LOGIN" >/dev/null
+PGOPTIONS="-c client_min_messages=warning" psql -X -q -d postgres -c "CREATE DATABASE $DB" \
+    -c "DROP ROLE IF EXISTS baton_python_nobody" -c "CREATE ROLE baton_python_nobody LOGIN" \
+    -c "DROP ROLE IF EXISTS baton_python_noreap" -c "CREATE ROLE baton_python_noreap LOGIN" >/dev/null
 q -c "CREATE EXTENSION pg_baton" -c "SELECT baton.create_tenant('$T')" >/dev/null
 CONN="dbname=$DB"
 
@@ -141,7 +153,7 @@ run_worker() { # run_worker LOG [VAR=value...]: the example worker on the instal
 }
 wait_log() { # wait_log LOG REGEX [SECONDS]
     local i
-    for ((i = 0; i < ${3:-30} * 5; i++)); do grep -qE -- "$2" "$1" && return 0; sleep 0.2; done
+    for ((i = 0; i < ${3:-30} * 5; i++)); do grep -qsE -- "$2" "$1" && return 0; sleep 0.2; done
     return 1
 }
 q -c "SELECT baton.enqueue('$T', 'w', 'w' || g) FROM generate_series(1, 3) g" >/dev/null
@@ -293,6 +305,76 @@ else
     not_ok "the worker of ka and kb started 4 handlers: $(tail -n 3 "$WORK/kill.log")"
 fi
 
+# --- a result that is not JSON, a refused reap, a handler that ends during the shutdown --------
+cat >"$WORK/nonjson.py" <<'PY'
+# The first attempt returns a set (not JSON), the second an object; each call is written down.
+import os, sys
+from pg_baton.worker import Worker
+calls = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+def handle(item, lease_lost):
+    os.write(calls, f"{item.id} {item.attempt}\n".encode())
+    return {"not", "json"} if item.attempt == 1 else {"attempt": item.attempt}
+sys.exit(Worker(sys.argv[2], {"nj": handle}, lease=30, poll=0.5, reap=False).run())
+PY
+id=$(q -c "SELECT baton.enqueue('$T', 'nj', 'set')")
+PGDATABASE=$DB "$PY" "$WORK/nonjson.py" "$WORK/nonjson.calls" "$T" >"$WORK/nonjson.log" 2>&1 &
+pids+=($!)
+WPID=$!
+wait_log "$WORK/nonjson.log" "finished id=$id " 15
+check "a handler returning a set: retried (not JSON), then finished on attempt 2 by the same worker, no reap" \
+    "finished 2 3 {\"attempt\": 2}|retried id=$id generation=1 attempt=1 status=pending|finished id=$id generation=3 attempt=2 status=finished" \
+    "$(q -c "SELECT status || ' ' || attempts || ' ' || generation || ' ' || result FROM baton.deliveries WHERE id = $id")|$(grep -oE "(retried|finished) id=$id .*status=[a-z]+" "$WORK/nonjson.log" | paste -sd'|')"
+check "a handler returning a set: the retry says why, the handler ran once per attempt" "1|$id 1 $id 2" \
+    "$(count_log "$WORK/nonjson.log" "retried id=$id .*not JSON")|$(paste -sd' ' "$WORK/nonjson.calls" 2>/dev/null)"
+kill -TERM "$WPID"
+wait "$WPID"
+check "a handler returning a set: the worker kept running (SIGTERM: exit 0, stopped)" "0 1" "$? $(count_log "$WORK/nonjson.log" ' stopped')"
+
+# A role that may claim but not reap (EXECUTE on baton.reap revoked), polling only: every
+# refused reap is logged and the worker still claims at each poll.
+q -c "SELECT baton.grant_worker('baton_python_noreap')" \
+  -c "REVOKE EXECUTE ON FUNCTION baton.reap(integer) FROM baton_python_noreap" >/dev/null
+run_worker "$WORK/noreap.log" PGUSER=baton_python_noreap BATON_TARGET=nr BATON_LISTEN=0
+if wait_count "$WORK/noreap.log" ' reap_failed sqlstate=42501 ' 2 15; then
+    id=$(q -c "SELECT baton.enqueue('$T', 'nr', 'after-refusals')")
+    wait_log "$WORK/noreap.log" "finished id=$id " 10
+    check "baton.reap() refused (42501) at every poll: logged as reap_failed, the worker still claims and finishes" \
+        "finished" "$(q -c "SELECT status FROM baton.deliveries WHERE id = $id")"
+else
+    not_ok "a worker whose reap is refused logs reap_failed and goes on: $(tail -n 3 "$WORK/noreap.log")"
+fi
+kill -TERM "$WPID"
+wait "$WPID"
+check "a worker whose reap is refused: SIGTERM: exit 0, stopped" "0 1" "$? $(count_log "$WORK/noreap.log" ' stopped')"
+
+# Grace 0, one slot: A runs (2 s), B waits. B's row is locked for 5 s from another session,
+# so that releasing B at SIGTERM takes that long; A's handler ends meanwhile: A is finished,
+# not released.
+a=$(q -c "SELECT baton.enqueue('$T', 'sd', 'a', '{\"sleep\": 2}')")
+b=$(q -c "SELECT baton.enqueue('$T', 'sd', 'b')")
+run_worker "$WORK/sd.log" BATON_TARGET=sd BATON_CONCURRENCY=1 BATON_BATCH=2 BATON_LEASE_SECONDS=60 \
+    BATON_SHUTDOWN_GRACE_SECONDS=0 BATON_REAP=0
+if wait_log "$WORK/sd.log" "claimed id=$a " 15; then
+    PGAPPNAME=baton_python_lock q -c "BEGIN" -c "SELECT 1 FROM baton.deliveries WHERE id = $b FOR UPDATE" \
+        -c "SELECT pg_sleep(5)" -c "COMMIT" >/dev/null &
+    lock=$!
+    for ((i = 0; i < 50; i++)); do
+        [[ $(q -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'baton_python_lock' AND wait_event = 'PgSleep'") == 1 ]] && break
+        sleep 0.1
+    done
+    kill -TERM "$WPID"
+    wait "$WPID"
+    rc=$?
+    wait "$lock"
+    check "grace 0, B's release held up: A running and B waiting at the stop; exit 0" "1 0" \
+        "$(count_log "$WORK/sd.log" ' stopping running=1 waiting=1 ') $rc"
+    check "a handler that ends while the waiting items are released is finished, not released; B released" \
+        "finished 1 python|pending 2 released: worker shutting down|finished id=$a generation=1 attempt=1 status=finished|0" \
+        "$(q -c "SELECT status || ' ' || generation || ' ' || (result->>'handled_by') FROM baton.deliveries WHERE id = $a")|$(q -c "SELECT status || ' ' || generation || ' ' || last_error FROM baton.deliveries WHERE id = $b")|$(grep -oE "finished id=$a .*" "$WORK/sd.log")|$(count_log "$WORK/sd.log" "released id=$a ")"
+else
+    not_ok "the shutdown worker claimed A: $(tail -n 3 "$WORK/sd.log")"
+fi
+
 # --- the workflow runner -----------------------------------------------------------------
 q -c "SELECT baton.define_workflow('py_flow', '{\"start\": \"a\", \"stages\": {\"a\": {\"next\": [\"b\"]}, \"b\": {\"next\": [\"@finish\"], \"max_attempts\": 3}}}')" \
   -c "SELECT baton.submit('$T', 'py_flow', jsonb_build_object('n', g), 'r' || g) FROM generate_series(1, 2) g" >/dev/null
@@ -351,6 +433,45 @@ except InDoubt as e:
 PY
 )
 check "a runner killed inside a marked action: the next owner gets InDoubt and does not run it again" "in doubt 0 True" "$out"
+out=$("$PY" - "$CONN" "$T" <<'PY' 2>&1
+import sys, psycopg
+from pg_baton.workflow import Runner, InDoubt
+conn = psycopg.connect(sys.argv[1], autocommit=True)
+def a(stage):
+    stage.once(0, "mail", lambda: None)
+    return {}
+try:
+    print("offered" if Runner(conn, sys.argv[2], "py_flow", "py-third", {"a": a, "b": a}, lease=30).run_next() else "not offered")
+except InDoubt:
+    print("in doubt again")
+PY
+)
+check "InDoubt released the run: a third owner acquires it at once (and finds the marker in doubt too)" "in doubt again" "$out"
+# A refusal inside a handler (DuplicateKey from a Producer call) fails the stage; it is retried.
+q -c "SELECT baton.define_workflow('py_dup', '{\"start\": \"a\", \"stages\": {\"a\": {\"next\": [\"@finish\"], \"max_attempts\": 3}}}')" \
+  -c "SELECT baton.submit('$T', 'py_dup', '{}', 'd1')" -c "SELECT baton.enqueue('$T', 'dupt', 'k', '{\"n\": 1}')" >/dev/null
+out=$("$PY" - "$CONN" "$T" <<'PY' 2>&1
+import sys, psycopg
+from pg_baton import Producer
+from pg_baton.workflow import Runner
+conn = psycopg.connect(sys.argv[1], autocommit=True)
+t = sys.argv[2]
+def a(stage):
+    if stage.attempt == 1:
+        Producer(stage.runner.conn).enqueue(t, "dupt", "k", {"n": 2})  # DuplicateKey
+    if stage.attempt == 2:
+        return {"not", "json"}
+    return {"attempt": stage.attempt}
+runner = Runner(conn, t, "py_dup", "py-dup", {"a": a}, lease=30, retry_in=0)
+walked = 0
+while runner.run_next():
+    walked += 1
+print("walked", walked)
+PY
+)
+check "the runner: a DuplicateKey inside a handler, then a result that is not JSON, fail the stage; attempt 3 completes the run" \
+    "walked 1|completed a:3 {\"attempt\": 3}" \
+    "$out|$(q -c "SELECT r.status || ' ' || (SELECT string_agg(h.stage || ':' || h.attempt || ' ' || h.result, ' ') FROM baton.run_history('$T', r.id) h) FROM baton.runs r WHERE r.tenant = '$T' AND r.idempotency_key = 'd1'")"
 
 # --- the command line --------------------------------------------------------------------
 b() { PGDATABASE=$DB "$BATON" "$@"; }

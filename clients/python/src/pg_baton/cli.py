@@ -143,7 +143,7 @@ def cmd_redrive(conn, a):
 
 
 def cmd_retry(conn, a):
-    return q(conn, "SELECT baton.retry(%s, %s, %s, %s, %s * interval '1 second') AS status",
+    return q(conn, "SELECT baton.retry(%s, %s, %s, %s, pg_catalog.make_interval(secs => %s)) AS status",
              (a.tenant, a.id, a.generation, a.error, a.delay))
 
 

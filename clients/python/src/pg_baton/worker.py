@@ -35,19 +35,23 @@ What the main thread does, in a loop:
   3. every lease/3: renew every held lease (running and waiting items alike). DU001
      (lease lost: reaped or claimed by someone else) drops the item and sets its Event;
      its new holder owns it now and nothing is written for it;
-  4. when a handler ends: finish (it returned: the result is stored) or retry (it raised:
-     the row is pending again after the backoff, or failed once its attempts are spent);
+  4. when a handler ends: finish (it returned: the result is stored) or retry (it raised,
+     or returned what is not JSON, e.g. a set or a datetime: the row is pending again
+     after the backoff, or failed once its attempts are spent);
   5. with nothing to claim: sleep until a notification for a served target, a handler's
      end, a renewal, a signal, or the fallback poll: every BATON_POLL_SECONDS every
      target counts as woken (this catches retries and run_after items, which send no
-     notification) and baton.reap() is called;
+     notification) and baton.reap() is called (a refusal is logged as reap_failed, and
+     the worker goes on);
   6. on SIGINT or SIGTERM (or stop()): stop claiming, release the items waiting for a
      slot at once, give the running handlers up to BATON_SHUTDOWN_GRACE_SECONDS (a
-     second signal cuts it short) and settle those that end, then release every lease
-     still held with retry(..., delay => 0): each item is pending again at once instead
-     of waiting for its lease to expire. The interrupted attempt counts (the contract has
-     no release that gives it back; see docs/guide/wakeups.md), so an item on its last
-     attempt is failed. The handler threads still running are abandoned (daemon threads);
+     second signal cuts it short) and settle those that end (a handler that ends before
+     the worker gives up on it is finished or retried, never released), then release
+     every lease still held with retry(..., delay => 0): each item is pending again at
+     once instead of waiting for its lease to expire. The interrupted attempt counts
+     (the contract has no release that gives it back; see docs/guide/wakeups.md), so an
+     item on its last attempt is failed. The handler threads still running are
+     abandoned (daemon threads);
   7. a lost connection is reopened (with backoff) and the interrupted call repeated:
      renew, finish and retry are fenced by generation, not by session, so held leases
      survive a reconnect.
@@ -99,7 +103,6 @@ from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Tuple, U
 
 import psycopg
 import psycopg.sql
-from psycopg.types.json import Jsonb
 
 from pg_baton.errors import BatonError, LeaseLost, from_psycopg
 
@@ -315,6 +318,7 @@ class Worker:
         """Opens the connection (autocommit: every call is its own transaction), LISTENs."""
         delay, tries = 0.2, 0
         while True:
+            conn: Optional[psycopg.Connection] = None
             try:
                 conn = psycopg.connect(self.config.dsn, autocommit=True, application_name="baton-worker-python")
                 conn.add_notify_handler(self.on_notify)
@@ -334,7 +338,11 @@ class Worker:
                 for target in self.woken:
                     self.woken[target] = True
                 return
-            except psycopg.OperationalError as e:
+            except psycopg.Error as e:
+                if conn is not None:  # e.g. LISTEN failed: this connection is not used
+                    conn.close()
+                if not isinstance(e, psycopg.OperationalError):  # a refusal, e.g. DU005
+                    raise from_psycopg(e) from None
                 log("connect_failed", error=json.dumps(str(e).strip()), retry_in=delay)
                 tries += 1
                 if self.stopping and (self.signals > 1 or tries > 3):
@@ -354,9 +362,11 @@ class Worker:
     def call(self, sql: str, params: tuple) -> list:
         """Runs one statement; on a lost connection reconnects and runs it again.
 
-        Repeating is safe for renew, finish and retry (fenced by generation; a repeated
-        finish or retry answers the stored status). A claim whose answer was lost leaves
-        its rows claimed until their leases expire and someone reaps them.
+        Repeating is safe for renew, finish and retry: they are fenced by generation. A
+        repeated finish, or a repeated retry that spent the last attempt, answers the
+        stored status; a repeated retry that made the row pending again gets DU001 (the
+        row is pending all the same). A claim whose answer was lost leaves its rows
+        claimed until their leases expire and someone reaps them.
         """
         while True:
             if self.conn is None:
@@ -385,13 +395,13 @@ class Worker:
         if c.fair:
             rows = self.call(
                 "SELECT tenant, id, generation, lease_until, dedup_key, payload, binding, attempt, run_id"
-                "  FROM baton.claim_fair(%s, %s * interval '1 second', %s)",
+                "  FROM baton.claim_fair(%s, pg_catalog.make_interval(secs => %s), %s)",
                 (target, c.lease, c.batch),
             )
             return [Item(str(r[0]), *r[1:], target=target) for r in rows]
         rows = self.call(
             "SELECT id, generation, lease_until, dedup_key, payload, binding, attempt, run_id"
-            "  FROM baton.claim(%s, %s, %s * interval '1 second', %s)",
+            "  FROM baton.claim(%s, %s, pg_catalog.make_interval(secs => %s), %s)",
             (c.tenant, target, c.lease, c.batch),
         )
         return [Item(c.tenant, *r, target=target) for r in rows]
@@ -407,7 +417,7 @@ class Worker:
             tenant, did = key
             who = self.who(tenant, self.target_of(key))
             try:
-                self.call("SELECT baton.renew(%s, %s, %s, %s * interval '1 second')",
+                self.call("SELECT baton.renew(%s, %s, %s, pg_catalog.make_interval(secs => %s))",
                           (tenant, did, gen, self.config.lease))
                 log("renewed", **who, id=did, generation=gen)
             except LeaseLost:
@@ -420,17 +430,24 @@ class Worker:
                     error=json.dumps(str(e).strip()))
 
     def settle(self, item: Item, error: Optional[BaseException], result: Any) -> None:
-        """finish after success, retry after an exception; DU001 drops the item."""
+        """finish after success, retry after an exception or a result that is not JSON;
+        DU001 drops the item."""
         who = self.who(item.tenant, item.target)
         gen = self.held.pop((item.tenant, item.id), None)
         if gen is None:
             log("dropped", **who, id=item.id, generation=item.generation, reason="lease_lost")
             return
+        document = None
+        if error is None and result is not None:
+            try:
+                document = json.dumps(result, allow_nan=False)
+            except Exception as e:  # a set, a datetime, NaN, a cycle...: the handler failed
+                error = TypeError(f"the handler's result is not JSON ({e})")
         try:
             if error is None:
                 status = self.call(
-                    "SELECT baton.finish(%s, %s, %s, 'finished', %s)",
-                    (item.tenant, item.id, gen, None if result is None else Jsonb(result)),
+                    "SELECT baton.finish(%s, %s, %s, 'finished', %s::pg_catalog.jsonb)",
+                    (item.tenant, item.id, gen, document),
                 )[0][0]
                 log("finished", **who, id=item.id, generation=gen, attempt=item.attempt, status=status)
             else:
@@ -442,7 +459,7 @@ class Worker:
                     error=json.dumps(str(error)))
         except LeaseLost:
             log("lease_lost", **who, id=item.id, generation=gen, during="finish" if error is None else "retry")
-        except BatonError as e:  # e.g. DU002: the lease is left to expire and be reaped
+        except (BatonError, psycopg.OperationalError) as e:  # e.g. DU002: left to expire and be reaped
             log("settle_failed", **who, id=item.id, generation=gen, sqlstate=e.sqlstate,
                 error=json.dumps(str(e).strip()))
 
@@ -518,7 +535,11 @@ class Worker:
         for target in self.woken:
             self.woken[target] = True
         if self.config.reap:
-            reaped = self.call("SELECT baton.reap()", ())[0][0]
+            try:
+                reaped = self.call("SELECT baton.reap()", ())[0][0]
+            except BatonError as e:  # e.g. 42501, 57014: the targets stay woken all the same
+                log("reap_failed", sqlstate=e.sqlstate, error=json.dumps(str(e).strip()))
+                return
             if reaped:
                 log("reaped", rows=reaped)
 
@@ -571,11 +592,8 @@ class Worker:
                             self.release(self.waiting.popleft())
                     if self.signals > 1:
                         grace_until = now
-                    if not self.running or now >= grace_until:
-                        for running in self.running.values():
-                            it = running.item
-                            log("abandoned", **self.who(it.tenant, it.target), id=it.id, generation=it.generation)
-                            running.lost.set()
+                    self.collect()  # the handlers that ended meanwhile: settled, not released
+                    if not self.running or time.monotonic() >= grace_until:
                         break
                 else:
                     if now >= next_poll:
@@ -595,6 +613,11 @@ class Worker:
                 deadline = min(next_renew, grace_until if grace_until is not None else next_poll)
                 self.wait(deadline - time.monotonic())
         finally:
+            self.collect()  # a handler that has ended is settled, not released
+            for running in self.running.values():
+                it = running.item
+                log("abandoned", **self.who(it.tenant, it.target), id=it.id, generation=it.generation)
+                running.lost.set()
             for running in list(self.running.values()):
                 self.release(running.item)
             while self.waiting:

@@ -9,9 +9,13 @@ guard side effects with at-most-once markers.
 
 A handler takes a Stage and returns the stage's result (a JSON object) or raises: the
 stage is then failed (fail_stage), and transition_stage says when it may run again
-(wait_until) or fails the run once its attempts are spent. Inside a handler,
-stage.once(position, kind, action) runs action at most once for this entry of the stage
-(claim_marker, complete_marker): across crashes, owners and repeated handlers.
+(wait_until) or fails the run once its attempts are spent. A refusal the handler meets
+(a BatonError, e.g. DuplicateKey) and a result that is not JSON fail the stage too;
+LeaseLost and InDoubt do not: they end the walk (run_next returns on LeaseLost, raises
+InDoubt). Any error raised out of run_next releases the run first (release_run), so that
+it is not left leased. Inside a handler, stage.once(position, kind, action) runs action
+at most once for this entry of the stage (claim_marker, complete_marker): across
+crashes, owners and repeated handlers.
 
 Everything is fenced by the run's generation: a runner that lost its lease (another
 owner acquired the run after it expired) gets LeaseLost on its next call and drops the
@@ -19,11 +23,11 @@ run. Handlers should end within the lease; the runner renews it between stages.
 """
 
 import datetime
+import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional
 
 import psycopg
-from psycopg.types.json import Jsonb
 
 from pg_baton.errors import BatonError, LeaseLost, from_psycopg
 
@@ -108,6 +112,12 @@ class Runner:
             self.walk(run_id, generation)
         except LeaseLost:
             return run_id  # another owner has it now
+        except BaseException:
+            try:
+                self._one("SELECT baton.release_run(%s, %s, %s)", (self.tenant, run_id, generation))
+            except BatonError:
+                pass  # the run is left to its lease; the first error is the one raised
+            raise
         return run_id
 
     def walk(self, run_id: str, generation: int) -> str:
@@ -135,14 +145,14 @@ class Runner:
             inputs = self._one("SELECT baton.start_stage(%s, %s, %s, %s)", (self.tenant, run_id, generation, stage_id))
             stage = Stage(run_id, stage_id, name, t[3], inputs or {}, (t[5] or 0) + 1, self)
             try:
-                result = handler(stage)
-            except BatonError:
+                document = json.dumps(handler(stage) or {}, allow_nan=False)
+            except (LeaseLost, InDoubt):
                 raise
-            except Exception as e:
+            except Exception as e:  # the handler raised (a refusal too), or its result is not JSON
                 self._one("SELECT baton.fail_stage(%s, %s, %s, %s, %s, %s)",
                           (self.tenant, run_id, generation, stage_id, f"{type(e).__name__}: {e}", self.retry_in))
             else:
-                self._one("SELECT baton.complete_stage(%s, %s, %s, %s, %s)",
-                          (self.tenant, run_id, generation, stage_id, Jsonb(result or {})))
+                self._one("SELECT baton.complete_stage(%s, %s, %s, %s, %s::pg_catalog.jsonb)",
+                          (self.tenant, run_id, generation, stage_id, document))
             self._one("SELECT baton.renew_run(%s, %s, %s, %s)", (self.tenant, run_id, generation, self.lease))
             previous = stage_id
