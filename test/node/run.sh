@@ -12,14 +12,24 @@
 # Checks:
 #   - the tarball builds and installs offline, its version is the extension's, and the
 #     package imported is the installed one;
-#   - Producer: enqueue (an id, the same id again), a different payload rejects with
-#     DuplicateKey (DU009, detail, hint), enqueueBatch ({ id, inserted } in order), a
-#     keyed enqueue; an unknown tenant is TenantNotWritable (DU002), a malformed cause
-#     InvalidArgument (22023); a stale generation is LeaseLost (DU001);
+#   - ids past 2^53 (the test starts the sequences of delivery and stage ids there): kept
+#     exact, as strings, by the producer, the worker and the runner;
+#   - Producer: enqueue (the id, as a string, the same id again), a different payload
+#     rejects with DuplicateKey (DU009, detail, hint), enqueueBatch ({ id, inserted } in
+#     order), a keyed enqueue; an unknown tenant is TenantNotWritable (DU002), a malformed
+#     cause InvalidArgument (22023); a stale generation is LeaseLost (DU001), a server
+#     error; a system error (EPIPE) is not one, and fromPg leaves it as it is; isUuid;
 #   - the worker (main() with a handler per target): two targets, two handlers,
 #     concurrency 3: every item finished exactly once by its target's handler
-#     (generation 1, attempt 1, the log names each id once), handlers ran at once; a
-#     throwing handler is retried and finished at attempt 2; SIGTERM when idle: exit 0;
+#     (generation 1, attempt 1, the handler saw its exact id, the log names each id
+#     once), handlers ran at once; a throwing handler is retried and finished at attempt
+#     2; SIGTERM when idle: exit 0;
+#   - a handler resolving with a value JSON cannot hold (a BigInt): retried as a failed
+#     attempt (logged with the TypeError), finished at attempt 2; on its last attempt
+#     failed, the TypeError as last_error;
+#   - a refused reap: a worker logged in as a role without EXECUTE on baton.reap, poll
+#     only (BATON_LISTEN=0), logs reap_failed (42501) on each poll and still claims and
+#     finishes an item enqueued after those polls;
 #   - renewals: a handler 2.5x longer than the lease while the test reaps every 0.3 s:
 #     finished at generation 1, renewed on the way;
 #   - a lost connection (its backend terminated) while two handlers run: the worker
@@ -31,11 +41,15 @@
 #     once (pending, generation 2, no lease), not after its 60 s lease;
 #   - the workflow runner: two runs walked, a marked action run once, a failed stage
 #     retried; a runner killed inside a marked action leaves the marker in doubt for the
-#     next owner (InDoubt, the action not run again).
+#     next owner (InDoubt, the action not run again), which releases the run; a handler
+#     whose Producer call is refused (DuplicateKey) fails its stage (the error saved) and
+#     runNext resolves, the run released; a stage named `constructor` without a handler
+#     (not Object's constructor) rejects runNext, the run released.
 # Prints "N passed, N failed" last.
 set -uo pipefail
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
 DB=baton_node_$$
+NOREAP=baton_node_noreap_$$ # a worker role without EXECUTE on baton.reap
 WORK=$(mktemp -d /tmp/pg_baton-node.XXXXXX)
 APP=$WORK/app # the scratch project, outside the repository
 pass=0 fail=0
@@ -48,6 +62,7 @@ cleanup() {
     for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
     wait 2>/dev/null
     psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1
+    psql -X -q -d postgres -c "DROP ROLE IF EXISTS $NOREAP" >/dev/null 2>&1
     rm -rf -- "$WORK"
 }
 trap cleanup EXIT
@@ -100,12 +115,14 @@ check "the package imported is the installed one, not the repository's" "$APP/no
 T=00000000-0000-0000-0000-00000000e0de
 psql -X -q -d postgres -c "CREATE DATABASE $DB" >/dev/null
 q -c "CREATE EXTENSION pg_baton" -c "SELECT baton.create_tenant('$T')" >/dev/null
+# Ids past 2^53: a Number would round every other one.
+q -c "SELECT setval('baton.deliveries_id_seq', 9007199254740993), setval('baton.entry_id_seq', 9007199254740993)" >/dev/null
 export PGDATABASE=$DB
 
 # --- Producer and the errors ----------------------------------------------------------------
 out=$(node producer.mjs "$T" 2>&1)
-check "Producer: enqueue, the same id again, DuplicateKey (DU009, detail, hint), enqueueBatch, a keyed enqueue; TenantNotWritable, InvalidArgument; LeaseLost" \
-    "id true|same true|dup true DU009 true true|batch 2 true true false|keyed true|fenced true DU002|invalid true 22023|lost LeaseLost true DU001" \
+check "Producer: enqueue (an exact string id), the same id again, DuplicateKey (DU009, detail, hint), enqueueBatch, a keyed enqueue; TenantNotWritable, InvalidArgument; LeaseLost; EPIPE no server error; isUuid" \
+    "id string true|same true|dup true DU009 true true|batch 2 true true false|keyed true|fenced true DU002|invalid true 22023|lost LeaseLost true DU001 true|epipe false true|uuid true false false" \
     "$(paste -sd'|' <<<"$out")"
 
 # --- the worker -------------------------------------------------------------------------------
@@ -119,7 +136,7 @@ start_worker() { # start_worker LOG [VAR=value...]: the test's worker; its pid i
 }
 wait_log() { # wait_log LOG REGEX [SECONDS]
     local i
-    for ((i = 0; i < ${3:-30} * 5; i++)); do grep -qE -- "$2" "$1" && return 0; sleep 0.2; done
+    for ((i = 0; i < ${3:-30} * 5; i++)); do grep -qE -- "$2" "$1" 2>/dev/null && return 0; sleep 0.2; done
     return 1
 }
 wait_sql() { # wait_sql SQL SECONDS: until SQL answers t
@@ -148,9 +165,10 @@ start_worker "$WORK/two.log" BATON_TARGET=na,nb BATON_CONCURRENCY=3 BATON_BATCH=
 wait_sql "SELECT count(*) = 31 FROM baton.deliveries WHERE target IN ('na', 'nb') AND status = 'finished'" 40
 check "two targets: all 31 items finished" "31" \
     "$(q -c "SELECT count(*) FROM baton.deliveries WHERE target IN ('na', 'nb') AND status = 'finished'")"
-check "two targets: each claimed once (generation 1, attempt 1), by its target's handler" "30" \
+check "two targets: each claimed once (generation 1, attempt 1), by its target's handler, which saw its exact id" "30" \
     "$(q -c "SELECT count(*) FROM baton.deliveries WHERE target IN ('na', 'nb') AND dedup_key <> 'once'
-               AND generation = 1 AND attempts = 1 AND result->>'handled_by' = target AND result->>'target' = target")"
+               AND generation = 1 AND attempts = 1 AND result->>'handled_by' = target AND result->>'target' = target
+               AND result->>'id' = id::text AND id > 9007199254740992")"
 check "two targets: the log names each id finished once, with its target" \
     "$(q -c "SELECT string_agg(target || ' ' || id, ' ' ORDER BY id) FROM baton.deliveries WHERE target IN ('na', 'nb')")" \
     "$(grep -oE '^[0-9T:.Z-]+ worker\[node\] finished target=n[ab] id=[0-9]+ ' "$WORK/two.log" \
@@ -163,6 +181,33 @@ check "its log lines carry the time and the shape worker[node] EVENT key=value" 
     "$(grep -qE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z worker\[node\] retried target=nb id=[0-9]+ generation=1 attempt=1 status=pending ' "$WORK/two.log" && echo t)"
 stop_worker "$WPID"
 check "SIGTERM when idle: exit 0, stopped" "0 1" "$WRC $(grep -c ' stopped$' "$WORK/two.log")"
+
+# A handler's value JSON cannot hold: the attempt fails, as if the handler threw.
+once=$(q -c "SELECT baton.enqueue('$T', 'w', 'big-once', '{\"bigint_attempts\": 1}')")
+last=$(q -c "SELECT baton.enqueue('$T', 'w', 'big-last', '{\"bigint_attempts\": 9}', '{}', NULL, 0, 1)")
+start_worker "$WORK/json.log"
+wait_sql "SELECT count(*) = 2 FROM baton.deliveries WHERE id IN ($once, $last) AND status IN ('finished', 'failed')" 15
+check "a result JSON cannot hold (a BigInt) on attempt 1: retried, the TypeError logged; finished at attempt 2" \
+    "finished 2 1" "$(q -c "SELECT status || ' ' || attempts FROM baton.deliveries WHERE id = $once") $(grep -cE \
+        " retried id=$once generation=1 attempt=1 status=pending error=\"the handler's result is not JSON: Do not know how to serialize a BigInt\"$" "$WORK/json.log")"
+check "a result JSON cannot hold on the last attempt: failed, the TypeError as last_error" \
+    "failed 1 TypeError: the handler's result is not JSON: Do not know how to serialize a BigInt" \
+    "$(q -c "SELECT status || ' ' || attempts || ' ' || last_error FROM baton.deliveries WHERE id = $last")"
+stop_worker "$WPID"
+
+# A refused reap: logged, and the worker goes on claiming (poll only: no wake-up helps it).
+psql -X -q -d postgres -c "CREATE ROLE $NOREAP LOGIN" >/dev/null
+q -c "SELECT baton.grant_worker('$NOREAP')" -c "REVOKE EXECUTE ON FUNCTION baton.reap(integer) FROM $NOREAP" >/dev/null
+start_worker "$WORK/reap.log" PGUSER="$NOREAP" BATON_LISTEN=0
+wait_log "$WORK/reap.log" ' idle$' 10
+wait_log "$WORK/reap.log" ' reap_failed sqlstate=42501 ' 5
+sleep 1 # two more polls, each refused
+id=$(q -c "SELECT baton.enqueue('$T', 'w', 'after-refused-reaps', '{}')")
+wait_sql "SELECT status = 'finished' FROM baton.deliveries WHERE id = $id" 10
+n=$(grep -c ' reap_failed sqlstate=42501 ' "$WORK/reap.log")
+check "a refused reap (42501) is logged as reap_failed on each poll ($n >= 2), and an item enqueued after them is still claimed and finished" \
+    "t finished" "$( ((n >= 2)) && echo t) $(q -c "SELECT status FROM baton.deliveries WHERE id = $id")"
+stop_worker "$WPID"
 
 # Renewals: a 5 s handler on a 2 s lease, while the test reaps.
 start_worker "$WORK/renew.log" BATON_LEASE_SECONDS=2 BATON_REAP=0
@@ -252,5 +297,26 @@ check "a runner dies inside a marked action (exit 9), the marker claimed" "9 in_
 sleep 1.5
 check "the next owner gets InDoubt (with a hint) and does not run the action again" "in doubt 0 true" \
     "$(node runner.mjs heir "$T" 2>&1)"
+check "InDoubt releases the run (no owner, no lease)" "t" \
+    "$(q -c "SELECT owner IS NULL AND lease_until IS NULL FROM baton.runs WHERE tenant = '$T' AND idempotency_key = 'r-killed'")"
+
+# Errors of a handler that are not LeaseLost or InDoubt fail the stage; the run is released.
+q -c "SELECT baton.define_workflow('node_dup', '{\"start\": \"a\", \"stages\": {\"a\": {\"next\": [\"@finish\"]}}}')" \
+    -c "SELECT baton.define_workflow('node_proto', '{\"start\": \"constructor\", \"stages\": {\"constructor\": {\"next\": [\"@finish\"]}}}')" \
+    -c "SELECT baton.enqueue('$T', 'nd', 'dup', '{\"n\": 1}')" \
+    -c "SELECT baton.submit('$T', 'node_dup', '{}', 'dup1'), baton.submit('$T', 'node_proto', '{}', 'proto1')" >/dev/null
+run_state() { # run_state KEY: the run's stages (status, error) and whether it is released
+    q -c "SELECT (SELECT string_agg(s.stage || ' ' || s.status || ' ' || coalesce(split_part(s.error, ':', 1), '-'), ',' ORDER BY s.id)
+                    FROM baton.stages s WHERE s.tenant = r.tenant AND s.run_id = r.id)
+                 || ' released ' || (r.owner IS NULL AND r.lease_until IS NULL)
+            FROM baton.runs r WHERE r.tenant = '$T' AND r.idempotency_key = '$1'"
+}
+check "a handler's refused Producer call (DuplicateKey) fails its stage: runNext resolves" "resolved true" \
+    "$(node runner.mjs dup "$T" 2>&1)"
+check "the stage failed with the DuplicateKey as its error, the run released" "a failed DuplicateKey released true" \
+    "$(run_state dup1)"
+check "a stage named constructor without a handler (not Object's constructor): runNext rejects" \
+    "rejected BatonError no handler for stage constructor of workflow node_proto" "$(node runner.mjs proto "$T" 2>&1)"
+check "the stage not started, the run released" "constructor pending - released true" "$(run_state proto1)"
 
 finish

@@ -1,8 +1,11 @@
 // The workflow runner (test/node/run.sh): `walk` walks every run of node_flow and prints
 // what the handlers did; `doomed` dies inside a marked action (the marker stays claimed);
-// `heir` takes the run over and prints whether the marker was in doubt.
+// `heir` takes the run over and prints whether the marker was in doubt; `dup` walks a run
+// of node_dup whose handler's enqueue is refused (DuplicateKey) on its first attempt and
+// prints how runNext ended; `proto` walks a run of node_proto, whose stage `constructor`
+// has no handler, and prints how runNext ended.
 import pg from 'pg';
-import { InDoubt, Runner } from 'pg-baton';
+import { InDoubt, Producer, Runner } from 'pg-baton';
 
 const [mode, tenant] = process.argv.slice(2);
 const client = new pg.Client();
@@ -37,6 +40,17 @@ if (mode === 'walk') {
     console.log('no doubt', ran.length);
   } catch (e) {
     console.log(e instanceof InDoubt ? 'in doubt' : `other ${e}`, ran.length, Boolean(e.hint));
+  }
+} else if (mode === 'dup' || mode === 'proto') {
+  const a = async (stage) => {
+    if (stage.attempt === 1) await new Producer(client).enqueue(tenant, 'nd', 'dup', { payload: { n: 2 } });
+    return { attempt: stage.attempt };
+  };
+  const runner = new Runner(client, tenant, `node_${mode}`, `node-${mode}`, { a }, { lease: 30, retryIn: 60 });
+  try {
+    console.log('resolved', /^[0-9a-f-]{36}$/.test(await runner.runNext()));
+  } catch (e) {
+    console.log('rejected', e.name, e.message);
   }
 }
 await client.end();

@@ -2,8 +2,10 @@
 // tarball is installed: the library's main() with a handler per target, configured
 // from the environment (BATON_TARGET picks some of na, nb, w). Each handler does what
 // the payload says: waits payload.sleep seconds (or until its signal aborts), throws
-// while the attempt is at most payload.fail_attempts; its result names its target and
-// how many handlers ran at once when it started.
+// while the attempt is at most payload.fail_attempts, resolves with a value JSON cannot
+// hold (a BigInt) while the attempt is at most payload.bigint_attempts; its result names
+// its target, the item's id as the handler saw it, and how many handlers ran at once
+// when it started.
 import { main } from 'pg-baton';
 
 let inflight = 0;
@@ -20,7 +22,8 @@ const handlerOf = (target) => async (item, signal) => {
     if (item.attempt <= Number(item.payload.fail_attempts ?? 0)) {
       throw new Error(`test failure on attempt ${item.attempt}`);
     }
-    return { handled_by: target, target: item.target, running };
+    if (item.attempt <= Number(item.payload.bigint_attempts ?? 0)) return { n: 1n };
+    return { handled_by: target, target: item.target, id: item.id, running };
   } finally {
     inflight -= 1;
   }

@@ -19,6 +19,9 @@ export class ConfigError extends Error {}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+// True when `text` is a uuid in its hyphenated form (any case), as a tenant is given.
+export const isUuid = (text) => typeof text === 'string' && UUID.test(text);
+
 // A non-negative number from the environment, or the default.
 function envNumber(env, name, fallback) {
   const raw = env[name] ?? '';
@@ -38,7 +41,7 @@ export function configFromEnv(env = process.env) {
       + ' (a fair worker serves every tenant that binds the target to its role)');
   }
   if (!fair && !tenant) throw new ConfigError('BATON_TENANT and BATON_TARGET are required');
-  if (tenant && !UUID.test(tenant)) throw new ConfigError(`BATON_TENANT is not a uuid: ${tenant}`);
+  if (tenant && !isUuid(tenant)) throw new ConfigError(`BATON_TENANT is not a uuid: ${tenant}`);
   return {
     connection: env.BATON_DSN ? { connectionString: env.BATON_DSN } : {},
     tenant: fair ? '' : tenant.toLowerCase(), // the canonical form
@@ -64,7 +67,9 @@ export function handlersFor(targets, handlers) {
   const chosen = targets.length > 0 ? targets : Object.keys(handlers ?? {});
   if (chosen.length === 0) throw new ConfigError('BATON_TARGET is required');
   for (const t of chosen) {
-    if (typeof handlers[t] !== 'function') throw new ConfigError(`BATON_TARGET: no handler for target ${t}`);
+    if (!Object.hasOwn(handlers, t) || typeof handlers[t] !== 'function') {
+      throw new ConfigError(`BATON_TARGET: no handler for target ${t}`);
+    }
   }
   return Object.fromEntries(chosen.map((t) => [t, handlers[t]]));
 }

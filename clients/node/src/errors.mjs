@@ -61,9 +61,11 @@ export const BY_SQLSTATE = Object.freeze({
   22004: InvalidArgument,
 });
 
-// True when `e` came from the server (it carries a five-character SQLSTATE).
+// True when `e` came from the server: pg's DatabaseError, with the message's severity and
+// a five-character SQLSTATE. A Node.js system error (EPIPE, EPERM...) has a code but no
+// severity. (By its fields rather than instanceof: the caller's pg may be another copy.)
 export function isServerError(e) {
-  return Boolean(e && typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code));
+  return Boolean(e && typeof e.severity === 'string' && typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code));
 }
 
 // The BatonError of a server error's SQLSTATE (BatonError itself for any other SQLSTATE);

@@ -9,7 +9,7 @@ export {
 } from './errors.mjs';
 export { Producer } from './producer.mjs';
 export { Worker } from './worker.mjs';
-export { ConfigError, configFromEnv, handlersFor, main } from './env.mjs';
+export { ConfigError, configFromEnv, handlersFor, isUuid, main } from './env.mjs';
 export { InDoubt, Runner, Stage } from './workflow.mjs';
 export { formatLine, streamLogger } from './log.mjs';
 

@@ -10,14 +10,15 @@
 //      notification or the next fallback poll. Claimed items wait in order for a slot;
 //   3. run up to `concurrency` handlers at once, handler(item, signal), while a timer
 //      renews every held lease (running or waiting for a slot) every lease/3; then finish
-//      (the handler resolved: its value is the result) or retry (it threw: the row is
-//      pending again after the backoff, or failed once its attempts are spent). DU001
-//      (lease lost: reaped, cancelled or claimed by someone else) drops the item and
-//      aborts its `signal`: its new holder owns it now;
+//      (the handler resolved: its value is the result) or retry (it threw, or resolved
+//      with a value JSON cannot hold: the row is pending again after the backoff, or
+//      failed once its attempts are spent). DU001 (lease lost: reaped, cancelled or
+//      claimed by someone else) drops the item and aborts its `signal`: its new holder
+//      owns it now;
 //   4. with nothing to claim, wait for a notification, a free slot, a stop, or the
 //      fallback poll: every `poll` seconds every target counts as woken (this catches
 //      retries and run_after items, which send no notification) and baton.reap() is
-//      called;
+//      called (a refused reap is logged as reap_failed; claiming goes on);
 //   5. on stop() (SIGINT, SIGTERM): stop claiming, release the items waiting for a slot
 //      at once, give the running handlers up to `grace` seconds (a second stop cuts it
 //      short) and settle those that end, abort the others' signals, then release every
@@ -40,8 +41,19 @@ import { quoted, streamLogger } from './log.mjs';
 const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
 
 // The key of a held lease: ids are unique per tenant, and a fair worker holds leases of
-// many tenants.
+// many tenants. Ids and generations are bigints, kept as the strings pg gives.
 const heldKey = (tenant, id) => `${tenant}/${id}`;
+
+// A handler's value as the text of finish's jsonb result (null for none). A value JSON
+// cannot hold (a BigInt, a cycle) throws: the attempt has failed, as if the handler threw.
+function resultJson(value) {
+  if (value == null) return null;
+  try {
+    return JSON.stringify(value) ?? null;
+  } catch (e) {
+    throw new TypeError(`the handler's result is not JSON: ${e.message}`, { cause: e });
+  }
+}
 
 // True when an error means the connection is gone, not a refusal by the server.
 function isConnectionError(e) {
@@ -103,8 +115,7 @@ export class Worker {
     this.running = new Map(); // key(tenant, id) -> { item, ac, task, handlerDone, abandoned }
     this.woken = new Set(); // targets that may have work: notified, or polled
     this.turn = 0; // the target whose claim comes first in the next round
-    this.renewing = Promise.resolve();
-    this.renewBusy = false;
+    this.renewing = null; // the renewal under way
     this.stops = 0;
     this.closing = false;
     this.waiter = null;
@@ -217,10 +228,12 @@ export class Worker {
 
   // Runs one statement and resolves with its rows; a refusal rejects as its BatonError. On
   // a lost connection it reconnects and runs the statement again: safe for renew, finish
-  // and retry (fenced by generation; a repeated finish or retry answers the stored
-  // status). A claim whose answer was lost leaves its rows claimed until their leases
-  // expire and someone reaps them. A statement that loses ten fresh connections in a row
-  // is given up.
+  // and retry, which are fenced by generation. A repeated finish answers the stored
+  // status, and so does a repeated retry that spent the last attempt (failed at the same
+  // generation); a repeated retry that had made the row pending again gets DU001 (the
+  // generation moved on) and is logged as lease_lost. A claim whose answer was lost
+  // leaves its rows claimed until their leases expire and someone reaps them. A statement
+  // that loses ten fresh connections in a row is given up.
   async call(sql, params = []) {
     for (let tries = 1; ; tries++) {
       const client = await this.connection();
@@ -240,15 +253,13 @@ export class Worker {
     const rows = c.fair
       ? await this.call(
         `SELECT tenant, id, generation, lease_until, dedup_key, payload, binding, attempt, run_id
-           FROM baton.claim_fair($1, $2 * interval '1 second', $3)`,
+           FROM baton.claim_fair($1, pg_catalog.make_interval(secs => $2), $3)`,
         [target, c.lease, c.batch])
       : await this.call(
-        `SELECT $1::uuid AS tenant, id, generation, lease_until, dedup_key, payload, binding, attempt, run_id
-           FROM baton.claim($1, $2, $3 * interval '1 second', $4)`,
+        `SELECT id, generation, lease_until, dedup_key, payload, binding, attempt, run_id
+           FROM baton.claim($1, $2, pg_catalog.make_interval(secs => $3), $4)`,
         [c.tenant, target, c.lease, c.batch]);
-    return rows.map((r) => ({
-      ...r, target, id: Number(r.id), generation: Number(r.generation),
-    }));
+    return rows.map((r) => ({ tenant: c.tenant, ...r, target })); // a fair row names its tenant
   }
 
   // Claims from the woken targets in turns: the first that has work gives the batch; one
@@ -275,11 +286,10 @@ export class Worker {
   // Starts a renewal of every held lease, unless one is still under way (its calls
   // waiting for a lost connection to come back).
   renewSoon() {
-    if (this.renewBusy) return;
-    this.renewBusy = true;
+    if (this.renewing) return;
     this.renewing = this.renewAll()
       .catch((e) => this.log('renew_failed', { error: quoted(e.message) }))
-      .finally(() => { this.renewBusy = false; });
+      .finally(() => { this.renewing = null; });
   }
 
   // Renews every held lease; DU001 drops that item and aborts its handler.
@@ -288,7 +298,7 @@ export class Worker {
       if (this.held.get(key) !== h) continue; // settled since
       const who = { ...this.who(h.tenant, h.target), id: h.id, generation: h.gen };
       try {
-        await this.call("SELECT baton.renew($1, $2, $3, $4 * interval '1 second')",
+        await this.call('SELECT baton.renew($1, $2, $3, pg_catalog.make_interval(secs => $4))',
           [h.tenant, h.id, h.gen, this.config.lease]);
         this.log('renewed', who);
       } catch (e) {
@@ -305,7 +315,8 @@ export class Worker {
     }
   }
 
-  // finish after success, retry after a throw; DU001 drops the item.
+  // finish after success (outcome.result: the result's JSON text or null), retry after a
+  // failure; DU001 drops the item.
   async settle(item, outcome) {
     const key = heldKey(item.tenant, item.id);
     const who = { ...this.who(item.tenant, item.target), id: item.id };
@@ -318,7 +329,7 @@ export class Worker {
     try {
       if (outcome.ok) {
         const [row] = await this.call("SELECT baton.finish($1, $2, $3, 'finished', $4::jsonb) AS status",
-          [item.tenant, item.id, h.gen, outcome.result == null ? null : JSON.stringify(outcome.result)]);
+          [item.tenant, item.id, h.gen, outcome.result]);
         this.log('finished', { ...who, generation: h.gen, attempt: item.attempt, status: row.status });
       } else {
         const err = outcome.error;
@@ -383,7 +394,7 @@ export class Worker {
     const { item } = entry;
     let outcome;
     try {
-      outcome = { ok: true, result: await this.handlers[item.target](item, entry.ac.signal) };
+      outcome = { ok: true, result: resultJson(await this.handlers[item.target](item, entry.ac.signal)) };
     } catch (error) {
       outcome = { ok: false, error };
     }
@@ -391,12 +402,18 @@ export class Worker {
     if (!entry.abandoned) await this.settle(item, outcome);
   }
 
-  // Every `poll` seconds: every target counts as woken, and baton.reap().
+  // Every `poll` seconds: every target counts as woken, and baton.reap(). A refused reap
+  // (e.g. 42501, 57014) is logged; the targets stay woken.
   async poll() {
     for (const t of this.targets) this.woken.add(t);
     if (!this.config.reap) return;
-    const [row] = await this.call('SELECT baton.reap() AS n');
-    if (row.n > 0) this.log('reaped', { rows: row.n });
+    try {
+      const [row] = await this.call('SELECT baton.reap() AS n');
+      if (row.n > 0) this.log('reaped', { rows: row.n });
+    } catch (e) {
+      if (!(e instanceof BatonError)) throw e;
+      this.log('reap_failed', { sqlstate: e.sqlstate, error: quoted(e.message) });
+    }
   }
 
   // Runs until stop(): resolves with the exit status (0).
