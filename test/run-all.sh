@@ -369,6 +369,7 @@ server_suites() {
     run_suite "citus-upgrade$x" test/citus/upgrade.sh
     run_suite "citus-grow$x" test/citus/grow.sh
     run_suite "citus-rebalance$x" test/citus/rebalance.sh
+    run_suite "citus-clients$x" test/citus/clients.sh
     run_suite "citus-regress$x" test/citus/regress.sh
 }
 
