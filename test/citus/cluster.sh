@@ -143,6 +143,19 @@ check() {
     if [[ $2 == "$3" ]]; then PASS=$((PASS + 1)); echo "ok   - $1"; else FAIL=$((FAIL + 1)); echo "FAIL - $1 (expected '$2', got '$3')"; fi
 }
 q() { psql -X -q -At "$@"; }
+# driver_counts NAME FILE: a Python driver's output FILE printed but for its count line,
+# whose counts are added to PASS and FAIL (one failure when it printed none).
+driver_counts() {
+    local count
+    grep -v -E '^[0-9]+ passed, [0-9]+ failed$' "$2"
+    count=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$2" | tail -n 1)
+    if [[ $count =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+        PASS=$((PASS + BASH_REMATCH[1])) FAIL=$((FAIL + BASH_REMATCH[2]))
+    else
+        FAIL=$((FAIL + 1))
+        echo "FAIL - $1 reported no count"
+    fi
+}
 code() {
     local out
     out=$(psql -X -q -At -v VERBOSITY=sqlstate "$@" 2>&1 >/dev/null | sed -n 's/^ERROR:  //p' | head -n 1)

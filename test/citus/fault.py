@@ -116,6 +116,22 @@ def one(conn, sql, params=()):
     return conn.execute(sql, params).fetchone()[0]
 
 
+def check_stored(conn, acks, tally):
+    """The cluster-wide invariants the load's acknowledgements leave to check, load
+    stopped: each transition applied once (one stage row per run, stage and entry
+    sequence), every acknowledged stage stored, delivery ids unique across the nodes."""
+    dup_seq = one(conn, "SELECT count(*) FROM (SELECT 1 FROM baton.stages GROUP BY tenant, run_id, stage, "
+                        "entry_seq HAVING count(*) > 1) d")
+    tally.test("no transition applied twice (stages unique per run, stage and sequence)", dup_seq == 0,
+               "%d duplicated" % dup_seq)
+    sids = {(a["t"], a["sid"]) for a in acks.by_kind.get("tr", []) if a["kind"] != "finished"}
+    stored = {(r[0], r[1]) for r in conn.execute("SELECT tenant::text, id FROM baton.stages").fetchall()}
+    tally.test("every acknowledged transition's stage is stored (%d)" % len(sids), sids <= stored,
+               "%d missing" % len(sids - stored))
+    dup_id = one(conn, "SELECT count(*) - count(DISTINCT id) FROM baton.deliveries")
+    tally.test("delivery ids unique across the cluster", dup_id == 0, str(dup_id))
+
+
 def node_of(conn, tenant):
     """The port of the worker holding the tenant's shard group."""
     return one(conn, "SELECT nodeport FROM pg_catalog.pg_dist_shard_placement WHERE shardid = "
@@ -354,18 +370,7 @@ def main():
                  for a in v if a.get("t") in survivors and killed_at <= a["ts"] <= back_at)
 
     with psycopg.connect("", autocommit=True) as conn:
-        # Each transition applied once: one stage row per run, stage and entry sequence,
-        # and every acknowledged stage stored.
-        dup_seq = one(conn, "SELECT count(*) FROM (SELECT 1 FROM baton.stages GROUP BY tenant, run_id, stage, "
-                            "entry_seq HAVING count(*) > 1) d")
-        tally.test("no transition applied twice (stages unique per run, stage and sequence)", dup_seq == 0,
-                   "%d duplicated" % dup_seq)
-        sids = {(a["t"], a["sid"]) for a in acks.by_kind.get("tr", []) if a["kind"] != "finished"}
-        stored = {(r[0], r[1]) for r in conn.execute("SELECT tenant::text, id FROM baton.stages").fetchall()}
-        tally.test("every acknowledged transition's stage is stored (%d)" % len(sids), sids <= stored,
-                   "%d missing" % len(sids - stored))
-        dup_id = one(conn, "SELECT count(*) - count(DISTINCT id) FROM baton.deliveries")
-        tally.test("delivery ids unique across the cluster", dup_id == 0, str(dup_id))
+        check_stored(conn, acks, tally)
 
     errors = {}
     for a in acks.by_kind.get("err", []):

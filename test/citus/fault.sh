@@ -88,14 +88,7 @@ fi
 export PYTHONDONTWRITEBYTECODE=1 CITUS_BASE="$BASE/c" PG_BINDIR=$BINDIR
 "$PYTHON" "$ROOT/test/citus/fault.py" --modes "$MODES" \
     --load-seconds "${BATON_CITUS_FAULT_LOAD_SECONDS:-4}" >"$BASE/driver.out" 2>&1
-grep -v -E '^[0-9]+ passed, [0-9]+ failed$' "$BASE/driver.out"
-count=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$BASE/driver.out" | tail -n 1)
-if [[ $count =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-    PASS=$((PASS + BASH_REMATCH[1])) FAIL=$((FAIL + BASH_REMATCH[2]))
-else
-    FAIL=$((FAIL + 1))
-    echo "FAIL - fault.py reported no count"
-fi
+driver_counts fault.py "$BASE/driver.out"
 if [[ ! -f $BASE/c/fault.json ]]; then
     echo "$PASS passed, $FAIL failed"
     exit 1

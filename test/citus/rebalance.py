@@ -31,6 +31,7 @@ import psycopg  # noqa: E402
 import fault  # noqa: E402  (puts test/fault on the path)
 import driver  # noqa: E402
 from common import now  # noqa: E402
+from fault import one  # noqa: E402
 
 # The schedules of every tenant, fired by the nodes' background reapers: (name, target,
 # seconds between slots). Their deliveries go to the load's targets, so the workers
@@ -43,10 +44,6 @@ OP_TIMEOUT = 600
 # A fired slot may be late by this much at a window's edges: the reapers' interval, a
 # firing call's own time, and the clients' clock read before the call was sent.
 EDGE = 1.5
-
-
-def one(conn, sql, params=()):
-    return conn.execute(sql, params).fetchone()[0]
 
 
 def placements(conn):
@@ -175,16 +172,7 @@ def main():
         tally.test(name, ok, detail)
     acks = checker.acks
     with psycopg.connect("", autocommit=True) as conn:
-        dup_seq = one(conn, "SELECT count(*) FROM (SELECT 1 FROM baton.stages GROUP BY tenant, run_id, stage, "
-                            "entry_seq HAVING count(*) > 1) d")
-        tally.test("no transition applied twice (stages unique per run, stage and sequence)", dup_seq == 0,
-                   "%d duplicated" % dup_seq)
-        sids = {(a["t"], a["sid"]) for a in acks.by_kind.get("tr", []) if a["kind"] != "finished"}
-        stored = {(r[0], r[1]) for r in conn.execute("SELECT tenant::text, id FROM baton.stages").fetchall()}
-        tally.test("every acknowledged transition's stage is stored (%d)" % len(sids), sids <= stored,
-                   "%d missing" % len(sids - stored))
-        tally.test("delivery ids unique across the cluster", one(
-            conn, "SELECT count(*) - count(DISTINCT id) FROM baton.deliveries") == 0)
+        fault.check_stored(conn, acks, tally)
         where = {t: fault.group_nodes(conn, t) for t in tenants}
         spread = [t for t, w in where.items() if len(w) != 1]
         tally.test("every tenant's shards of every baton table on one node (groups moved whole)", not spread,

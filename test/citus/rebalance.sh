@@ -68,14 +68,7 @@ q -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" -c "CREATE EXTENSION
 export PYTHONDONTWRITEBYTECODE=1 CITUS_BASE="$BASE/c" CITUS_NEW_PORT=$NEW
 "$PYTHON" "$ROOT/test/citus/rebalance.py" \
     --load-seconds "${BATON_CITUS_REBALANCE_LOAD_SECONDS:-6}" >"$BASE/driver.out" 2>&1
-grep -v -E '^[0-9]+ passed, [0-9]+ failed$' "$BASE/driver.out"
-count=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$BASE/driver.out" | tail -n 1)
-if [[ $count =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-    PASS=$((PASS + BASH_REMATCH[1])) FAIL=$((FAIL + BASH_REMATCH[2]))
-else
-    FAIL=$((FAIL + 1))
-    echo "FAIL - rebalance.py reported no count"
-fi
+driver_counts rebalance.py "$BASE/driver.out"
 
 # --- the nodes ---------------------------------------------------------------------------
 check "citus_check_cluster_node_health: every node reaches every node" "0" \
