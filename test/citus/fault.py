@@ -116,6 +116,16 @@ def one(conn, sql, params=()):
     return conn.execute(sql, params).fetchone()[0]
 
 
+def check_items(checker, tally, window):
+    """The SQLSTATEs tolerated in a WINDOW of faults, and the items lost and duplicated
+    (none of either), printed and counted."""
+    print("unexpected SQLSTATEs tolerated in %s: %s" % (window, ", ".join(
+        "%s %d" % kv for kv in sorted(checker.tolerated.items())) or "none"))
+    print("items lost: %d, duplicates: %d" % (checker.lost, checker.dups))
+    tally.test("items lost is 0", checker.lost == 0, str(checker.lost))
+    tally.test("duplicates is 0", checker.dups == 0, str(checker.dups))
+
+
 def check_stored(conn, acks, tally):
     """The cluster-wide invariants the load's acknowledgements leave to check, load
     stopped: each transition applied once (one stage row per run, stage and entry
@@ -394,11 +404,7 @@ def main():
     for w in ("move", "kill", "outside"):
         print("errors seen by clients, %s window%s: %s" % (w, "s" if w == "move" else "", ", ".join(
             "%s %d" % kv for kv in sorted(errors.get(w, {}).items())) or "none"))
-    print("unexpected SQLSTATEs tolerated in a fault window: %s" % (
-        ", ".join("%s %d" % kv for kv in sorted(checker.tolerated.items())) or "none"))
-    print("items lost: %d, duplicates: %d" % (checker.lost, checker.dups))
-    tally.test("items lost is 0", checker.lost == 0, str(checker.lost))
-    tally.test("duplicates is 0", checker.dups == 0, str(checker.dups))
+    check_items(checker, tally, "a fault window")
     moved = [groups[p[0]][0] for p in plan]
     with open(os.path.join(base, "fault.json"), "w") as f:
         # "other": a tenant that writes on while each moved one is fenced: never one of

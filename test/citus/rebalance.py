@@ -244,11 +244,7 @@ def main():
     for w in [name for name, _, _ in ops] + ["outside"]:
         print("errors seen by clients, %s: %s" % (w, ", ".join(
             "%s %d" % kv for kv in sorted(errors.get(w, {}).items())) or "none"))
-    print("unexpected SQLSTATEs tolerated in an operation's window: %s" % (
-        ", ".join("%s %d" % kv for kv in sorted(checker.tolerated.items())) or "none"))
-    print("items lost: %d, duplicates: %d" % (checker.lost, checker.dups))
-    tally.test("items lost is 0", checker.lost == 0, str(checker.lost))
-    tally.test("duplicates is 0", checker.dups == 0, str(checker.dups))
+    fault.check_items(checker, tally, "an operation's window")
     return driver.close_run(tally, logdir)
 
 
