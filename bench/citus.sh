@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The cost of delegation on Citus.      bash bench/citus.sh [--rounds N] [--seconds S]
+# The cost of delegation on Citus.      bash bench/citus.sh [--workload W] [--rounds N] [--seconds S]
 #
-# One unbatched cycle (bench/sql/baton_cycle.sql: baton.claim, then baton.finish, each a
-# statement and a transaction of its own) by pgbench clients of one tenant, three ways:
+# One workload by pgbench clients of one tenant (--workload): cycle, the unbatched cycle
+# (bench/sql/baton_cycle.sql: baton.claim, then baton.finish, each a statement and a
+# transaction of its own); batch, the batched one (baton_batch.sql: a claim of up to 50,
+# then their finish_batch); enqueue, enqueue_batch calls of 100 new items each
+# (citus_enqueue_batch.sql), counted by the rows they add. Three ways:
 #
 #   delegated  through the coordinator of a three-node cluster (test/citus/cluster.sh,
 #              distributed with baton.distribute()): each call alone, so Citus delegates
@@ -15,7 +18,7 @@
 # at 1 and 8 clients. Every round runs each way in turn (the order rotating from round
 # to round, because the machine is shared and noisy), on the same backlog for delegated
 # and worker (the tenant's rows, topped up and vacuumed before each measurement).
-# Items are counted from the tables (finished rows, after minus before), never from
+# Items are counted from the tables (rows, after minus before), never from
 # pgbench's transaction counts; the time is pgbench's measured interval (transactions /
 # tps, without connection set-up). The table shows the median of the rounds and each
 # ratio is the median of the per-round ratios. All four servers share this machine's
@@ -43,7 +46,8 @@
 # Needs Citus in the server pg_baton is installed into ($(pg_config --pkglibdir)/citus.so)
 # and pg_baton installed (`make install`); it builds nothing. Not part of the tests.
 # Options: --rounds N (default 3), --seconds S (default 8), --synchronous-commit on|off
-# (default on), --spread, --clients N (with --spread, default 8).
+# (default on), --workload cycle|batch|enqueue (default cycle), --spread (the cycle),
+# --clients N (with --spread, default 8).
 # Environment: PG_CONFIG, BATON_BENCH_PORT (first of four consecutive ports, default 55540).
 set -euo pipefail
 export LC_ALL=C
@@ -65,6 +69,7 @@ SECONDS_=8
 SYNC=on
 SPREAD=0
 CLIENTS=8
+WORKLOAD=cycle
 while (($# > 0)); do
     case $1 in
         --rounds) ROUNDS=${2:?--rounds N}; shift ;;
@@ -72,6 +77,7 @@ while (($# > 0)); do
         --synchronous-commit) SYNC=${2:?--synchronous-commit on|off}; shift ;;
         --spread) SPREAD=1 ;;
         --clients) CLIENTS=${2:?--clients N}; shift ;;
+        --workload) WORKLOAD=${2:?--workload cycle|batch|enqueue}; shift ;;
         -h | --help)
             sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
             exit 0
@@ -83,6 +89,12 @@ done
 [[ $ROUNDS =~ ^[1-9][0-9]*$ && $SECONDS_ =~ ^[1-9][0-9]*$ ]] || die "--rounds and --seconds take positive integers"
 [[ $SYNC == on || $SYNC == off ]] || die "--synchronous-commit takes on or off"
 [[ $CLIENTS =~ ^[1-9][0-9]*$ ]] || die "--clients takes a positive integer"
+case $WORKLOAD in
+    cycle) SCRIPT=baton_cycle.sql VARS=() COUNTED=finished ;;
+    batch) SCRIPT=baton_batch.sql VARS=(-D batch=50) COUNTED=finished ;;
+    enqueue) SCRIPT=citus_enqueue_batch.sql VARS=(-D batch=100) COUNTED=all ;;
+    *) die "--workload takes cycle, batch or enqueue" ;;
+esac
 PG_CONFIG=${PG_CONFIG:-pg_config}
 [[ -f $("$PG_CONFIG" --pkglibdir)/citus.so ]] || die "Citus is not installed ($("$PG_CONFIG" --pkglibdir)/citus.so is absent)"
 BINDIR=$("$PG_CONFIG" --bindir)
@@ -228,7 +240,12 @@ WORKER=$(q -p "$COORD" -c "SELECT p.nodeport FROM pg_dist_shard_placement p WHER
 declare -A PORT=([delegated]=$COORD [worker]=$WORKER [single]=$SINGLE)
 declare -A DATA=([delegated]=$COORD [worker]=$COORD [single]=$SINGLE)
 
-count() { q -p "${DATA[$1]}" -c "SELECT count(*) FROM baton.deliveries WHERE tenant = '$TENANT' AND status = '$2'"; }
+# count WAY STATUS: the tenant's deliveries in STATUS (all: every one).
+count() {
+    local where="AND status = '$2'"
+    [[ $2 == all ]] && where=""
+    q -p "${DATA[$1]}" -c "SELECT count(*) FROM baton.deliveries WHERE tenant = '$TENANT' $where"
+}
 
 # prepare WAY: the backlog topped up (as superuser, through the fence triggers; on Citus
 # through the coordinator, routed to the tenant's shard), vacuumed, a checkpoint. The
@@ -238,22 +255,23 @@ count() { q -p "${DATA[$1]}" -c "SELECT count(*) FROM baton.deliveries WHERE ten
 prepare() {
     local port=${DATA[$1]} pending
     pending=$(count "$1" pending)
-    if ((pending < TOP_UP / 2)); then
+    if [[ $WORKLOAD != enqueue ]] && ((pending < TOP_UP / 2)); then
         q -p "$port" -c "INSERT INTO baton.deliveries (tenant, target, dedup_key) SELECT '$TENANT', 'bench', 'k' || g || '-' || clock_timestamp() FROM generate_series(1, $TOP_UP) g" >/dev/null
     fi
     q -p "$port" -c "VACUUM ANALYZE baton.deliveries, baton.ready" >/dev/null
     for p in $COORD $WORKER $SINGLE; do q -p "$p" -c CHECKPOINT >/dev/null; done
 }
 
-# measure WAY CLIENTS: items/s of CLIENTS pgbench clients running the cycle for SECONDS_.
+# measure WAY CLIENTS: items/s of CLIENTS pgbench clients running the workload for
+# SECONDS_ (finished rows for a cycle, new rows for enqueue).
 measure() {
     local before after tx tps
     prepare "$1"
-    before=$(count "$1" finished)
-    pgbench -n -M prepared -c "$2" -j $(($2 < 2 ? $2 : 2)) -T "$SECONDS_" -D tenant="$TENANT" \
-        -h "$PGHOST" -p "${PORT[$1]}" -f "$SQL/baton_cycle.sql" postgres >"$WORK/pgbench.log" 2>&1 \
+    before=$(count "$1" "$COUNTED")
+    pgbench -n -M prepared -c "$2" -j $(($2 < 2 ? $2 : 2)) -T "$SECONDS_" -D tenant="$TENANT" "${VARS[@]}" \
+        -h "$PGHOST" -p "${PORT[$1]}" -f "$SQL/$SCRIPT" postgres >"$WORK/pgbench.log" 2>&1 \
         || { cat "$WORK/pgbench.log" >&2; die "pgbench failed ($1, $2 clients)"; }
-    after=$(count "$1" finished)
+    after=$(count "$1" "$COUNTED")
     tx=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$WORK/pgbench.log")
     tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' "$WORK/pgbench.log")
     [[ -n $tx && -n $tps ]] || { cat "$WORK/pgbench.log" >&2; die "could not read pgbench's output"; }
@@ -262,7 +280,7 @@ measure() {
 
 WAYS=(delegated worker single)
 echo "== the cost of delegation ($(date -u '+%Y-%m-%d %H:%M UTC'), $ROUNDS rounds, ${SECONDS_} s each, synchronous_commit $SYNC)"
-echo "   claim + finish cycle, one tenant; coordinator :$COORD, the tenant's worker :$WORKER, single node :$SINGLE"
+echo "   workload $WORKLOAD ($SCRIPT ${VARS[*]}), one tenant; coordinator :$COORD, the tenant's worker :$WORKER, single node :$SINGLE"
 echo "   load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 declare -A R
 for ((r = 1; r <= ROUNDS; r++)); do

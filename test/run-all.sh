@@ -47,6 +47,7 @@ START_SECONDS=$SECONDS
 KINDS=()
 declare -A K_PASS=() K_FAIL=() K_NOTE=()
 STAGE_ERRORS=()
+FAILED_CHECKS=() # "KIND: the check's line", repeated in the summary where CI's tail shows it
 
 # add_result KIND PASSED FAILED [NOTE]
 add_result() {
@@ -84,6 +85,13 @@ print_summary() {
         total_pass=$((total_pass + K_PASS[$kind]))
         total_fail=$((total_fail + K_FAIL[$kind]))
     done
+    if ((${#FAILED_CHECKS[@]} > 0)); then
+        local f
+        echo "  failed checks:"
+        for f in "${FAILED_CHECKS[@]}"; do
+            printf '    %s\n' "${f:0:300}"
+        done
+    fi
     if ((${#STAGE_ERRORS[@]} > 0)); then
         local e
         for e in "${STAGE_ERRORS[@]}"; do
@@ -324,13 +332,16 @@ installcheck_pass -spi "-c baton.direct_access=off"
 # PG_CONFIG exported) when its script exists. Its closing "N passed, N failed" line, if
 # any, is its count; else one result by exit status. Timeout: BATON_SUITE_TIMEOUT (900 s).
 run_suite() {
-    local kind=$1 script=$2 rc=0 line
+    local kind=$1 script=$2 rc=0 line fail_line
     shift 2
     [[ -f $script ]] || return 0
     banner "$kind suite ($script $*)"
     timeout -k 10 "${BATON_SUITE_TIMEOUT:-900}" bash "$script" "$@" 2>&1 \
         | tee "$LOGDIR/$kind.log" | sed -u "s/^/[$kind] /" || rc=$?
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$LOGDIR/$kind.log" | tail -n 1 || true)
+    while IFS= read -r fail_line; do
+        FAILED_CHECKS+=("$kind: $fail_line")
+    done < <(grep -E '^ *(not ok|FAIL)' "$LOGDIR/$kind.log" | head -n 10 || true)
     if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
         add_result "$kind" "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
         if ((rc != 0 && BASH_REMATCH[2] == 0)); then
@@ -370,6 +381,7 @@ server_suites() {
     run_suite "citus-grow$x" test/citus/grow.sh
     run_suite "citus-rebalance$x" test/citus/rebalance.sh
     run_suite "citus-clients$x" test/citus/clients.sh
+    run_suite "citus-local$x" test/citus/local.sh
     run_suite "citus-regress$x" test/citus/regress.sh
 }
 

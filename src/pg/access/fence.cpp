@@ -10,6 +10,7 @@
 #include "pg/runtime/args.hpp"
 #include "pg/access/authz_cache.hpp"
 #include "pg/citus/citus.hpp"
+#include "pg/citus/local_group.hpp"
 #include "pg/citus/citus_hold.hpp"
 #include "pg/runtime/cache.hpp"
 #include "pg/runtime/locks.hpp"
@@ -84,7 +85,7 @@ Check read_state_by_statement(const pg_uuid_t* tenant, bool latest) {
 // whether this transaction wrote the row read (a create_tenant not yet committed), which
 // pg/access/authz_cache must not keep.
 Check read_state(const pg_uuid_t* tenant, bool latest, bool* mine = nullptr) {
-    if (citus::distributed()) return read_state_by_statement(tenant, latest);
+    if (local_group::routed(tenant)) return read_state_by_statement(tenant, latest);
     char* stored = guard([tenant, latest, mine] {
         // The table locked first, then its index: see relations.hpp.
         Oid indexid = InvalidOid;

@@ -4,6 +4,7 @@
 #include "core/error.hpp"
 #include "pg/citus/citus.hpp"
 #include "pg/citus/citus_hold.hpp"
+#include "pg/citus/local_group.hpp"
 #include "pg/runtime/compat.hpp"
 #include "pg/runtime/spi.hpp"
 
@@ -15,14 +16,16 @@ namespace {
 // table is colocated with baton.tenants, and Citus' metadata lock names the group).
 KeptPlan g_shard = {
     "SELECT pg_catalog.get_shard_id_for_distribution_column('baton.tenants'::pg_catalog.regclass, $1)", 1,
-    {UUIDOID}, nullptr};
+    {UUIDOID}, nullptr, true};
 
-// Whether this node (its group, pg_dist_local_group) holds a placement of that shard.
-KeptPlan g_here = {
-    "SELECT EXISTS (SELECT FROM pg_catalog.pg_dist_placement p JOIN pg_catalog.pg_dist_local_group g "
-    "ON p.groupid OPERATOR(pg_catalog.=) g.groupid WHERE p.shardid OPERATOR(pg_catalog.=) "
-    "pg_catalog.get_shard_id_for_distribution_column('baton.tenants'::pg_catalog.regclass, $1))",
-    1, {UUIDOID}, nullptr};
+// Whether this node (its group, pg_dist_local_group) holds a placement of shard $1.
+#define PLACED_HERE(SHARD)                                                                             \
+    "SELECT EXISTS (SELECT FROM pg_catalog.pg_dist_placement p JOIN pg_catalog.pg_dist_local_group g " \
+    "ON p.groupid OPERATOR(pg_catalog.=) g.groupid WHERE p.shardid OPERATOR(pg_catalog.=) " SHARD ")"
+KeptPlan g_placed_here = {PLACED_HERE("$1"), 1, {INT8OID}, nullptr, true};
+KeptPlan g_tenant_here = {
+    PLACED_HERE("pg_catalog.get_shard_id_for_distribution_column('baton.tenants'::pg_catalog.regclass, $1)"), 1,
+    {UUIDOID}, nullptr, true};
 
 // Citus' lock_shard_metadata(lock mode, shard ids), the SQL-callable function around
 // LockShardDistributionMetadata: the lock Citus' executor takes before a write and a
@@ -44,9 +47,11 @@ PGFunction lock_shard_metadata() {
     return fn;
 }
 
-// The tenant held last, in which transaction and subtransaction (a lock taken in a
-// subtransaction that aborts is released with it).
+// The tenant held last, its shard and whether it is here, in which transaction and
+// subtransaction (a lock taken in a subtransaction that aborts is released with it).
 pg_uuid_t g_tenant;
+std::int64_t g_held_shard = 0;
+bool g_held_here = false;
 LocalTransactionId g_lxid = InvalidLocalTransactionId;
 SubTransactionId g_subxact = InvalidSubTransactionId;
 
@@ -55,8 +60,10 @@ SubTransactionId g_subxact = InvalidSubTransactionId;
 void hold_shard_group(const pg_uuid_t* tenant) {
     if (!distributed()) return;
     if (g_lxid == BATON_MY_LXID && g_subxact == GetCurrentSubTransactionId() &&
-        std::memcmp(&g_tenant, tenant, sizeof g_tenant) == 0)
+        std::memcmp(&g_tenant, tenant, sizeof g_tenant) == 0) {
+        local_group::enter(tenant, g_held_shard, g_held_here);
         return;
+    }
     std::int64_t shard;
     {
         Spi spi;
@@ -70,16 +77,28 @@ void hold_shard_group(const pg_uuid_t* tenant) {
         ArrayType* ids = construct_array(&id, 1, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
         DirectFunctionCall2(lock, Int32GetDatum(ShareLock), PointerGetDatum(ids));
     });
+    // Where the group is, read once it is held: a move that ended before the lock is seen.
+    bool here;
+    {
+        Spi spi;
+        Datum values[1] = {Int64GetDatum(shard)};
+        spi.run(g_placed_here, values, nullptr);
+        here = spi.bool_at(0, 1);
+    }
     g_tenant = *tenant;
+    g_held_shard = shard;
+    g_held_here = here;
     g_lxid = BATON_MY_LXID;
     g_subxact = GetCurrentSubTransactionId();
+    local_group::enter(tenant, shard, here);
 }
 
 bool shard_group_here(const pg_uuid_t* tenant) {
     if (!distributed()) return false;
+    if (local_group::active(tenant)) return true;
     Spi spi;
     Datum values[1] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant))};
-    spi.run(g_here, values, nullptr);
+    spi.run(g_tenant_here, values, nullptr);
     return spi.bool_at(0, 1);
 }
 

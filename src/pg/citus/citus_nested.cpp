@@ -4,6 +4,7 @@
 #include "core/error.hpp"
 #include "pg/citus/citus.hpp"
 #include "pg/citus/citus_nested.hpp"
+#include "pg/citus/local_group.hpp"
 
 namespace baton::pg::citus_nested {
 
@@ -35,6 +36,7 @@ ExecutorRun_hook_type g_previous_run = nullptr;
 void run(BATON_EXECUTOR_RUN_ARGS) {
     int depth = g_depth;
     if (depth < kMaxDepth) g_running[depth] = query->plannedstmt;
+    if (depth == 0) local_group::top_statement_runs();
     g_depth = depth + 1;
     PG_TRY();
     {

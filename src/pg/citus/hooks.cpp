@@ -2,6 +2,7 @@
 #include "pg/citus/citus.hpp"
 #include "pg/citus/citus_nested.hpp"
 #include "pg/citus/hooks.hpp"
+#include "pg/citus/local_group.hpp"
 #include "pg/runtime/hooks.hpp"
 
 namespace baton::pg::citus {
@@ -36,12 +37,22 @@ bool null_first_argument(Node* expr) {
 // none of them to the worker it delegates a call to, which would apply its own value;
 // ALTER ROLE and ALTER DATABASE values Citus sets on every node, and ALTER SYSTEM is
 // each node's own.
+// Its settings are found once: _PG_init defines every one of them, and reserves the
+// prefix, before any statement is planned (PostgreSQL 16 and later sort the whole list
+// of settings on each look at it).
+constexpr int kMaxOwnSettings = 64;
+config_generic* g_own_settings[kMaxOwnSettings];
+int g_own_count = -1;
 bool session_settings() {
-    int count = 0;
-    config_generic** settings = compat::settings(&count);
-    for (int i = 0; i < count; i++) {
-        if (strncmp(settings[i]->name, "baton.", 6) == 0 && settings[i]->source >= PGC_S_CLIENT) return true;
+    if (g_own_count < 0) {
+        int count = 0;
+        config_generic** settings = compat::settings(&count);
+        g_own_count = 0;
+        for (int i = 0; i < count && g_own_count < kMaxOwnSettings; i++)
+            if (strncmp(settings[i]->name, "baton.", 6) == 0) g_own_settings[g_own_count++] = settings[i];
     }
+    for (int i = 0; i < g_own_count; i++)
+        if (g_own_settings[i]->source >= PGC_S_CLIENT) return true;
     return false;
 }
 
@@ -261,6 +272,7 @@ void install_runtime_hooks() {
     h.before_write = citus_nested::refuse_write;
     h.custom_plans = distributed;
     hooks::install(h);
+    local_group::install();
 }
 
 void install_hooks() {

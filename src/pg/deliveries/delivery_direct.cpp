@@ -9,6 +9,7 @@
 #include "core/scan_floor.hpp"
 #include "core/upkeep.hpp"
 #include "pg/citus/citus.hpp"
+#include "pg/citus/local_group.hpp"
 #include "pg/deliveries/delivery_direct.hpp"
 #include "pg/deliveries/side_rows.hpp"
 #include "pg/deliveries/upkeep.hpp"
@@ -53,9 +54,7 @@ const char* const kBindingColumnNames[kBindingColumns] = {"tenant", "target", "r
 // foreign keys makes no catalog call, which could accept an invalidation of rel and free
 // the list.
 bool own_trigger(Relation rel, const Trigger* tg, Oid baton_nsp, Oid runs, const AttrNumber* col) {
-    if (!tg->tgisinternal)
-        return (std::strcmp(tg->tgname, "fence") == 0 || std::strcmp(tg->tgname, "fence_truncate") == 0) &&
-               get_func_namespace(tg->tgfoid) == baton_nsp;
+    if (!tg->tgisinternal) return relations::own_trigger_name(tg->tgname) && get_func_namespace(tg->tgfoid) == baton_nsp;
     if (RI_FKey_trigger_type(tg->tgfoid) != RI_TRIGGER_FK) return false;
     ListCell* cell = nullptr;
     foreach (cell, RelationGetFKeyList(rel)) {
@@ -88,7 +87,7 @@ bool direct_shape(Relation rel, const AttrNumber* col) {
         return false;
     if (rel->trigdesc == nullptr) return true;
     Oid nsp = RelationGetNamespace(rel);  // schema baton's
-    Oid runs = relations::relid("runs");
+    Oid runs = relations::opened("runs");
     // A copy, as the executor takes one (InitResultRelInfo): a catalog look-up below may
     // accept an invalidation of rel, whose rebuild frees the relation's trigger list.
     TriggerDesc* triggers = CopyTriggerDesc(rel->trigdesc);
@@ -98,16 +97,18 @@ bool direct_shape(Relation rel, const AttrNumber* col) {
     return own;
 }
 
-// What direct_shape() and the privilege check said, per backend, until a relcache
-// invalidation of the table or a change of roles.
+// What direct_shape() and the privilege check said, per backend and table (on a Citus
+// worker, per shard: pg/citus/local_group.hpp), until a relcache invalidation of it or a
+// change of roles.
 struct Decided {
-    Oid relid;        // InvalidOid: decide again
     bool direct;      // direct_shape()
     std::uint32_t domains;  // domain_columns()
     Oid user;         // InvalidOid: look the privileges up again
     AclMode granted;  // the user's privileges on the table among kPrivileges
 };
-cache::Value<Decided> g_decided;
+bool decided_depends(const Oid& table, const Decided&, Oid relid) { return table == relid; }
+cache::Map<Oid, Decided, cache::Blobs, decided_depends> g_decided{"pg_baton direct tables", 64,
+                                                                  cache::Forgets::kDependents};
 constexpr AclMode kPrivileges = ACL_SELECT | ACL_INSERT | ACL_UPDATE;
 
 // Tells each index whether the direct writes leave its key unchanged, as the executor's
@@ -523,8 +524,10 @@ void open_ready(Table* t) {
 
 // Opens the table unless a path the direct writes would skip is in use (see the header).
 Table* open(Use use) {
-    // On a distributed install the rows live in the shards, which only statements reach.
-    if (!settings::direct_access || citus::distributed()) return nullptr;
+    // On a distributed install the rows live in the shards, which statements reach through
+    // Citus' planner, unless the call is served from its tenant's shards on this node
+    // (pg/citus/local_group.hpp): then the tables opened here are those shards.
+    if (!settings::direct_access || (citus::distributed() && !local_group::active())) return nullptr;
     return guard([use]() -> Table* {
         // The side tables' triggers matter only to the calls that write them (open_ready()).
         // The table, and the oid of its primary key (fetch_by_key() opens it).
@@ -537,9 +540,13 @@ Table* open(Use use) {
         // change of roles. Without a privilege the statement's executor decides (it also
         // knows the columns' privileges): 42501, or not.
         Oid relid = RelationGetRelid(rel);
-        Decided* decided = g_decided.get();
-        if (decided == nullptr || decided->relid != relid)
-            decided = &g_decided.set({relid, direct_shape(rel, cols), domain_columns(rel, cols), InvalidOid, 0}, relid);
+        Decided* decided = g_decided.find(relid);
+        if (decided == nullptr) {
+            std::uint64_t generation = g_decided.generation();
+            Decided found{direct_shape(rel, cols), domain_columns(rel, cols), InvalidOid, 0};
+            decided = g_decided.enter(relid, generation);
+            *decided = found;
+        }
         if (decided->user != GetUserId()) {
             decided->granted = pg_class_aclmask(relid, GetUserId(), kPrivileges, ACLMASK_ALL);
             decided->user = GetUserId();

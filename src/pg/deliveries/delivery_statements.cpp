@@ -518,7 +518,7 @@ bool DeliveryStore::add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, 
             chosen[k] = items[i];
             chosen_ids[k++] = ids[i];
         }
-    delivery_direct::Table* table = direct(delivery_direct::Use::kInsert);
+    delivery_direct::Table* table = direct(delivery_direct::Use::kInsert, tenant);
     bool plain_first = true;
     if (table != nullptr && delivery_direct::can_insert(table, chosen, m)) {
         ErrorData* e = attempt([table, tenant, chosen, m, chosen_ids] {

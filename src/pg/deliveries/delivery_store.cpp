@@ -7,6 +7,7 @@
 #include "pg/access/auth.hpp"
 #include "pg/access/authz_cache.hpp"
 #include "pg/citus/citus.hpp"
+#include "pg/citus/local_group.hpp"
 #include "pg/deliveries/delivery_direct.hpp"
 #include "pg/deliveries/delivery_store.hpp"
 
@@ -34,11 +35,16 @@ Spi& DeliveryStore::spi() {
 
 // Opens the direct access on first use, once: the table is opened where the call first
 // needs it, after the caller's fence and authorization checks.
-delivery_direct::Table* DeliveryStore::direct(delivery_direct::Use use) {
+delivery_direct::Table* DeliveryStore::direct(delivery_direct::Use use, const pg_uuid_t* tenant) {
     if (!tried_direct_) {
         tried_direct_ = true;
         table_ = delivery_direct::open(use);
+        table_on_shards_ = table_ != nullptr && local_group::active(tenant);
+        table_tenant_ = *tenant;
     }
+    if (table_on_shards_ &&
+        (std::memcmp(&table_tenant_, tenant, sizeof table_tenant_) != 0 || !local_group::active(tenant)))
+        return nullptr;
     return table_;
 }
 
@@ -74,7 +80,7 @@ const authz_cache::Binding& DeliveryStore::binding(const pg_uuid_t* tenant, cons
     authz_cache::Ticket ticket = authz_cache::begin();
     if (authz_cache::binding(ticket, tenant, target, target_len, &binding_)) {
         // known, and no binding changed since
-    } else if (citus::distributed()) {
+    } else if (local_group::routed(tenant)) {
         Spi& s = spi();
         Datum values[2] = {UUIDPGetDatum(const_cast<pg_uuid_t*>(tenant)),
                            PointerGetDatum(guard([target, target_len] {
@@ -98,7 +104,7 @@ const authz_cache::Binding& DeliveryStore::binding(const pg_uuid_t* tenant, cons
 // Direct when the table opens and no `expected` filter asks for the statement's.
 Claimed DeliveryStore::claim(const ClaimCall& call, ClaimRange range, claim_hint::Position from, std::int64_t n) {
     if (call.expected == nullptr)
-        if (delivery_direct::Table* t = direct(delivery_direct::Use::kClaim); t != nullptr && delivery_direct::can_claim(t))
+        if (delivery_direct::Table* t = direct(delivery_direct::Use::kClaim, call.tenant); t != nullptr && delivery_direct::can_claim(t))
             return delivery_direct::claim(t, call, range, from, n);
     return claim_by_statement(call, range, from, n);
 }
@@ -106,7 +112,7 @@ Claimed DeliveryStore::claim(const ClaimCall& call, ClaimRange range, claim_hint
 // Direct when the table opens; the row's role is then one probe of target_bindings.
 FoundDelivery DeliveryStore::settle(pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
                                     delivery::Status outcome, Jsonb* result) {
-    delivery_direct::Table* t = direct(delivery_direct::Use::kSettle);
+    delivery_direct::Table* t = direct(delivery_direct::Use::kSettle, tenant);
     if (t == nullptr) return settle_by_statement(tenant, id, generation, outcome, result);
     FoundDelivery f = delivery_direct::settle(t, tenant, id, generation, outcome, result, false);
     if (f.found) f.role = binding(tenant, f.target, static_cast<int>(std::strlen(f.target))).role;
@@ -116,7 +122,7 @@ FoundDelivery DeliveryStore::settle(pg_uuid_t* tenant, std::int64_t id, std::int
 // Direct: one settle per pair. Statements: one UPDATE for all pairs, then their rows.
 void DeliveryStore::settle_batch(pg_uuid_t* tenant, const Int64Array& ids, const Int64Array& generations,
                                  delivery::Status outcome, FoundDelivery* out) {
-    delivery_direct::Table* t = direct(delivery_direct::Use::kSettle);
+    delivery_direct::Table* t = direct(delivery_direct::Use::kSettle, tenant);
     if (t == nullptr) return settle_batch_by_statement(tenant, ids, generations, outcome, out);
     for (int i = 0; i < ids.n; i++) {
         out[i] = delivery_direct::settle(t, tenant, DatumGetInt64(ids.values[i]), DatumGetInt64(generations.values[i]),

@@ -126,8 +126,10 @@ public:
 
 private:
     Spi& spi();                        // the statements' connection, made on first use
-    // the direct access, opened on first use for what that use writes; nullptr: none
-    delivery_direct::Table* direct(delivery_direct::Use use);
+    // the direct access, opened on first use for what that use writes; nullptr: none, or
+    // on a Citus worker (pg/citus/local_group.hpp) the current call is not served from the
+    // shards of `tenant` it was opened on
+    delivery_direct::Table* direct(delivery_direct::Use use, const pg_uuid_t* tenant);
     Claimed claim_by_statement(const ClaimCall& call, ClaimRange range, claim_hint::Position from, std::int64_t n);
     FoundDelivery settle_by_statement(pg_uuid_t* tenant, std::int64_t id, std::int64_t generation,
                                       delivery::Status outcome, Jsonb* result);
@@ -139,6 +141,8 @@ private:
     std::optional<Spi> spi_;
     delivery_direct::Table* table_ = nullptr;
     bool tried_direct_ = false;
+    bool table_on_shards_ = false;  // table_ is a Citus worker's shards of table_tenant_
+    pg_uuid_t table_tenant_{};
     pg_uuid_t binding_tenant_{};            // the key of the last binding() answer
     const char* binding_target_ = nullptr;
     int binding_target_len_ = 0;

@@ -13,6 +13,10 @@ namespace {
 // The report being raised: static, so that building it cannot fail; ereport() copies it.
 Report g_report;
 
+// current_call(), and the last number given to a call.
+std::uint64_t g_call = 0;
+std::uint64_t g_calls = 0;
+
 // MAKE_SQLSTATE from the five-character code of the core's catalogue.
 int sqlstate_of(SqlState state) {
     const char* c = sqlstate_code(state);
@@ -33,6 +37,8 @@ Datum run(FunctionCallInfo fcinfo, Body body, bool as_owner) {
     const hooks::Hooks& hooks = hooks::installed();
     void* entered = nullptr;
     bool in_hooks = false;
+    std::uint64_t caller_call = g_call;
+    g_call = ++g_calls;
     try {
         if (!schema_version::current()) {
             const char* installed = guard([] { return schema_version::older_installed(); });
@@ -52,6 +58,7 @@ Datum run(FunctionCallInfo fcinfo, Body body, bool as_owner) {
             hooks.leave(entered, false);
         }
         SetUserIdAndSecContext(saved_user, saved_context);
+        g_call = caller_call;
         return result;
     } catch (const PgError& e) {
         pg_error = e.data();
@@ -61,6 +68,7 @@ Datum run(FunctionCallInfo fcinfo, Body body, bool as_owner) {
     // Outside the catch blocks: the exception object is gone, nothing C++ is alive.
     if (in_hooks) hooks.leave(entered, true);
     SetUserIdAndSecContext(saved_user, saved_context);
+    g_call = caller_call;
     if (pg_error != nullptr) ReThrowError(pg_error);
     // ereport() by hand, to give the report the place that raised it (its LOCATION):
     // a baton::Error's own, this function's for any other exception.
@@ -126,5 +134,7 @@ ErrorData* try_in_subtransaction(void (*fn)(void*), void* arg) {
 Datum entry(FunctionCallInfo fcinfo, Body body) { return run(fcinfo, body, true); }
 
 Datum trigger_entry(FunctionCallInfo fcinfo, Body body) { return run(fcinfo, body, false); }
+
+std::uint64_t current_call() { return g_call; }
 
 }  // namespace baton::pg

@@ -13,6 +13,7 @@
 // contains only Postgres calls and trivially destructible locals.
 #pragma once
 
+#include <cstdint>
 #include <exception>
 #include <type_traits>
 
@@ -92,6 +93,12 @@ Datum entry(FunctionCallInfo fcinfo, Body body);
 
 // Runs a trigger body as the current user and reports any exception as a Postgres error.
 Datum trigger_entry(FunctionCallInfo fcinfo, Body body);
+
+// The call of entry() or trigger_entry() running now: a number no other call of this
+// backend had, 0 outside every call. A nested call (a trigger fired by a statement a
+// call runs, a function that statement calls) has its own; when it returns, its caller's
+// is current again. What a call sets up for itself alone is kept with this number.
+std::uint64_t current_call();
 
 }  // namespace baton::pg
 

@@ -57,6 +57,18 @@ bool own_triggers_depend(const Oid& key, const OwnTriggers&, Oid relid) { return
 cache::Map<Oid, OwnTriggers, cache::Blobs, own_triggers_depend> g_own_triggers{"pg_baton own triggers", kEntries,
                                                                               cache::Forgets::kDependents};
 
+ShardOf g_shard_of = nullptr;
+
+// The index of a shard found by open_with_index(): the shard's oid and the index's name
+// (the caller's literal, by its address).
+struct ShardIndex {
+    Oid shard;
+    const char* index;
+};
+bool shard_index_depends(const ShardIndex& k, const Oid& index, Oid relid) { return k.shard == relid || index == relid; }
+cache::Map<ShardIndex, Oid, cache::Blobs, shard_index_depends> g_shard_indexes{"pg_baton shard indexes", kEntries,
+                                                                               cache::Forgets::kDependents};
+
 // The oid of baton.`table` by its name, InvalidOid when there is no such table.
 Oid by_name(const char* table) {
     Oid nsp = get_namespace_oid("baton", true);
@@ -100,6 +112,24 @@ AttrNumber attnum_of(TupleDesc desc, const char* name) {
 // lock processes pending invalidations, so the cache is asked again after it before its
 // index's oid is used.
 Relation open_with_index(const char* table, const char* index, LOCKMODE lock, Oid* index_oid) {
+    if (Oid shard = g_shard_of != nullptr ? g_shard_of(table) : InvalidOid; OidIsValid(shard)) {
+        // The shard locked first too; its index is named with the shard's suffix.
+        Relation rel = table_open(shard, lock);
+        ShardIndex key{shard, index};
+        if (const Oid* found = g_shard_indexes.find(key)) {
+            *index_oid = *found;
+            return rel;
+        }
+        std::uint64_t generation = g_shard_indexes.generation();
+        const char* suffix = std::strrchr(RelationGetRelationName(rel), '_');
+        char* name = psprintf("%s%s", index, suffix != nullptr ? suffix : "");
+        Oid found = index_named(rel, name);
+        if (!OidIsValid(found)) elog(ERROR, "pg_baton cannot find index baton.%s", name);
+        pfree(name);
+        *g_shard_indexes.enter(key, generation) = found;
+        *index_oid = found;
+        return rel;
+    }
     Names key{table, index};
     const Found* f = g_found.find(key);
     Oid relid = f != nullptr ? f->relid : by_name(table);
@@ -121,6 +151,8 @@ Relation open_with_index(const char* table, const char* index, LOCKMODE lock, Oi
 // the oid once the table is open: the lock has processed pending invalidations, so an
 // oid that survived them is the table's current one.
 Relation open(const char* table, LOCKMODE lock) {
+    if (Oid shard = g_shard_of != nullptr ? g_shard_of(table) : InvalidOid; OidIsValid(shard))
+        return table_open(shard, lock);
     Names key{table, nullptr};
     const Found* f = g_found.find(key);
     Oid relid = f != nullptr ? f->relid : by_name(table);
@@ -128,6 +160,13 @@ Relation open(const char* table, LOCKMODE lock) {
     Relation rel = table_open(relid, lock);
     if (g_found.find(key) == nullptr) *g_found.enter(key) = {relid, InvalidOid};
     return rel;
+}
+
+void set_shard_of(ShardOf shard_of) { g_shard_of = shard_of; }
+
+Oid opened(const char* table) {
+    Oid shard = g_shard_of != nullptr ? g_shard_of(table) : InvalidOid;
+    return OidIsValid(shard) ? shard : relid(table);
 }
 
 // The cached oid, resolved by name when there is none, for callers that only compare
@@ -156,10 +195,6 @@ const AttrNumber* attnums(Relation rel, const char* const* names, int n) {
     return c->num;
 }
 
-namespace {
-
-// True for the name of one of pg_baton's triggers, fence or fence_truncate, or of Citus'
-// copy of one on a shard: the name, "_" and the shard id (fence_102008).
 bool own_trigger_name(const char* name) {
     const char* const owns[] = {"fence_truncate", "fence"};
     for (const char* own : owns) {
@@ -175,8 +210,6 @@ bool own_trigger_name(const char* name) {
     }
     return false;
 }
-
-}  // namespace
 
 // Each trigger that is not internal must be named as pg_baton's and call a function of
 // the table's schema: a name alone could be a user's trigger on a table that lacks

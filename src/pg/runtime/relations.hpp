@@ -36,6 +36,22 @@ Relation open(const char* table, LOCKMODE lock);
 // Postgres calls only.
 Oid relid(const char* table);
 
+// Where a call reads and writes a table through one of its shards instead (a Citus
+// worker's own shard of the call's tenant: pg/citus/local_group.hpp): the shard's oid for
+// baton.`table`, InvalidOid for the table itself. open_with_index() and open() ask it
+// first; the shard's index is the table's index name with the shard's suffix, as Citus
+// names it ("deliveries_pkey_102008"). relid() does not ask: it names the table itself.
+// Set once from _PG_init; Postgres calls only.
+using ShardOf = Oid (*)(const char* table);
+void set_shard_of(ShardOf shard_of);
+
+// The oid of what open() opens for `table` now: its shard (above) or the table (relid()).
+Oid opened(const char* table);
+
+// True for the name of one of pg_baton's triggers, fence or fence_truncate, or of Citus'
+// copy of one on a shard: the name, "_" and the shard id (fence_102008).
+bool own_trigger_name(const char* name);
+
 // The most columns one attnums() list may name.
 constexpr int kMaxColumns = 24;
 

@@ -10,11 +10,12 @@ namespace baton::pg {
 
 // Always the generic plan, planned once per backend, never again per call (the
 // statements are written so that their generic plans are index probes), unless the
-// custom_plans hook says otherwise (hooks.hpp: a distributed Citus install). A plan
+// custom_plans hook says otherwise (hooks.hpp: a distributed Citus install) for a
+// statement that is not generic_on_citus. A plan
 // prepared under the other answer is prepared again.
 SPIPlanPtr KeptPlan::get() {
     const hooks::Hooks& h = hooks::installed();
-    bool custom = h.custom_plans != nullptr && h.custom_plans();
+    bool custom = !generic_on_citus && h.custom_plans != nullptr && h.custom_plans();
     if (plan != nullptr && ((plan->cursor_options & CURSOR_OPT_CUSTOM_PLAN) != 0) == custom) return plan;
     KeptPlan* self = this;
     if (plan != nullptr) {

@@ -19,6 +19,9 @@ struct KeptPlan {
     int nargs;
     Oid argtypes[10];
     SPIPlanPtr plan;  // null until first prepared
+    // The statement reads no table Citus distributes (catalogs, Citus' metadata): its
+    // generic plan serves a distributed install too.
+    bool generic_on_citus = false;
 
     // The prepared plan; prepares and keeps it inside the current SPI connection.
     SPIPlanPtr get();
