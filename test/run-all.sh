@@ -361,6 +361,7 @@ server_suites() {
     local x=$1
     run_suite "fault$x" test/fault/run.sh --short
     run_suite "unpreloaded$x" test/unpreloaded/run.sh
+    run_suite "hints$x" test/hints/run.sh
     run_suite "reports$x" test/reports/run.sh
     run_suite "metrics$x" test/metrics/run.sh
     run_suite "python$x" test/python/run.sh

@@ -7,7 +7,7 @@
 #include "core/tenant.hpp"
 #include "pg/runtime/args.hpp"
 #include "pg/access/auth.hpp"
-#include "pg/citus/citus.hpp"
+#include "pg/citus/local_group.hpp"
 #include "pg/deliveries/delivery_store.hpp"
 #include "pg/deliveries/claim_take.hpp"
 #include "pg/access/fence.hpp"
@@ -48,8 +48,9 @@ Datum claim(FunctionCallInfo fcinfo, Oid caller) {
     // A paused target gives nothing; enqueues go on, leases in flight end as usual.
     if (store.binding(tenant, target_chars, target_len).paused) return static_cast<Datum>(0);
     // A claim filtered by `expected` passes over rows others may claim: it uses no hint.
-    // Nor does a claim on a Citus install (pg/deliveries/claim_take.hpp).
-    bool use_hint = expected == nullptr && !pg::citus::distributed();
+    // Nor does a claim on a Citus install that is not served from the tenant's shards
+    // here (pg/deliveries/claim_take.hpp).
+    bool use_hint = expected == nullptr && !pg::local_group::routed(tenant);
     pg::ClaimCall call{tenant, target, lease, expected, 0, rsinfo, false};
     pg::claim_take(store, call, target_chars, target_len, max_items, use_hint);
     store.close();

@@ -10,8 +10,8 @@
 #include "pg/access/auth.hpp"
 #include "pg/access/fence.hpp"
 #include "pg/access/read_only.hpp"
-#include "pg/citus/citus.hpp"
 #include "pg/citus/citus_hold.hpp"
+#include "pg/citus/local_group.hpp"
 #include "pg/deliveries/claim_take.hpp"
 #include "pg/deliveries/delivery_store.hpp"
 #include "pg/deliveries/fair_turns.hpp"
@@ -58,7 +58,6 @@ Datum claim_fair(FunctionCallInfo fcinfo, Oid caller) {
     pg::fair_turns::Place local{};
     pg::fair_turns::Place* place = pg::fair_turns::place(caller, target_chars, target_len);
     if (place == nullptr) place = &local;
-    bool use_hint = !pg::citus::distributed();
     std::int64_t got = 0;
     int visits = 0;
     bool idle_from_known = false;  // the tenant where the current run of visits that gave nothing began
@@ -90,7 +89,7 @@ Datum claim_fair(FunctionCallInfo fcinfo, Oid caller) {
         if (may_serve(store, caller, tenant, target_chars, target_len, &weight)) {
             std::int64_t asked = fair_share::quota(place->turn, weight, max_items - got, alone);
             pg::ClaimCall call{tenant, target, lease, nullptr, 0, rsinfo, true};
-            taken = pg::claim_take(store, call, target_chars, target_len, asked, use_hint);
+            taken = pg::claim_take(store, call, target_chars, target_len, asked, !pg::local_group::routed(tenant));
             fair_share::took(place->turn, weight, asked, taken);
         } else {
             fair_share::pass(place->turn);

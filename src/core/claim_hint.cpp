@@ -14,6 +14,12 @@ void reset(State& s) {
     s.delayed_until = INT64_MIN;
 }
 
+void forget(State& s) {
+    s.hint = kTop;
+    s.seq++;
+    s.log[s.seq % kLogSize] = {s.seq, kTop, false};
+}
+
 void lower(State& s, std::int32_t writer, bool again, Position at, bool delayed, std::int64_t run_after) {
     s.hint = earliest(s.hint, at);
     s.seq++;

@@ -76,6 +76,11 @@ struct Ticket {
 // A fresh state: the hint at the top, nothing in flight, nothing delayed.
 void reset(State& s);
 
+// Every row may be anywhere again: the rows the hint described are in another table now
+// (on Citus, a tenant's shards that moved away and back). The hint goes to the top, as a
+// lowering there: no claim begun before raises past it.
+void forget(State& s);
+
 // A row made pending at `at` by backend `writer`, with run_after later than now when
 // `delayed`. The writer is in flight for this key from its first lowering until
 // writer_done(); `again` says it has lowered this key before in this transaction (the

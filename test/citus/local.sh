@@ -180,5 +180,48 @@ check "A's rows after the move: both finished, no lease or ready row left" "fini
                     (SELECT count(*) FROM baton.ready WHERE tenant = '$A' AND target = 'mv')
              FROM baton.deliveries WHERE tenant = '$A' AND target = 'mv'")"
 
+# --- 5. claim hints on the worker -------------------------------------------------------------
+# B's claims on worker 1 start past the rows claimed before them: with a transaction
+# holding the horizon, 1,000 claimed and finished rows leave their dead entries in B's
+# shard of ready_pkey, which a claim from the top reads again and a hinted one skips
+# (idx_tup_read of that index, each claim a connection of its own, whose statistics
+# reach the shared ones when it ends). A coordinator's transaction that writes B's
+# target and A's (now on worker 2) commits by two-phase commit, which turns B's hint off
+# on worker 1 (the rows change at COMMIT PREPARED); once no prepared transaction
+# remains, the hint starts again from the top (test/hints/run.sh checks the rest on one
+# server).
+READY_INDEX=$(q -c "SELECT 'ready_pkey_' || get_shard_id_for_distribution_column('baton.ready', '$B'::uuid)")
+reads() { PGOPTIONS="-c citus.override_table_visibility=off" q -p "$W1" -c "SELECT idx_tup_read FROM pg_stat_user_indexes WHERE indexrelname = '$READY_INDEX'"; }
+# claim_read: one claim of B's target h on worker 1 and its finish: the dedup key it got
+# and the index entries it read.
+claim_read() {
+    local before key
+    before=$(reads)
+    key=$(q -p "$W1" -c "SELECT c.dedup_key || ' ' || baton.finish('$B', c.id, c.generation) FROM baton.claim('$B', 'h', '1 minute') c")
+    echo "${key% *} $(($(reads) - before))"
+}
+q -c "SELECT count(*) FROM baton.enqueue_batch('$B', (SELECT jsonb_agg(jsonb_build_object('target', 'h', 'dedup_key', 'h' || g) ORDER BY g)
+      FROM generate_series(1, 1200) g))" >/dev/null
+q -p "$W1" -c "BEGIN" -c "SELECT txid_current()" -c "SELECT pg_sleep(20)" -c "COMMIT" >/dev/null &
+HOLDER=$!
+sleep 0.5
+for i in $(seq 1 10); do
+    q -p "$W1" -c "SELECT count(*) FROM (SELECT baton.finish_batch('$B', array_agg(id), array_agg(generation))
+                                          FROM baton.claim('$B', 'h', '1 minute', 100)) f" >/dev/null
+done
+read -r key n < <(claim_read)
+check "a claim past 1,000 rows claimed under a held horizon: the next row, its hint past their dead entries (read $n)" \
+    "h1001 t" "$key $( ((n < 100)) && echo t || echo f)"
+q -c "BEGIN" -c "SELECT baton.enqueue('$A', 'x', 'two-phase') > 0" -c "SELECT baton.enqueue('$B', 'h', 'urgent', priority => 5) > 0" \
+    -c "COMMIT" >/dev/null
+sleep 1.1  # the hint looks for prepared transactions once a second at most
+read -r key1 n1 < <(claim_read)
+read -r key2 n2 < <(claim_read)
+read -r key3 n3 < <(claim_read)
+check "after the coordinator's two-phase commit: its row first, then a claim from the top ($n2 entries), then the hint again ($n3)" \
+    "urgent h1002 t h1003 t" "$key1 $key2 $( ((n2 >= 1000)) && echo t || echo f) $key3 $( ((n3 < 100)) && echo t || echo f)"
+kill "$HOLDER" 2>/dev/null
+wait "$HOLDER" 2>/dev/null
+
 echo "$PASS passed, $FAIL failed"
 ((FAIL == 0))

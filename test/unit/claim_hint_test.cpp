@@ -32,6 +32,22 @@ TEST(ClaimHint, FreshStateStartsAtTheTop) {
     EXPECT_TRUE(same(begin(s).start, kTop));
 }
 
+TEST(ClaimHint, ForgetPutsTheHintAtTheTopAndNoClaimBegunBeforeRaisesPastIt) {
+    State s;
+    reset(s);
+    Ticket first = begin(s);
+    raise(s, first, at(10), 0);
+    Ticket before_forget = begin(s);
+    EXPECT_TRUE(same(before_forget.start, at(10)));
+    forget(s);
+    EXPECT_TRUE(same(begin(s).start, kTop));
+    // A claim that scanned from the old hint saw none of the rows below it.
+    EXPECT_TRUE(same(raise(s, before_forget, at(20), 0), kTop));
+    // One that began after the forget scans from the top, and raises as usual.
+    Ticket after = begin(s);
+    EXPECT_TRUE(same(raise(s, after, at(5), 0), at(5)));
+}
+
 TEST(ClaimHint, ARaiseWithNothingInFlightMovesTheHint) {
     State s;
     reset(s);

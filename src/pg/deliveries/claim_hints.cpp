@@ -8,6 +8,7 @@
 #include "pg/deliveries/claim_hints.hpp"
 #include "pg/runtime/settings.hpp"
 #include "pg/runtime/shared_table.hpp"
+#include "pg/runtime/spi.hpp"
 
 namespace baton::pg::claim_hints {
 
@@ -21,8 +22,11 @@ using shared_table::kMaxTargetBytes;
 struct Entry {
     Key key;  // first: the hash table's key
     slock_t mutex;
-    bool disabled;  // a prepared transaction wrote it: no hint until the server restarts
+    bool disabled;  // a prepared transaction wrote it: no hint until none remains (look_at_prepared())
+    std::uint64_t prepares;     // prepared transactions that wrote it, ever
+    TimestampTz prepared_looked;  // when look_at_prepared() was last asked to look
     TimestampTz last_from_top;  // the last hinted claim that scanned again from the top
+    Oid relation;   // the deliveries table (on Citus, its shard) the hint describes
     int target_len;
     char target[kMaxTargetBytes];
     claim_hint::State state;
@@ -69,7 +73,10 @@ Entry* find(const pg_uuid_t* tenant, const char* target, int len) {
             if (e != nullptr && !found) {
                 SpinLockInit(&e->mutex);
                 e->disabled = false;
+                e->prepares = 0;
+                e->prepared_looked = 0;
                 e->last_from_top = 0;
+                e->relation = InvalidOid;
                 e->target_len = len;
                 std::memcpy(e->target, target, len);
                 claim_hint::reset(e->state);
@@ -103,6 +110,14 @@ Touch* touch(Entry* e) {
 
 bool delayed(TimestampTz run_after) { return run_after > GetCurrentTimestamp(); }
 
+constexpr TimestampTz kEverySecond = 1000 * 1000;  // microseconds
+
+// Whether a prepared transaction of this database remains.
+KeptPlan g_prepared = {
+    "SELECT EXISTS (SELECT FROM pg_catalog.pg_prepared_xacts "
+    "WHERE database OPERATOR(pg_catalog.=) pg_catalog.current_database())",
+    0, {}, nullptr, true};
+
 // Lowers an entry's hint on behalf of this backend, in flight for it until its
 // transaction ends (registered at its first lowering of the entry).
 void lower(Touch& t, Position at, TimestampTz run_after) {
@@ -129,6 +144,7 @@ void end_of_transaction(bool aborted, bool prepared) {
             // Its rows become visible, or pending again, at COMMIT/ROLLBACK PREPARED, by
             // another backend and with no callback here: this target gets no more hints.
             e->disabled = true;
+            e->prepares++;
             e->state.hint = claim_hint::kTop;
         }
         if (t.lowered) claim_hint::writer_done(e->state, BATON_MY_PROC_NUMBER);
@@ -178,31 +194,58 @@ void init() {
 
 bool enabled() { return g_shared.table != nullptr; }
 
-Scan begin(const pg_uuid_t* tenant, const char* target, int target_len, bool use_hint) {
-    Scan scan{nullptr, {claim_hint::kTop, 0, claim_hint::kEnd, claim_hint::kEnd, 0}, 0};
+Scan begin(const pg_uuid_t* tenant, const char* target, int target_len, bool use_hint, Oid relation) {
+    Scan scan{nullptr, {claim_hint::kTop, 0, claim_hint::kEnd, claim_hint::kEnd, 0}, 0, nullptr, 0};
+    TimestampTz now = GetCurrentTimestamp();
     Entry* e = use_hint ? find(tenant, target, target_len) : nullptr;
     if (e != nullptr) {
         SpinLockAcquire(&e->mutex);
+        if (e->relation != relation) {
+            claim_hint::forget(e->state);
+            e->relation = relation;
+        }
         if (!e->disabled) {
             scan.ticket = claim_hint::begin(e->state);
             scan.entry = e;
+        } else if (now - e->prepared_looked >= kEverySecond) {
+            e->prepared_looked = now;
+            scan.disabled = e;
+            scan.prepares = e->prepares;
         }
         SpinLockRelease(&e->mutex);
     }
     // Read after the ticket: a row made pending before it was due by now (claim_hint.hpp).
-    scan.now = GetCurrentTimestamp();
+    scan.now = e != nullptr ? GetCurrentTimestamp() : now;
     return scan;
 }
 
 bool may_scan_from_top(const Scan& scan) {
     Entry* e = static_cast<Entry*>(scan.entry);
     if (e == nullptr) return true;
-    constexpr TimestampTz kEvery = 1000 * 1000;  // microseconds
     SpinLockAcquire(&e->mutex);
-    bool may = scan.now - e->last_from_top >= kEvery;
+    bool may = scan.now - e->last_from_top >= kEverySecond;
     if (may) e->last_from_top = scan.now;
     SpinLockRelease(&e->mutex);
     return may;
+}
+
+void look_at_prepared(const Scan& scan) {
+    Entry* e = static_cast<Entry*>(scan.disabled);
+    if (e == nullptr) return;
+    bool remains;
+    {
+        Spi spi;
+        spi.run(g_prepared, nullptr, nullptr);
+        remains = spi.bool_at(0, 1);
+    }
+    if (remains) return;
+    // Unless another transaction prepared since begin(): its rows may be unseen yet.
+    SpinLockAcquire(&e->mutex);
+    if (e->disabled && e->prepares == scan.prepares) {
+        claim_hint::forget(e->state);
+        e->disabled = false;
+    }
+    SpinLockRelease(&e->mutex);
 }
 
 void raise(const Scan& scan, Position last) {

@@ -29,6 +29,8 @@ struct Scan {
     void* entry;
     claim_hint::Ticket ticket;
     TimestampTz now;  // the clock the claim compares run_after with
+    void* disabled;   // the entry, when a prepared transaction disabled it and it is time to look again
+    std::uint64_t prepares;  // ...and how many prepared transactions had written it then
 };
 
 // A hinted claim that found fewer rows than it asked for may scan again from the top
@@ -37,8 +39,21 @@ struct Scan {
 // is still found, and a drained queue polled by many workers does not pay for it each time.
 bool may_scan_from_top(const Scan& scan);
 
-// Begins a claim of (tenant, target): the ticket, and the clock read after it.
-Scan begin(const pg_uuid_t* tenant, const char* target, int target_len, bool use_hint);
+// A transaction that PREPAREs after writing a target's rows makes them visible, or
+// pending again, at COMMIT or ROLLBACK PREPARED, in another backend: the target gets no
+// hint from then on. Citus commits a transaction that wrote on two nodes that way. When
+// begin() said it is time (once a second per target at most), this looks whether a
+// prepared transaction of the database remains: once none does, every such row is
+// visible or gone, and the target's hint starts again from the top.
+void look_at_prepared(const Scan& scan);
+
+// Begins a claim of (tenant, target) in `relation`, the deliveries table the claim reads
+// (on Citus, the tenant's shard of it): the ticket, and the clock read after it. A hint
+// kept for another relation is forgotten first (claim_hint::forget()): on Citus a
+// tenant's shards may move away and come back as a new table, whose rows written
+// elsewhere meanwhile no lowering here reported. Writes report no relation: those made
+// before the first claim of the new table are lowerings of the hint it forgets.
+Scan begin(const pg_uuid_t* tenant, const char* target, int target_len, bool use_hint, Oid relation);
 // The claim scanned every position from the ticket's start and claimed rows up to
 // `last` (claim_hint::kEnd when it claimed fewer rows than it asked for).
 void raise(const Scan& scan, claim_hint::Position last);

@@ -3,12 +3,15 @@
 #include "core/delivery.hpp"
 #include "pg/deliveries/claim_take.hpp"
 #include "pg/deliveries/claim_hints.hpp"
+#include "pg/runtime/relations.hpp"
 
 namespace baton::pg {
 
 std::int64_t claim_take(DeliveryStore& store, ClaimCall& call, const char* target, int target_len,
                         std::int64_t max_items, bool use_hint) {
-    claim_hints::Scan scan = claim_hints::begin(call.tenant, target, target_len, use_hint);
+    Oid relation = use_hint ? guard([] { return relations::opened("deliveries"); }) : InvalidOid;
+    claim_hints::Scan scan = claim_hints::begin(call.tenant, target, target_len, use_hint, relation);
+    claim_hints::look_at_prepared(scan);
     call.now = scan.now;
     std::int64_t got = 0;
     claim_hint::Position start = scan.ticket.start;

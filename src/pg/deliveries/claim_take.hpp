@@ -13,8 +13,9 @@ namespace baton::pg {
 
 // Claims up to max_items rows of (call.tenant, target) into call.rsinfo; returns how
 // many. use_hint: false for a claim filtered by `expected` (it passes over rows others
-// may claim) and on a Citus install (the rows' writes are told to the hints of the node
-// that holds their shard, not to this node's). Sets call.now.
+// may claim) and on a Citus install unless the call is served from its tenant's shards
+// on this node (pg/citus/local_group.hpp: the rows' writes are told to the hints of the
+// node that holds their shard). Sets call.now.
 std::int64_t claim_take(DeliveryStore& store, ClaimCall& call, const char* target, int target_len,
                         std::int64_t max_items, bool use_hint);
 
