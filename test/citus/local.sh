@@ -11,16 +11,20 @@
 #      baton.direct_access on and for tenant B with it off, both connected to worker 1,
 #      which holds both tenants' shards: every call answers alike (ids past each run's
 #      first); every row of the two tenants in baton.deliveries, ready and leases is
-#      alike; A's claims, finishes and batches fired the fence trigger on no shard (the
-#      direct path on the shards), B's fired it (Citus' statements on the shards); the
-#      steps without a direct path fired it alike; neither run logged a warning;
+#      alike; A's claims, finishes and batches of finishes fired the fence trigger on no
+#      shard (the direct path on the shards), B's fired it (Citus' statements on the
+#      shards); the steps without a direct path fired it alike; neither run logged a
+#      warning;
 #   2. the same calls inside BEGIN ... COMMIT take Citus' path (the trigger fires), and
 #      the transaction's later statements see what they wrote;
 #   3. amcheck on worker 1 (verify_heapam on every shard of pg_baton's tables,
 #      bt_index_parent_check with heapallindexed on each of their btree indexes);
 #   4. once A's shard group moves to worker 2 (citus_move_shard_placement), a claim made
 #      on worker 2 takes the direct path there and one made on worker 1 still answers
-#      (Citus delegates it to worker 2), and the rows stand alike there.
+#      (Citus delegates it to worker 2), and the rows stand alike there;
+#   5. claim hints on the worker: a claim passes the dead index entries of the rows
+#      claimed before it; a coordinator's transaction that writes on both workers
+#      (two-phase commit) turns the target's hint off, and it starts again from the top.
 #
 #   bash test/citus/local.sh        (PG_CONFIG as for run.sh; BATON_CITUS_PORT the first
 #                                    port tried, default 57080)
@@ -202,7 +206,7 @@ claim_read() {
 }
 q -c "SELECT count(*) FROM baton.enqueue_batch('$B', (SELECT jsonb_agg(jsonb_build_object('target', 'h', 'dedup_key', 'h' || g) ORDER BY g)
       FROM generate_series(1, 1200) g))" >/dev/null
-q -p "$W1" -c "BEGIN" -c "SELECT txid_current()" -c "SELECT pg_sleep(20)" -c "COMMIT" >/dev/null &
+q -p "$W1" -c "BEGIN" -c "SELECT txid_current()" -c "SELECT pg_sleep(20)" -c "COMMIT" >/dev/null 2>&1 &
 HOLDER=$!
 sleep 0.5
 for i in $(seq 1 10); do

@@ -3,9 +3,8 @@
 -- psql variable `direct` says (on: served from the worker's shards as one server; off:
 -- every statement through Citus' planner). Tenant :'t'. Each step prints
 -- `kind|fired|label|answer`: kind direct for the calls that have the direct path (a
--- claim, a finish, a batch of finishes, an enqueue_batch's insert), sql for the others,
--- mixed for a batch that goes on item by item through the statements after its direct
--- attempt wrote nothing (a key taken with another payload);
+-- claim, a finish, a batch of finishes), sql for the others (an enqueue_batch's insert
+-- is Citus' statement on a distributed install);
 -- fired, the fence trigger's calls in the step's transaction (the statements fire it
 -- on the shards for every delivery row they write, the direct path never does). Ids
 -- are shown past the first one this run took (:base), times relative to now().
@@ -54,13 +53,13 @@ SELECT * FROM pg_temp.step('sql', 'enqueue q: s1, s2 priority 5, s3 due long ago
          baton.enqueue(%1$L::uuid, 'q', 's2', '{"n": "s2"}', priority => 5) - %2$s,
          baton.enqueue(%1$L::uuid, 'q', 's3', '{"n": "s3"}', run_after => '2000-01-01 00:00:00+00') - %2$s,
          baton.enqueue(%1$L::uuid, 'q', 's4', '{"n": "s4"}', max_attempts => 1) - %2$s $q$, :'t', :B));
-SELECT * FROM pg_temp.step('direct', 'enqueue_batch q: q1..q30', format($q$
+SELECT * FROM pg_temp.step('sql', 'enqueue_batch q: q1..q30', format($q$
   SELECT id - %2$s, inserted FROM baton.enqueue_batch(%1$L::uuid, pg_temp.items('q', 'q', 30)) $q$, :'t', :B));
-SELECT * FROM pg_temp.step('direct', 'enqueue_batch q: q29 q30 again, q31 q32 new', format($q$
+SELECT * FROM pg_temp.step('sql', 'enqueue_batch q: q29 q30 again, q31 q32 new', format($q$
   SELECT id - %2$s, inserted FROM baton.enqueue_batch(%1$L::uuid, pg_temp.items('q', 'q', 4, 29)) $q$, :'t', :B));
-SELECT * FROM pg_temp.step('direct', 'enqueue_batch r: r1..r8', format($q$
+SELECT * FROM pg_temp.step('sql', 'enqueue_batch r: r1..r8', format($q$
   SELECT id - %2$s, inserted FROM baton.enqueue_batch(%1$L::uuid, pg_temp.items('r', 'r', 8)) $q$, :'t', :B));
-SELECT * FROM pg_temp.step('mixed', 'enqueue_batch q: q33 new, q1 with another payload', format($q$
+SELECT * FROM pg_temp.step('sql', 'enqueue_batch q: q33 new, q1 with another payload', format($q$
   SELECT id - %2$s, inserted FROM baton.enqueue_batch(%1$L::uuid,
     pg_temp.items('q', 'q', 1, 33) || '[{"target": "q", "dedup_key": "q1", "payload": {"other": 1}}]') $q$, :'t', :B));
 

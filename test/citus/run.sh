@@ -265,6 +265,7 @@ race_batch() {
 for w in 1 2 3 4; do race_batch "$w" >"$BASE/race$w.out" & done
 wait
 check "racing enqueue_batch: every batch answered for its 40 items" "24" "$(cat "$BASE"/race*.out | grep -cx 40)"
+grep -vhx 40 "$BASE"/race*.out | head -n 5 | sed 's/^/    /'  # what a batch answered instead
 check "racing enqueue_batch: 140 keys stored once each" "140 140" \
     "$(q -c "SELECT count(*) || ' ' || count(DISTINCT dedup_key) FROM baton.deliveries WHERE tenant = '$A' AND target = 'race'")"
 # The counters: each node counts the calls that ran there into its own

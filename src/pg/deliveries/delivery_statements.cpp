@@ -518,7 +518,13 @@ bool DeliveryStore::add_all(pg_uuid_t* tenant, const NewDelivery* items, int n, 
             chosen[k] = items[i];
             chosen_ids[k++] = ids[i];
         }
-    delivery_direct::Table* table = direct(delivery_direct::Use::kInsert, tenant);
+    // On Citus the insert is always Citus' statement, even in a call served from the
+    // tenant's shards (pg/citus/local_group.hpp): when it meets a key taken meanwhile, the
+    // statement that follows (INSERT ... SELECT ... ON CONFLICT) is Citus' too, and Citus
+    // runs such a statement in this backend only after its own statements did in the
+    // transaction; otherwise over a connection of its own, which a direct attempt before
+    // it would leave without the transaction's state.
+    delivery_direct::Table* table = citus::distributed() ? nullptr : direct(delivery_direct::Use::kInsert, tenant);
     bool plain_first = true;
     if (table != nullptr && delivery_direct::can_insert(table, chosen, m)) {
         ErrorData* e = attempt([table, tenant, chosen, m, chosen_ids] {

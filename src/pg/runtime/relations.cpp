@@ -1,5 +1,6 @@
 // pg_baton's relations, found in an order that survives maintenance, and their column
 // numbers (see relations.hpp).
+#include <cstdint>
 #include <cstring>
 
 #include "pg/runtime/cache.hpp"
@@ -27,24 +28,31 @@ struct Found {
 bool found_depends(const Names&, const Found& f, Oid relid) { return relid == f.relid || relid == f.index_oid; }
 
 // What attnums() found for one list of column names (the caller's static array, by its
-// address) in one relation.
+// address) in one relation: on Citus each shard is a relation of its own, whose column
+// numbers may differ from its table's (a shard made after a column was dropped has no
+// hole for it).
+struct ColumnsKey {
+    const char* const* names;
+    std::uint64_t relid;  // an Oid, widened: the key is hashed as bytes, with no padding
+};
 struct Columns {
     int n;
-    Oid relid;
     AttrNumber num[kMaxColumns];
 };
-bool columns_depend(const char* const* const&, const Columns& c, Oid relid) { return relid == c.relid; }
+bool columns_depend(const ColumnsKey& k, const Columns&, Oid relid) { return relid == k.relid; }
 
 // Kept across calls and transactions. A change to a table (its columns and its index
 // list included: REINDEX CONCURRENTLY invalidates the table when it swaps the index) or
 // to an index forgets what was found for it; a reset or a change of schema forgets
-// everything. The keys are the callers' literals and static arrays, a few dozen at most:
-// the cap (which would empty the table) is never reached.
+// everything. The keys are the callers' literals and static arrays, a few dozen at most,
+// times the relations they are read in: on a Citus worker, every shard of a table (the
+// cap empties the table when reached).
 constexpr long kEntries = 64;
+constexpr long kShardEntries = 1024;
 cache::Map<Names, Found, cache::Blobs, found_depends> g_found{"pg_baton relations", kEntries,
                                                               cache::Forgets::kDependents};
-cache::Map<const char* const*, Columns, cache::Blobs, columns_depend> g_columns{"pg_baton column numbers", kEntries,
-                                                                               cache::Forgets::kDependents};
+cache::Map<ColumnsKey, Columns, cache::Blobs, columns_depend> g_columns{"pg_baton column numbers", kShardEntries,
+                                                                        cache::Forgets::kDependents};
 
 // What only_own_triggers() found for a relation, with the address of the trigger list it
 // read: a relcache rebuild makes a new list, and the invalidation that rebuilds the
@@ -62,11 +70,11 @@ ShardOf g_shard_of = nullptr;
 // The index of a shard found by open_with_index(): the shard's oid and the index's name
 // (the caller's literal, by its address).
 struct ShardIndex {
-    Oid shard;
     const char* index;
+    std::uint64_t shard;  // an Oid, widened: the key is hashed as bytes, with no padding
 };
 bool shard_index_depends(const ShardIndex& k, const Oid& index, Oid relid) { return k.shard == relid || index == relid; }
-cache::Map<ShardIndex, Oid, cache::Blobs, shard_index_depends> g_shard_indexes{"pg_baton shard indexes", kEntries,
+cache::Map<ShardIndex, Oid, cache::Blobs, shard_index_depends> g_shard_indexes{"pg_baton shard indexes", kShardEntries,
                                                                                cache::Forgets::kDependents};
 
 // The oid of baton.`table` by its name, InvalidOid when there is no such table.
@@ -115,7 +123,7 @@ Relation open_with_index(const char* table, const char* index, LOCKMODE lock, Oi
     if (Oid shard = g_shard_of != nullptr ? g_shard_of(table) : InvalidOid; OidIsValid(shard)) {
         // The shard locked first too; its index is named with the shard's suffix.
         Relation rel = table_open(shard, lock);
-        ShardIndex key{shard, index};
+        ShardIndex key{index, shard};
         if (const Oid* found = g_shard_indexes.find(key)) {
             *index_oid = *found;
             return rel;
@@ -183,14 +191,13 @@ Oid relid(const char* table) {
 // found for another relation.
 const AttrNumber* attnums(Relation rel, const char* const* names, int n) {
     if (n > kMaxColumns) elog(ERROR, "pg_baton: too many columns in one pg/runtime/relations list");
-    Oid relid = RelationGetRelid(rel);
-    Columns* c = g_columns.find(names);
-    if (c == nullptr || c->relid != relid || c->n != n) {
-        c = g_columns.enter(names);
+    ColumnsKey key{names, RelationGetRelid(rel)};
+    Columns* c = g_columns.find(key);
+    if (c == nullptr || c->n != n) {
+        c = g_columns.enter(key);
         TupleDesc desc = RelationGetDescr(rel);
         for (int i = 0; i < n; i++) c->num[i] = attnum_of(desc, names[i]);
         c->n = n;
-        c->relid = relid;
     }
     return c->num;
 }
