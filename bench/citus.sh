@@ -90,9 +90,11 @@ done
 [[ $SYNC == on || $SYNC == off ]] || die "--synchronous-commit takes on or off"
 [[ $CLIENTS =~ ^[1-9][0-9]*$ ]] || die "--clients takes a positive integer"
 case $WORKLOAD in
-    cycle) SCRIPT=baton_cycle.sql VARS=() COUNTED=finished ;;
-    batch) SCRIPT=baton_batch.sql VARS=(-D batch=50) COUNTED=finished ;;
-    enqueue) SCRIPT=citus_enqueue_batch.sql VARS=(-D batch=100) COUNTED=all ;;
+    # TOP_UP: rows added to the backlog when fewer than half as many are pending, so
+    # that no measurement drains it.
+    cycle) SCRIPT=baton_cycle.sql VARS=() COUNTED=finished TOP_UP=100000 ;;
+    batch) SCRIPT=baton_batch.sql VARS=(-D batch=50) COUNTED=finished TOP_UP=400000 ;;
+    enqueue) SCRIPT=citus_enqueue_batch.sql VARS=(-D batch=100) COUNTED=all TOP_UP=0 ;;
     *) die "--workload takes cycle, batch or enqueue" ;;
 esac
 PG_CONFIG=${PG_CONFIG:-pg_config}
@@ -101,7 +103,6 @@ BINDIR=$("$PG_CONFIG" --bindir)
 export PATH=$BINDIR:$PATH
 TENANT=b0000000-0000-4000-8000-00000000bec6
 CLIENTS_LIST=(1 8)
-TOP_UP=100000  # rows added when fewer than half as many are pending
 
 p0=$(citus_free_ports "${BATON_BENCH_PORT:-55540}" 4) || die "no free port"
 BASE=$(mktemp -d /tmp/pg_baton-bench-citus.XXXXXX)
@@ -255,7 +256,7 @@ count() {
 prepare() {
     local port=${DATA[$1]} pending
     pending=$(count "$1" pending)
-    if [[ $WORKLOAD != enqueue ]] && ((pending < TOP_UP / 2)); then
+    if ((pending < TOP_UP / 2)); then
         q -p "$port" -c "INSERT INTO baton.deliveries (tenant, target, dedup_key) SELECT '$TENANT', 'bench', 'k' || g || '-' || clock_timestamp() FROM generate_series(1, $TOP_UP) g" >/dev/null
     fi
     q -p "$port" -c "VACUUM ANALYZE baton.deliveries, baton.ready" >/dev/null

@@ -30,7 +30,7 @@ bool group_depends(const std::int64_t&, const Group& g, Oid relid) {
 }
 // Per backend, by the shard id of baton.tenants: a shard keeps its oid until Citus
 // moves or splits it (a drop, whose invalidation forgets the group that names it).
-cache::Map<std::int64_t, Group, cache::Blobs, group_depends> g_groups{"pg_baton local shard groups", 64,
+cache::Map<std::int64_t, Group, cache::Blobs, group_depends> g_groups{"pg_baton local shard groups", 1024,
                                                                       cache::Forgets::kDependents};
 
 // The shards of the group of tenants shard $1: of each tenant table, the shard with the

@@ -107,7 +107,7 @@ struct Decided {
     AclMode granted;  // the user's privileges on the table among kPrivileges
 };
 bool decided_depends(const Oid& table, const Decided&, Oid relid) { return table == relid; }
-cache::Map<Oid, Decided, cache::Blobs, decided_depends> g_decided{"pg_baton direct tables", 64,
+cache::Map<Oid, Decided, cache::Blobs, decided_depends> g_decided{"pg_baton direct tables", 1024,
                                                                   cache::Forgets::kDependents};
 constexpr AclMode kPrivileges = ACL_SELECT | ACL_INSERT | ACL_UPDATE;
 

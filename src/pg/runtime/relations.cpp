@@ -62,7 +62,7 @@ struct OwnTriggers {
     bool own;
 };
 bool own_triggers_depend(const Oid& key, const OwnTriggers&, Oid relid) { return relid == key; }
-cache::Map<Oid, OwnTriggers, cache::Blobs, own_triggers_depend> g_own_triggers{"pg_baton own triggers", kEntries,
+cache::Map<Oid, OwnTriggers, cache::Blobs, own_triggers_depend> g_own_triggers{"pg_baton own triggers", kShardEntries,
                                                                               cache::Forgets::kDependents};
 
 ShardOf g_shard_of = nullptr;
