@@ -77,9 +77,10 @@ void hold_shard_group(const pg_uuid_t* tenant) {
         ArrayType* ids = construct_array(&id, 1, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
         DirectFunctionCall2(lock, Int32GetDatum(ShareLock), PointerGetDatum(ids));
     });
-    // Where the group is, read once it is held: a move that ended before the lock is seen.
-    bool here;
-    {
+    // Where the group is, read once it is held (a move that ended before the lock is
+    // seen), and only for a call that could be served from shards here.
+    bool here = false;
+    if (local_group::may_serve()) {
         Spi spi;
         Datum values[1] = {Int64GetDatum(shard)};
         spi.run(g_placed_here, values, nullptr);

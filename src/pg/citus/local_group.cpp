@@ -103,9 +103,13 @@ Oid shard_of(const char* table) {
 
 }  // namespace
 
+bool may_serve() {
+    return settings::direct_access && g_top_lxid == BATON_MY_LXID && !g_top_block && local_execution();
+}
+
 void enter(const pg_uuid_t* tenant, std::int64_t tenants_shard, bool here) {
     g_served.call = 0;
-    if (!here || !settings::direct_access || g_top_lxid != BATON_MY_LXID || g_top_block || !local_execution()) return;
+    if (!here || !may_serve()) return;
     Group group;
     if (!group_of(tenants_shard, &group)) return;
     g_served = {current_call(), *tenant, group};

@@ -24,6 +24,10 @@
 
 namespace baton::pg::local_group {
 
+// Whether a call of this transaction may be served from shards here at all (not a block,
+// the settings on): citus::hold_shard_group() reads where the group is only then.
+bool may_serve();
+
 // From citus::hold_shard_group(), once the hold is taken: `tenants_shard` is the
 // tenant's shard of baton.tenants, `here` whether this node holds its placement. Serves
 // the current call (boundary.hpp, current_call()) from the shards when it may (see
